@@ -1,0 +1,101 @@
+/**
+ * API throughput (issue 7, benchmark 4): autocannon at a fixed concurrency against the world list
+ * (plain and searched), a single product, and the public directory, on seeded data, with the rate
+ * limits raised (they stay in the path, counting in Redis, as in production). Figures per endpoint:
+ * requests a second, p99 latency, the api process's own CPU per request (from /proc), non-2xx.
+ *
+ * The issue sets no numbers for this one; the targets below are ours (marked so in the output), for
+ * a 2-core machine with a real mongod, and are there to make a regression visible as a ratio.
+ */
+import { pathToFileURL } from 'node:url';
+import autocannon from 'autocannon';
+import { generateAppKey, parseAppKey } from '../config/app-key.js';
+import { registerModels } from '../src/models/index.js';
+import { UserService } from '../src/users/service.js';
+import { parseBenchArgs, type BenchOptions } from './lib/args.js';
+import { productEnv, withOwnCleanup, environmentOf, ownDatabase, ownRedis, runMain, uniqueName, type Infra } from './lib/infra.js';
+import { runCliToEnd, sampleProc, spawnCli } from './lib/proc.js';
+import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
+import { asinOf, insertChunks, productDoc, titleOf } from './lib/seed.js';
+
+const TARGETS = { rps: 200, p99Ms: 200, cpuMsPerRequest: 5 } as const;
+const SEED = { users: 500, posts: 2_000 } as const;
+
+/** Runs the benchmark and removes everything it started and wrote, also when it fails. */
+export function benchApi(opts: BenchOptions, inf?: Infra): Promise<BenchResult> {
+  return withOwnCleanup(inf, (infra) => measureApi(opts, infra));
+}
+
+async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> {
+  const startedAt = new Date().toISOString();
+  const notes: string[] = [];
+  const db = await ownDatabase(inf, 'sw_bench_api');
+  const prefix = uniqueName('swb_api');
+  await ownRedis(inf, prefix);
+  registerModels(db.conn);
+  await Promise.all(Object.values(db.conn.models).map((m) => m.createIndexes()));
+  const appKeyText = generateAppKey();
+  const { token } = await new UserService(db.conn, parseAppKey(appKeyText)!).create({ name: 'bench', email: 'bench@bench.example.com' });
+
+  // The world catalogue: fetched products (title, price, search keys) spread over the countries.
+  const now = Date.now();
+  const countries = opts.countries;
+  await insertChunks(db.conn, 'products', opts.apiProducts, (i) => {
+    const { title, brand } = titleOf(i);
+    const at = new Date(now - i * 1_000);
+    return productDoc({ country: countries[i % countries.length]!, asin: asinOf(i), priority: 0, nextRefreshAt: new Date(now + 86_400_000), createdAt: at, fetched: { title, brand, updatedAt: at, amount: 1_000 + (i % 5_000) } });
+  });
+  const env = productEnv(inf, db, prefix, appKeyText, countries);
+  // Users and posts through the product's own seeder (the `seed` admin command).
+  await runCliToEnd('seed', ['seed', '--users', String(SEED.users), '--posts', String(SEED.posts)], env, 300_000);
+
+  const api = spawnCli('api', ['api'], { ...env, PORT: '0', RATE_LIMIT_API: '1000000', RATE_LIMIT_UPDATE: '1000000', DIRECTORY_RATE_LIMIT: '1000000', SHUTDOWN_TIMEOUT_MS: '5000' });
+  const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
+  const auth = { Authorization: `Bearer ${token}` };
+  const endpoints: { name: string; path: string; headers: Record<string, string> }[] = [
+    { name: 'world list', path: `/api/world?country=${countries[0]}`, headers: auth },
+    { name: 'world search', path: '/api/world?search=wireless', headers: auth },
+    { name: 'single product', path: `/api/world/asin/${asinOf(7)}`, headers: auth },
+    { name: 'directory users', path: '/api/user', headers: {} },
+    { name: 'directory posts', path: '/api/post', headers: {} },
+  ];
+
+  const figures: Figure[] = [];
+  const details: Record<string, unknown> = {};
+  for (const ep of endpoints) {
+    // One request first: the route's first answer pays for lazy set-up and JIT warm-up.
+    const warm = await fetch(apiUrl + ep.path, { headers: ep.headers });
+    await warm.arrayBuffer();
+    if (warm.status !== 200) notes.push(`${ep.name}: warm-up request answered ${warm.status}`);
+    const before = sampleProc(api.pid);
+    const r = await autocannon({ url: apiUrl + ep.path, connections: opts.connections, duration: opts.apiSeconds, headers: ep.headers, timeout: 30 });
+    const after = sampleProc(api.pid);
+    const total = r.requests.total;
+    const cpuMs = before && after && total ? ((after.cpuS - before.cpuS) * 1000) / total : null;
+    figures.push(
+      figure(`${ep.name}: requests/s`, total / r.duration, 'req/s', { op: '>=', value: TARGETS.rps, source: 'ours' }),
+      figure(`${ep.name}: p99 latency`, r.latency.p99, 'ms', { op: '<=', value: TARGETS.p99Ms, source: 'ours' }),
+      figure(`${ep.name}: api CPU per request`, cpuMs, 'ms', { op: '<=', value: TARGETS.cpuMsPerRequest, source: 'ours' }),
+      figure(`${ep.name}: non-2xx or failed`, r.non2xx + r.errors + r.timeouts, 'responses', { op: '==', value: 0, source: 'ours' }),
+    );
+    details[ep.name] = { path: ep.path, requests: total, seconds: r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, maxMs: r.latency.max, statusCodes: r.statusCodeStats, apiPeakRssMiB: after ? round(after.peakRssMiB, 1) : null };
+    console.log(`api: ${ep.name}: ${round(total / r.duration, 1)} req/s, p99 ${r.latency.p99} ms`);
+  }
+  await api.stop();
+  notes.push(`autocannon runs in the benchmark's own process on the same machine, so it competes with the api for the CPU`);
+  if (inf.mongoIsEmulator) notes.push(`MongoDB is the stand-in (${inf.mongoVersion}): every list, count and look-up scans the collection, and it answers one command at a time`);
+  return {
+    name: 'api',
+    startedAt,
+    environment: environmentOf(inf),
+    parameters: { connections: opts.connections, secondsPerEndpoint: opts.apiSeconds, products: opts.apiProducts, users: SEED.users, posts: SEED.posts, countries },
+    figures,
+    details,
+    notes,
+  };
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const opts = parseBenchArgs();
+  await runMain('api', (900 + opts.apiSeconds * 5) * 1000, async () => report(await benchApi(opts)));
+}

@@ -1,0 +1,79 @@
+/**
+ * Bulk seeding straight into MongoDB: tens of thousands of watched products through the HTTP API
+ * would measure the API, not the benchmark's subject, and take longer than the benchmark itself.
+ * Documents are written with the driver in the shape the schemas give them (every field present).
+ */
+import { Types, type Connection } from 'mongoose';
+import { searchKeys } from '../../src/search/keys.js';
+
+/** A deterministic, well-formed ASIN per index (the simulator knows every well-formed ASIN). */
+export function asinOf(i: number): string {
+  return `B0${i.toString(36).toUpperCase().padStart(8, '0')}`;
+}
+
+/** Inserts in chunks, unordered: one round trip per chunk, none for a whole million at once. */
+export async function insertChunks(conn: Connection, collection: string, count: number, make: (i: number) => Record<string, unknown>, chunk = 5_000): Promise<void> {
+  const coll = conn.db!.collection(collection);
+  for (let start = 0; start < count; start += chunk) {
+    const docs: Record<string, unknown>[] = [];
+    for (let i = start; i < Math.min(count, start + chunk); i++) docs.push(make(i));
+    await coll.insertMany(docs, { ordered: false });
+  }
+}
+
+export interface ProductSeed {
+  readonly country: string;
+  readonly asin: string;
+  readonly priority: 0 | 1 | null;
+  readonly nextRefreshAt: Date | null;
+  readonly createdAt: Date;
+  /** A fetched product (title, price, updated_at), as the world list shows; else pending. */
+  readonly fetched?: { readonly title: string; readonly brand: string; readonly updatedAt: Date; readonly amount: number };
+}
+
+export function productDoc(p: ProductSeed): Record<string, unknown> {
+  const f = p.fetched;
+  return {
+    _id: new Types.ObjectId(),
+    country: p.country,
+    asin: p.asin,
+    ean: [],
+    title: f?.title ?? null,
+    brand: f?.brand ?? null,
+    image: null,
+    url: f ? `https://www.amazon.${p.country === 'JP' ? 'co.jp' : 'com'}/dp/${p.asin}` : null,
+    price: f ? { amount: f.amount, currency: p.country === 'JP' ? 'JPY' : 'USD' } : null,
+    availability: f ? 'in_stock' : 'unknown',
+    sales_rank: null,
+    browse_nodes: [],
+    raw: null,
+    search_keys: f ? searchKeys(f.title, f.brand) : [],
+    status: f ? 'ok' : 'pending',
+    last_error: null,
+    priority: p.priority,
+    next_refresh_at: p.nextRefreshAt,
+    last_attempt_at: f ? f.updatedAt : null,
+    plan_token: null,
+    created_at: p.createdAt,
+    updated_at: f?.updatedAt ?? null,
+  };
+}
+
+export function watchDoc(userId: Types.ObjectId, asin: string, priority: 0 | 1, at: Date): Record<string, unknown> {
+  return { _id: new Types.ObjectId(), user_id: userId, kind: 'asin', key: asin, priority, last_crawl_at: null, last_crawl_count: null, source: 'api', created_at: at, updated_at: at };
+}
+
+/** Priority of the i-th of n watched ASINs: the first share × n are priority 1 (spread evenly). */
+export function priorityOf(i: number, share: number): 0 | 1 {
+  return Math.floor((i + 1) * share) > Math.floor(i * share) ? 1 : 0;
+}
+
+const WORDS = ['wireless', 'charger', 'kettle', 'headphones', 'keyboard', 'camera', 'lens', 'bottle', 'backpack', 'monitor',
+  'speaker', 'router', 'blender', 'lamp', 'notebook', 'pencil', 'mouse', 'cable', 'adapter', 'tripod', 'jacket', 'shoes'];
+const BRANDS = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark'];
+
+/** A product title of three words from a small vocabulary, so that searches have many hits. */
+export function titleOf(i: number): { title: string; brand: string } {
+  const w = (k: number): string => WORDS[(i * 7 + k * 13 + Math.floor(i / WORDS.length) * k) % WORDS.length]!;
+  return { title: `${BRANDS[i % BRANDS.length]} ${w(1)} ${w(2)} ${w(3)} model ${i}`, brand: BRANDS[i % BRANDS.length]! };
+}

@@ -1,0 +1,321 @@
+/**
+ * Refresh throughput against the quota limit (issue 7, benchmark 1), with the forced-update load
+ * of benchmark 2 running during it (see update.ts).
+ *
+ * N watched ASINs (20 % priority 1), tracked in every country, all due at once; the simulator with
+ * a quota of Q calls a second per country; the real scheduler, two workers and the api as separate
+ * processes started with the CLI, for T seconds. The physical limit is 10 ASINs a call × Q × countries.
+ */
+import { pathToFileURL } from 'node:url';
+import { generateAppKey, parseAppKey } from '../config/app-key.js';
+import { UserService } from '../src/users/service.js';
+import { registerModels } from '../src/models/index.js';
+import { parseBenchArgs, type BenchOptions } from './lib/args.js';
+import { productEnv, withOwnCleanup, environmentOf, ownDatabase, ownRedis, redisCommandCount, runMain, uniqueName, type Infra } from './lib/infra.js';
+import { sampleProc, spawnCli, type Child, type ProcSample } from './lib/proc.js';
+import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
+import { asinOf, insertChunks, priorityOf, productDoc, watchDoc } from './lib/seed.js';
+import { max, mean, percentile } from './lib/stats.js';
+import { forcedUpdate, startUpdateLoad, type UpdateSample } from './lib/update-load.js';
+
+const ITEMS_PER_CALL = 10;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface StatsSample {
+  readonly t: number;
+  /** getItems calls the simulator received, and the items it found (not-found ASINs excluded). */
+  readonly calls: number;
+  readonly found: number;
+  /** ASINs the workers asked for, and their getItems calls answered (their /metrics). */
+  readonly asked: number;
+  readonly okCalls: number;
+  readonly throttled: number;
+  readonly errors: number;
+}
+
+/** getItems calls and items, and 429s / errors of every operation, summed over the countries. */
+async function simStats(simUrl: string): Promise<Pick<StatsSample, 'calls' | 'found' | 'throttled' | 'errors'>> {
+  const res = await fetch(`${simUrl}/__stats`, { signal: AbortSignal.timeout(5_000) });
+  const body = (await res.json()) as { countries: Record<string, Record<string, { calls: number; items: number; throttled: number; errors: number }>> };
+  let calls = 0, found = 0, throttled = 0, errors = 0;
+  for (const ops of Object.values(body.countries)) {
+    for (const [op, s] of Object.entries(ops)) {
+      throttled += s.throttled;
+      errors += s.errors;
+      if (op === 'getItems') {
+        calls += s.calls;
+        found += s.items;
+      }
+    }
+  }
+  return { calls, found, throttled, errors };
+}
+
+/**
+ * ASINs asked and getItems calls answered, from the workers' own counters: the simulator counts
+ * only the items it found, but a not-found ASIN is refreshed too (its status is recorded).
+ */
+async function workerStats(metricsUrls: readonly string[]): Promise<Pick<StatsSample, 'asked' | 'okCalls'>> {
+  let asked = 0;
+  let okCalls = 0;
+  for (const url of metricsUrls) {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    for (const m of text.matchAll(/^shelfwatch_upstream_items_total\{[^}]*\} (\S+)$/gm)) asked += Number(m[1]);
+    for (const m of text.matchAll(/^shelfwatch_upstream_calls_total\{([^}]*)\} (\S+)$/gm)) {
+      if (m[1]!.includes('operation="getItems"') && m[1]!.includes('result="ok"')) okCalls += Number(m[2]);
+    }
+  }
+  return { asked, okCalls };
+}
+
+async function sampleStats(simUrl: string, metricsUrls: readonly string[]): Promise<StatsSample> {
+  const [sim, workers] = await Promise.all([simStats(simUrl), workerStats(metricsUrls)]);
+  return { t: Date.now(), ...sim, ...workers };
+}
+
+interface ProcWindow {
+  readonly name: string;
+  readonly pid: number;
+  readonly before: ProcSample | null;
+  after: ProcSample | null;
+}
+
+function procFigures(windows: readonly ProcWindow[], seconds: number): { figures: Figure[]; details: Record<string, unknown> } {
+  const figures: Figure[] = [];
+  const details: Record<string, unknown> = {};
+  for (const w of windows) {
+    const cpu = w.before && w.after ? w.after.cpuS - w.before.cpuS : null;
+    figures.push(figure(`CPU s in window: ${w.name}`, cpu, 's', null, cpu === null ? undefined : `${round((cpu / seconds) * 100, 1)} % of a core`));
+    figures.push(figure(`peak RSS: ${w.name}`, w.after?.peakRssMiB ?? null, 'MiB'));
+    details[w.name] = { pid: w.pid, cpuSecondsInWindow: cpu === null ? null : round(cpu, 2), cpuSecondsTotal: w.after ? round(w.after.cpuS, 2) : null, peakRssMiB: w.after ? round(w.after.peakRssMiB, 1) : null };
+  }
+  return { figures, details };
+}
+
+export interface RefreshOutcome {
+  readonly refresh: BenchResult;
+  readonly update: BenchResult;
+}
+
+/** Runs the benchmark and removes everything it started and wrote, also when it fails. */
+export function benchRefresh(opts: BenchOptions, inf?: Infra): Promise<RefreshOutcome> {
+  return withOwnCleanup(inf, (infra) => measureRefresh(opts, infra));
+}
+
+async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOutcome> {
+  const startedAt = new Date().toISOString();
+  const notes: string[] = [];
+  const countries = opts.countries;
+  const limit = ITEMS_PER_CALL * opts.quota * countries.length;
+
+  // ---- data: N watched ASINs in every country, all due one second ago --------------------------
+  const db = await ownDatabase(inf, 'sw_bench_refresh');
+  const prefix = uniqueName('swb_refresh');
+  const redis = await ownRedis(inf, prefix);
+  registerModels(db.conn);
+  await Promise.all(Object.values(db.conn.models).map((m) => m.createIndexes()));
+  const appKeyText = generateAppKey();
+  const { user, token } = await new UserService(db.conn, parseAppKey(appKeyText)!).create({ name: 'bench', email: 'bench@bench.example.com' });
+  const due = new Date(Date.now() - 1_000);
+  const asins = Array.from({ length: opts.asins }, (_, i) => asinOf(i));
+  const seedStart = Date.now();
+  await insertChunks(db.conn, 'watches', asins.length, (i) => watchDoc(user._id, asins[i]!, priorityOf(i, opts.p1Share), due));
+  for (const country of countries) {
+    await insertChunks(db.conn, 'products', asins.length, (i) =>
+      productDoc({ country, asin: asins[i]!, priority: priorityOf(i, opts.p1Share), nextRefreshAt: due, createdAt: due }));
+  }
+  const seedS = (Date.now() - seedStart) / 1000;
+  console.log(`refresh: seeded ${asins.length} watched ASINs × ${countries.length} countries in ${round(seedS, 1)} s`);
+
+  // ---- processes: simulator, two workers, api, then the scheduler (its first plan starts the run)
+  const env: Record<string, string> = {
+    ...productEnv(inf, db, prefix, appKeyText, countries),
+    QUOTA_RPS: String(opts.quota),
+    // The daily quota is not what this benchmark measures: large enough that the planner's
+    // spreading of the day's rest never lowers the per-second rate.
+    QUOTA_PER_DAY: '1000000000',
+    SHUTDOWN_TIMEOUT_MS: '8000',
+    WORKER_SHUTDOWN_MS: '3s',
+  };
+  const sim = spawnCli('simulator', ['simulator'], {
+    ...env,
+    SIMULATOR_QUOTA_RPS: String(opts.quota),
+    SIMULATOR_QUOTA_PER_DAY: '1000000000',
+    SIMULATOR_FAULTS: JSON.stringify({ latencyMs: opts.latencyMs }),
+  });
+  const simUrl = String((await sim.waitForLog((l) => l.msg === 'upstream simulator listening')).url);
+  const withSim = { ...env, SIMULATOR_URL: simUrl };
+  // METRICS_PORT=0: each worker serves /metrics on a free port, read for the ASINs it asked for.
+  const workers = [1, 2].map((i) => spawnCli(`worker-${i}`, ['worker'], { ...withSim, METRICS_PORT: '0' }));
+  const metricsUrls = (await Promise.all(workers.map((w) => w.waitForLog((l) => l.msg === 'metrics and health listening')))).map((l) => String(l.url));
+  const api = spawnCli('api', ['api'], { ...withSim, PORT: '0', RATE_LIMIT_API: '1000000', RATE_LIMIT_UPDATE: '1000000' });
+  const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
+
+  // One forced update per country before the clock starts: it opens the api's queue-events
+  // connection and the workers' upstream tokens, one-time costs that are not a forced update's.
+  const warmTouched = new Set<string>();
+  for (const country of countries) {
+    const sample = asins.slice(-10);
+    for (const a of sample) warmTouched.add(`${country}:${a}`);
+    const s = await forcedUpdate(apiUrl, token, country, sample, 30_000);
+    if (s.status !== 200) notes.push(`warm-up forced update in ${country} answered ${s.status}`);
+  }
+
+  const scheduler = spawnCli('scheduler', ['scheduler'], env);
+  const children: Child[] = [sim, ...workers, api, scheduler];
+  await scheduler.waitForLog((l) => l.msg === 'scheduler started');
+
+  // ---- the measured window ---------------------------------------------------------------------
+  const watched: { name: string; pid: number }[] = children.map((c) => ({ name: c.name, pid: c.pid }));
+  if (inf.mongoPid) watched.push({ name: `mongodb (${inf.mongoIsEmulator ? 'stand-in' : 'mongod'})`, pid: inf.mongoPid });
+  if (inf.redisPid) watched.push({ name: 'redis-server', pid: inf.redisPid });
+  const windows: ProcWindow[] = watched.map((w) => ({ ...w, before: sampleProc(w.pid), after: null }));
+  const t0 = Date.now();
+  const cmd0 = await redisCommandCount(redis);
+  const samples: StatsSample[] = [await sampleStats(simUrl, metricsUrls)];
+  const load = startUpdateLoad({ apiUrl, token, asins, countries });
+  const end = t0 + opts.seconds * 1000;
+  while (Date.now() < end) {
+    await sleep(Math.min(1_000, Math.max(0, end - Date.now())));
+    samples.push(await sampleStats(simUrl, metricsUrls));
+  }
+  const tEnd = Date.now();
+  const cmd1 = await redisCommandCount(redis);
+  for (const w of windows) w.after = sampleProc(w.pid);
+  const updates: UpdateSample[] = await load.stop(5_000);
+  const warnings = Object.fromEntries(children.map((c) => [c.name, Object.fromEntries(c.warnings)]));
+  // Stop the product before reading MongoDB, so the reads do not compete with it.
+  await Promise.all(children.map((c) => c.stop()));
+
+  // ---- figures from the simulator's counters -------------------------------------------------
+  const first = samples[0]!;
+  const last = samples[samples.length - 1]!;
+  const windowS = (tEnd - t0) / 1000;
+  const items = last.asked - first.asked;
+  const calls = last.okCalls - first.okCalls;
+  const found = last.found - first.found;
+  // "Once a backlog exists": from the first upstream call plus a short warm-up (workers filling
+  // their concurrency, the first plan's enqueue) to the end.
+  const firstCall = samples.find((s) => s.okCalls > first.okCalls);
+  const warmupMs = Math.min(5_000, (opts.seconds * 1000) / 4);
+  const steadyFrom = firstCall ? samples.find((s) => s.t >= firstCall.t + warmupMs) : undefined;
+  const steadyRate = steadyFrom && last.t > steadyFrom.t ? (last.asked - steadyFrom.asked) / ((last.t - steadyFrom.t) / 1000) : null;
+
+  // ---- figures from MongoDB: who was refreshed when ------------------------------------------
+  const touched = new Set([...warmTouched, ...load.touched]);
+  const refreshed = await db.conn.db!.collection('products')
+    .find({ last_attempt_at: { $ne: null } }, { projection: { _id: 0, country: 1, asin: 1, priority: 1, last_attempt_at: 1 } })
+    .toArray() as unknown as { country: string; asin: string; priority: 0 | 1; last_attempt_at: Date }[];
+  const p1Total = asins.filter((_, i) => priorityOf(i, opts.p1Share) === 1).length * countries.length;
+  const p1Waits: number[] = [];
+  const p0Waits: number[] = [];
+  let inversions = 0;
+  let p1Refreshed = 0;
+  let p1Scheduled = 0;
+  let overlapMs = 0;
+  for (const country of countries) {
+    const mine = refreshed.filter((p) => p.country === country && p.last_attempt_at.getTime() <= tEnd && !touched.has(`${country}:${p.asin}`));
+    const p1 = mine.filter((p) => p.priority === 1).map((p) => p.last_attempt_at.getTime());
+    const p0 = mine.filter((p) => p.priority === 0).map((p) => p.last_attempt_at.getTime());
+    // Waits count from the scheduler's start: every product was due before it, and the time spent
+    // starting processes is not a wait the scheduler could shorten.
+    p1Waits.push(...p1.map((t) => (t - t0) / 1000));
+    p0Waits.push(...p0.map((t) => (t - t0) / 1000));
+    p1Refreshed += p1.length;
+    const p1Here = asins.filter((a, i) => priorityOf(i, opts.p1Share) === 1 && !touched.has(`${country}:${a}`)).length;
+    p1Scheduled += p1Here;
+    // A priority-0 product refreshed while some priority-1 product was still waiting is out of order.
+    const lastP1 = p1.length === p1Here ? (max(p1) ?? -Infinity) : Infinity;
+    inversions += p0.filter((t) => t < lastP1).length;
+    const firstP0 = p0.length ? Math.min(...p0) : Infinity;
+    if (Number.isFinite(lastP1) && lastP1 > firstP0) overlapMs = Math.max(overlapMs, lastP1 - firstP0);
+  }
+  const p1Wait = percentile(p1Waits, 50);
+  const p0Wait = percentile(p0Waits, 50);
+  const procs = procFigures(windows, windowS);
+
+  const refreshFigures: Figure[] = [
+    figure('refreshed ASINs/s once a backlog exists', steadyRate, 'ASIN/s', { op: '>=', value: 0.95 * limit, source: 'issue' }),
+    figure('share of the physical limit 10×Q×countries', steadyRate === null ? null : steadyRate / limit, '', { op: '>=', value: 0.95, source: 'issue' }),
+    figure('refreshed ASINs/s over the whole window', items / windowS, 'ASIN/s', null, 'includes the start of the first plan'),
+    figure('average batch fill (ASINs per getItems call)', calls ? items / calls : null, 'ASIN', { op: '>=', value: 9.8, source: 'issue' }),
+    figure('found items per call (simulator view)', calls ? found / calls : null, 'items', null, 'not-found and inaccessible ASINs (~6 %) excluded'),
+    figure('upstream 429s', last.throttled - first.throttled, '', { op: '==', value: 0, source: 'issue' }),
+    figure('upstream errors (non-2xx, non-429)', last.errors - first.errors, ''),
+    figure('priority-0 refreshed while a priority-1 waited', inversions, 'products', { op: '==', value: 0, source: 'issue' },
+      overlapMs > 0 ? `last p1 and first p0 overlap by ${Math.round(overlapMs)} ms` : undefined),
+    figure('priority-1 refreshed within T', p1Refreshed, 'products', { op: '==', value: p1Scheduled, source: 'ours' }, `of ${p1Scheduled} not force-updated (${p1Total} in all)`),
+    figure('priority-1 wait p50 (from the scheduler start)', p1Wait, 's'),
+    figure('priority-1 wait max', max(p1Waits), 's'),
+    figure('priority-0 wait p50 (of those refreshed)', p0Wait, 's', null, `${p0Waits.length} priority-0 refreshed`),
+    figure('priority-1 / priority-0 median wait', p1Wait !== null && p0Wait ? p1Wait / p0Wait : null, '', { op: '<=', value: 1, source: 'ours' }),
+    figure('Redis commands per refreshed ASIN', items ? (cmd1 - cmd0) / items : null, 'cmd/ASIN', null,
+      inf.redisSource === 'REDIS_URL' ? 'shared Redis: counts other clients too' : 'dedicated redis-server'),
+    ...procs.figures,
+  ];
+  // A database server busy most of the window is what limited the run, not the quota.
+  for (const w of windows.filter((x) => x.name.startsWith('mongodb') && x.before && x.after)) {
+    const share = (w.after!.cpuS - w.before!.cpuS) / windowS;
+    if (share > 0.8) notes.push(`${w.name} was busy ${Math.round(share * 100)} % of the window (one core): it, not the quota, limited this run`);
+  }
+  if (inf.mongoIsEmulator) {
+    notes.push(`MongoDB is the wire-protocol stand-in (${inf.mongoVersion}): every query is a collection scan, so the product's MongoDB work costs far more than on mongod`);
+  }
+  const environment = environmentOf(inf);
+  const refresh: BenchResult = {
+    name: 'refresh',
+    startedAt,
+    environment,
+    parameters: { asins: opts.asins, countries, quota: opts.quota, p1Share: opts.p1Share, seconds: opts.seconds, simulatorLatencyMs: opts.latencyMs, physicalLimit: limit },
+    figures: refreshFigures,
+    details: {
+      windowSeconds: round(windowS, 2),
+      seedSeconds: round(seedS, 1),
+      upstream: { calls, asked: items, found, simulatorCalls: last.calls - first.calls, steadyFromSecond: steadyFrom ? round((steadyFrom.t - t0) / 1000, 1) : null },
+      redisCommands: cmd1 - cmd0,
+      productsRefreshedInWindow: refreshed.filter((p) => p.last_attempt_at.getTime() <= tEnd).length,
+      perSecond: samples.slice(1).map((s, i) => ({ t: round((s.t - t0) / 1000, 1), asins: s.asked - samples[i]!.asked })),
+      processes: procs.details,
+      warnings,
+      avgMeanWaitS: { p1: mean(p1Waits), p0: mean(p0Waits) },
+    },
+    notes,
+  };
+
+  // ---- benchmark 2: forced updates during this run --------------------------------------------
+  const lat = updates.map((u) => u.latencyMs);
+  const targetMs = 1000 / opts.quota + opts.latencyMs + 100;
+  const notOk = updates.filter((u) => u.status !== 200);
+  const update: BenchResult = {
+    name: 'update',
+    startedAt,
+    environment,
+    parameters: { during: 'refresh', ratePerSecond: 1, asinsPerCall: 10, quota: opts.quota, simulatorLatencyMs: opts.latencyMs, seconds: opts.seconds },
+    figures: [
+      figure('forced updates', updates.length, 'calls'),
+      figure('forced-update latency p50', percentile(lat, 50), 'ms'),
+      figure('forced-update latency p99', percentile(lat, 99), 'ms', { op: '<=', value: targetMs, source: 'issue' }, `1/Q + ${opts.latencyMs} ms + 100 ms`),
+      figure('forced-update latency max', max(lat), 'ms'),
+      figure('forced updates not answered 200', notOk.length, 'calls', { op: '==', value: 0, source: 'ours' },
+        notOk.length ? `statuses: ${JSON.stringify(Object.fromEntries([...new Set(notOk.map((u) => u.status))].map((s) => [s, notOk.filter((u) => u.status === s).length])))} (202: wait ran out, -1: unfinished at the end)` : undefined),
+    ],
+    details: { latenciesMs: lat.map((l) => Math.round(l)) },
+    notes: inf.mongoIsEmulator ? ['MongoDB is the stand-in: each forced update writes and reads through collection scans'] : [],
+  };
+  return { refresh, update };
+}
+
+/** As a program: `npm run bench:refresh -- --seconds 20 --asins 4000`. */
+export async function mainRefresh(which: 'refresh' | 'update' | 'both'): Promise<void> {
+  const opts = parseBenchArgs();
+  // Set-up (seeding, starting five processes) plus the window, plus room for a slow stand-in.
+  await runMain(which === 'update' ? 'update' : 'refresh', (opts.seconds + 600 + opts.asins / 50) * 1000, async () => {
+    const out = await benchRefresh(opts);
+    // Both are written to bench/results/; the script's own figure set comes last, so that its
+    // last line is its RESULT.
+    const order = which === 'update' ? [out.refresh, out.update] : [out.update, out.refresh];
+    for (const r of order) await report(r);
+  });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await mainRefresh('both');

@@ -1,0 +1,34 @@
+/**
+ * `npm run bench`: the four benchmarks one after the other, on one MongoDB and one Redis (see
+ * lib/infra.ts), each with a database and a key prefix of its own. Flags go to all of them
+ * (`npm run bench -- --seconds 20 --asins 4000 --sizes 10000,100000`). Each prints its figures and
+ * its RESULT line and writes bench/results/<name>.json; the last line is RESULT with all of them.
+ */
+import { parseBenchArgs } from './lib/args.js';
+import { getInfra, runMain } from './lib/infra.js';
+import { writeFile } from 'node:fs/promises';
+import { report, RESULTS_DIR, type BenchResult } from './lib/result.js';
+import { benchRefresh } from './refresh.js';
+import { benchPlan } from './plan.js';
+import { benchApi } from './api.js';
+
+const opts = parseBenchArgs();
+const budgetS = 600 + opts.seconds + opts.asins / 50 + 600 + opts.sizes.reduce((a, b) => a + b, 0) / 500 + 900 + opts.apiSeconds * 5;
+
+await runMain('all', budgetS * 1000, async () => {
+  const inf = await getInfra();
+  const all: Record<string, BenchResult> = {};
+  const { refresh, update } = await benchRefresh(opts, inf);
+  await report(update);
+  await report(refresh);
+  all.refresh = refresh;
+  all.update = update;
+  // Each benchmark removes its processes and data before returning, so the next one starts on
+  // an idle machine; the MongoDB and Redis servers stay until the end.
+  all.plan = await benchPlan(opts, inf);
+  await report(all.plan);
+  all.api = await benchApi(opts, inf);
+  await report(all.api);
+  await writeFile(`${RESULTS_DIR}all.json`, JSON.stringify(all, null, 2) + '\n');
+  console.log(`RESULT ${JSON.stringify(all)}`);
+});

@@ -1,0 +1,161 @@
+/**
+ * The environment, validated once at start-up and frozen.
+ *
+ * Every variable the program reads is declared here with its default; nothing else in the code reads
+ * `process.env`. A bad value stops the program with one line per variable (see ConfigError).
+ */
+import { z } from 'zod';
+import { parseAppKey } from './app-key.js';
+import { bool, duration, int, url } from './parsers.js';
+import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
+import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
+import { COUNTRY_CODES, type Country } from '../src/catalog/identifiers.js';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const timeZone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as UTC or Asia/Tokyo');
+
+/**
+ * Express's "trust proxy": `false`/`0` (the socket address is the client), a number of hops, or a
+ * comma list of addresses/subnets/names such as `loopback`. `true` is refused: it trusts the
+ * leftmost X-Forwarded-For, which any client can forge.
+ */
+const trustProxy = z
+  .string()
+  .refine((v) => v !== 'true', 'must be a number of proxies or a list of their addresses, not "true" (a client could forge its address)')
+  .transform((v): number | string | false => {
+    if (v === 'false') return false;
+    if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
+    return v;
+  });
+
+export const envSchema = z.object({
+  NODE_ENV: z.enum(['production', 'development', 'test']).default('production'),
+  PORT: int(0, 65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  APP_URL: url(/^https?:$/, 'an http(s)').optional(),
+  APP_KEY: z.string().optional(),
+  APP_TIMEZONE: timeZone.default('UTC'),
+  MONGODB_URI: url(/^mongodb(\+srv)?:$/, 'a mongodb://').optional(),
+  REDIS_URL: url(/^rediss?:$/, 'a redis://').optional(),
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, _ or -').default('shelfwatch'),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  LOG_PRETTY: bool.default(false),
+  TRUST_PROXY: trustProxy.default(false),
+  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 100kb or 1mb').default('100kb'),
+  SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(10_000),
+  STATE_DIR: z.string().min(1).default('.shelfwatch'),
+  COUNTRIES: z
+    .string()
+    .transform((v) => [...new Set(v.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean))])
+    .pipe(z.array(z.enum(COUNTRY_CODES, { error: `must be a comma list of ${COUNTRY_CODES.join(', ')}` })).min(1, 'must name at least one country'))
+    .default(['JP', 'US']),
+  REFRESH_INTERVAL_P1: duration.default(3_600_000),
+  REFRESH_INTERVAL_P0: duration.default(86_400_000),
+  /** Area C: requests a minute per client on the public directory; 0 turns the limit off. */
+  DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
+}).extend(workersEnvSchema.shape);
+
+export type Env = z.infer<typeof envSchema>;
+
+export interface Config {
+  readonly env: Env['NODE_ENV'];
+  readonly http: {
+    readonly port: number;
+    readonly host: string;
+    /** Absolute base for links we generate; when unset, links follow the request's own host. */
+    readonly appUrl: string | undefined;
+    readonly trustProxy: number | string | false;
+    readonly bodyLimit: string;
+  };
+  /** Decoded 32-byte key, or undefined when unset (allowed only with embedded MongoDB). */
+  readonly appKey: Buffer | undefined;
+  readonly timeZone: string;
+  readonly mongo: { readonly uri: string | undefined };
+  readonly redis: { readonly url: string | undefined; readonly prefix: string };
+  readonly log: { readonly level: Env['LOG_LEVEL']; readonly pretty: boolean };
+  readonly shutdownTimeoutMs: number;
+  /** Where the embedded mode leaves its URIs for admin commands run beside it. */
+  readonly stateDir: string;
+  /** The countries whose catalogue we keep; a watched ASIN is tracked in each. */
+  readonly countries: readonly Country[];
+  /** How often a product is refreshed, by its effective priority (ms). */
+  readonly refresh: { readonly intervalMs: Readonly<Record<0 | 1, number>> };
+  /** Which adapter serves the catalogue, its endpoints and credentials (config/upstream.ts). */
+  readonly upstream: UpstreamConfig;
+  /** Quotas, workers, scheduler, forced update, Area B limits, Bull Board (config/workers.ts). */
+  readonly workers: WorkersConfig;
+  /** Area C: the public directory. */
+  readonly directory: { readonly rateLimitPerMinute: number };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join('\n'));
+  }
+}
+
+/** Empty values count as unset, as in most .env tooling and systemd EnvironmentFiles. */
+function present(raw: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(raw)) if (v !== undefined && v !== '') out[k] = v;
+  return out;
+}
+
+export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(present(raw));
+  const upstream = parseUpstreamConfig(present(raw), parsed.success ? parsed.data.COUNTRIES : COUNTRY_CODES);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const name = String(issue.path[0] ?? 'environment');
+      const got = raw[name];
+      problems.push(`${name} ${issue.message.replace(/^Invalid input: /, '')}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
+    }
+    throw new ConfigError([...problems, ...upstream.problems]);
+  }
+  const env = parsed.data;
+  problems.push(...upstream.problems);
+  const workers = buildWorkersConfig(env);
+  problems.push(...workers.problems);
+  let appKey: Buffer | undefined;
+  if (env.APP_KEY !== undefined) {
+    appKey = parseAppKey(env.APP_KEY);
+    if (!appKey) problems.push('APP_KEY must be "base64:" followed by 32 random bytes in base64 (make one with `shelfwatch key:generate`)');
+  } else if (env.MONGODB_URI !== undefined) {
+    problems.push('APP_KEY is required when MONGODB_URI is set: it encrypts the stored API tokens (make one with `shelfwatch key:generate`)');
+  }
+  if (problems.length) throw new ConfigError(problems);
+
+  return Object.freeze({
+    env: env.NODE_ENV,
+    http: Object.freeze({
+      port: env.PORT,
+      host: env.HOST,
+      appUrl: env.APP_URL?.replace(/\/+$/, ''),
+      trustProxy: env.TRUST_PROXY,
+      bodyLimit: env.BODY_LIMIT,
+    }),
+    appKey,
+    timeZone: env.APP_TIMEZONE,
+    mongo: Object.freeze({ uri: env.MONGODB_URI }),
+    redis: Object.freeze({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX }),
+    log: Object.freeze({ level: env.LOG_LEVEL, pretty: env.LOG_PRETTY }),
+    shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
+    stateDir: env.STATE_DIR,
+    countries: Object.freeze([...env.COUNTRIES]),
+    refresh: Object.freeze({ intervalMs: Object.freeze({ 1: env.REFRESH_INTERVAL_P1, 0: env.REFRESH_INTERVAL_P0 }) }),
+    // Set whenever problems is empty: parseUpstreamConfig returns a config exactly when it found none.
+    upstream: upstream.config!,
+    workers: workers.config!,
+    directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT }),
+  });
+}

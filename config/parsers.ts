@@ -1,0 +1,35 @@
+/**
+ * Parsers of environment values, shared by every configuration section. Messages are predicates
+ * ("must be …") because loadConfig prints them after the variable's name.
+ */
+import { z } from 'zod';
+
+export const int = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+/** A duration such as `90s`, `15m`, `1h`, `1d` or plain milliseconds; in ms. */
+export const duration = z
+  .string()
+  .regex(/^\d+(ms|s|m|h|d)?$/, 'must be a duration such as 500ms, 30s, 15m, 1h or 1d')
+  .transform((v) => {
+    const [, n, unit] = /^(\d+)(ms|s|m|h|d)?$/.exec(v)!;
+    const scale = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(unit ?? 'ms') as 'ms'];
+    return Number(n) * scale;
+  })
+  .pipe(z.number().min(1, 'must be longer than 0'));
+
+export const bool = z.stringbool({ truthy: ['1', 'true', 'yes', 'on'], falsy: ['0', 'false', 'no', 'off'] });
+
+/** A URL whose protocol matches `protocols` (e.g. /^https?:$/). */
+export const url = (protocols: RegExp, what: string) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.test(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be ${what} URL`);

@@ -1,0 +1,163 @@
+/**
+ * The upstream part of the environment: which adapter serves the catalogue (`UPSTREAM`), the
+ * Creators API endpoints and per-country credentials, and the simulator's seed, quota and faults.
+ * Parsed by loadConfig (env.ts), which reports problems through the same ConfigError lines.
+ */
+import { z } from 'zod';
+import { int, url } from './parsers.js';
+import type { Country } from '../src/catalog/identifiers.js';
+import { MARKETPLACES } from '../src/upstream/marketplaces.js';
+import { CREATORS_API_URL, CREDENTIAL_VERSIONS, credentialVersion, type CredentialVersion } from '../src/upstream/creators/credentials.js';
+import { faultsSchema, type Faults } from '../src/simulator/faults.js';
+
+const fraction = z.string().regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a number from 0 to 1').transform(Number);
+
+const httpUrl = url(/^https?:$/, 'an http(s)').transform((v) => v.replace(/\/+$/, ''));
+
+const faultsJson = z.string().transform((v, ctx) => {
+  try {
+    return JSON.parse(v) as unknown;
+  } catch {
+    ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"errorRate":0.1}' });
+    return z.NEVER;
+  }
+}).pipe(faultsSchema);
+
+export const upstreamEnvSchema = z.object({
+  UPSTREAM: z.enum(['simulator', 'creators'], { error: 'must be simulator or creators' }).default('simulator'),
+  CREATORS_API_URL: httpUrl.default(CREATORS_API_URL),
+  CREATORS_TIMEOUT_MS: int(100, 300_000).default(10_000),
+  SIMULATOR_URL: httpUrl.optional(),
+  SIMULATOR_HOST: z.string().min(1).default('127.0.0.1'),
+  SIMULATOR_PORT: int(0, 65535).default(0),
+  SIMULATOR_SEED: z.string().min(1).max(200).default('shelfwatch'),
+  SIMULATOR_QUOTA_RPS: int(1, 100_000).default(1),
+  SIMULATOR_QUOTA_PER_DAY: int(1, 1_000_000_000).default(8_640),
+  SIMULATOR_TOKEN_TTL_S: int(1, 86_400).default(3_600),
+  SIMULATOR_NOT_FOUND_RATE: fraction.default(0.05),
+  SIMULATOR_NOT_ACCESSIBLE_RATE: fraction.default(0.01),
+  SIMULATOR_DRIFT_MS: int(1_000, 30 * 86_400_000).default(3_600_000),
+  SIMULATOR_CLIENT_ID: z.string().min(1).default('shelfwatch-simulator'),
+  SIMULATOR_CLIENT_SECRET: z.string().min(1).default('shelfwatch-simulator-secret'),
+  SIMULATOR_FAULTS: faultsJson.optional(),
+});
+
+export interface CountryUpstreamConfig {
+  readonly marketplace: string;
+  readonly partnerTag: string;
+  /** id/secret are undefined only with UPSTREAM=simulator, which uses the simulator's own client. */
+  readonly credentialId: string | undefined;
+  readonly credentialSecret: string | undefined;
+  readonly credentialVersion: CredentialVersion;
+  /** undefined: the version's endpoint (or, for the simulator, its token path). */
+  readonly tokenUrl: string | undefined;
+}
+
+export interface SimulatorConfig {
+  /** A simulator running elsewhere; when unset, `all` starts one in-process. */
+  readonly url: string | undefined;
+  readonly host: string;
+  readonly port: number;
+  readonly seed: string;
+  readonly quota: { readonly perSecond: number; readonly perDay: number };
+  readonly tokenTtlSeconds: number;
+  readonly notFoundRate: number;
+  readonly notAccessibleRate: number;
+  readonly driftMs: number;
+  readonly clientId: string;
+  readonly clientSecret: string;
+  readonly faults: Faults;
+}
+
+export interface UpstreamConfig {
+  readonly kind: 'simulator' | 'creators';
+  readonly apiUrl: string;
+  readonly timeoutMs: number;
+  readonly countries: Readonly<Partial<Record<Country, CountryUpstreamConfig>>>;
+  readonly simulator: SimulatorConfig;
+}
+
+/** Partner tags end in -22 on amazon.co.jp and -20 on amazon.com; these are only for the simulator. */
+const SIMULATOR_PARTNER_TAGS: Readonly<Record<Country, string>> = { JP: 'shelfwatch-22', US: 'shelfwatch-20' };
+
+function describe(name: string, message: string, got: string | undefined, secret: boolean): string {
+  const shown = got === undefined || secret ? '' : ` (got ${JSON.stringify(got)})`;
+  return `${name} ${message.replace(/^Invalid input: /, '')}${shown}`;
+}
+
+/** Parses the upstream variables of `env` (empty values already removed) for `countries`. */
+export function parseUpstreamConfig(env: Readonly<Record<string, string>>, countries: readonly Country[]): { config?: UpstreamConfig; problems: string[] } {
+  const problems: string[] = [];
+  const parsed = upstreamEnvSchema.safeParse(env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const name = String(issue.path[0] ?? 'environment');
+      const where = issue.path.length > 1 ? ` (at ${issue.path.slice(1).join('.')})` : '';
+      problems.push(describe(name, issue.message + where, env[name], name === 'SIMULATOR_CLIENT_SECRET'));
+    }
+  }
+  const creators = (parsed.data?.UPSTREAM ?? env.UPSTREAM) === 'creators';
+  const perCountry: Partial<Record<Country, CountryUpstreamConfig>> = {};
+  for (const cc of countries) {
+    const market = MARKETPLACES[cc];
+    const v = (name: string): string | undefined => env[`${name}_${cc}`];
+    const versionText = v('CREATORS_CREDENTIAL_VERSION') ?? market.defaultCredentialVersion;
+    const version = credentialVersion(versionText);
+    if (!version) {
+      problems.push(describe(`CREATORS_CREDENTIAL_VERSION_${cc}`, `must be one of ${Object.keys(CREDENTIAL_VERSIONS).join(', ')}`, versionText, false));
+    }
+    const tokenUrl = v('CREATORS_TOKEN_URL');
+    if (tokenUrl !== undefined && !httpUrl.safeParse(tokenUrl).success) {
+      problems.push(describe(`CREATORS_TOKEN_URL_${cc}`, 'must be an http(s) URL', tokenUrl, false));
+    }
+    const partnerTag = v('CREATORS_PARTNER_TAG') ?? (creators ? undefined : SIMULATOR_PARTNER_TAGS[cc]);
+    if (partnerTag !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(partnerTag)) {
+      problems.push(describe(`CREATORS_PARTNER_TAG_${cc}`, 'must be the store/tracking id of that marketplace (1-64 letters, digits, - or _)', partnerTag, false));
+    }
+    if (creators) {
+      for (const [name, what] of [['CREATORS_CREDENTIAL_ID', 'Credential ID'], ['CREATORS_CREDENTIAL_SECRET', 'Credential Secret'], ['CREATORS_PARTNER_TAG', 'partner (tracking) tag']] as const) {
+        if (v(name) === undefined) {
+          problems.push(`${name}_${cc} is required when UPSTREAM=creators: the Creators API ${what} for ${market.host} (or set UPSTREAM=simulator, or leave ${cc} out of COUNTRIES)`);
+        }
+      }
+    }
+    if (version && partnerTag !== undefined) {
+      perCountry[cc] = Object.freeze({
+        marketplace: market.host,
+        partnerTag,
+        credentialId: v('CREATORS_CREDENTIAL_ID'),
+        credentialSecret: v('CREATORS_CREDENTIAL_SECRET'),
+        credentialVersion: version,
+        tokenUrl: tokenUrl?.replace(/\/+$/, ''),
+      });
+    }
+  }
+  if (parsed.success && parsed.data.SIMULATOR_NOT_FOUND_RATE + parsed.data.SIMULATOR_NOT_ACCESSIBLE_RATE > 1) {
+    problems.push('SIMULATOR_NOT_FOUND_RATE and SIMULATOR_NOT_ACCESSIBLE_RATE must not add up to more than 1');
+  }
+  if (problems.length || !parsed.success) return { problems };
+  const e = parsed.data;
+  return {
+    problems,
+    config: Object.freeze({
+      kind: e.UPSTREAM,
+      apiUrl: e.CREATORS_API_URL,
+      timeoutMs: e.CREATORS_TIMEOUT_MS,
+      countries: Object.freeze(perCountry),
+      simulator: Object.freeze({
+        url: e.SIMULATOR_URL,
+        host: e.SIMULATOR_HOST,
+        port: e.SIMULATOR_PORT,
+        seed: e.SIMULATOR_SEED,
+        quota: Object.freeze({ perSecond: e.SIMULATOR_QUOTA_RPS, perDay: e.SIMULATOR_QUOTA_PER_DAY }),
+        tokenTtlSeconds: e.SIMULATOR_TOKEN_TTL_S,
+        notFoundRate: e.SIMULATOR_NOT_FOUND_RATE,
+        notAccessibleRate: e.SIMULATOR_NOT_ACCESSIBLE_RATE,
+        driftMs: e.SIMULATOR_DRIFT_MS,
+        clientId: e.SIMULATOR_CLIENT_ID,
+        clientSecret: e.SIMULATOR_CLIENT_SECRET,
+        faults: Object.freeze(e.SIMULATOR_FAULTS ?? faultsSchema.parse({})),
+      }),
+    }),
+  };
+}

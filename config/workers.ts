@@ -1,0 +1,100 @@
+/**
+ * The queue side of the environment: each country's upstream quota (which the workers' limiter and
+ * the planner's budget follow), worker sizing, the scheduler's ticks, the forced update's wait,
+ * Area B's rate limits and Bull Board's credentials. Parsed by loadConfig (env.ts).
+ */
+import { z } from 'zod';
+import cron from 'node-cron';
+import { bool, duration, int } from './parsers.js';
+import type { Country } from '../src/catalog/identifiers.js';
+
+const cronExpr = z.string().refine((v) => cron.validate(v), 'must be a cron expression (node-cron, seconds optional)');
+
+export const workersEnvSchema = z.object({
+  QUOTA_RPS: int(1, 10_000).default(1),
+  QUOTA_PER_DAY: int(1, 1_000_000_000).default(8_640),
+  QUOTA_RPS_JP: int(1, 10_000).optional(),
+  QUOTA_RPS_US: int(1, 10_000).optional(),
+  QUOTA_PER_DAY_JP: int(1, 1_000_000_000).optional(),
+  QUOTA_PER_DAY_US: int(1, 1_000_000_000).optional(),
+  WORKER_CONCURRENCY: int(1, 200).optional(),
+  WORKER_LOCK_MS: int(5_000, 600_000).default(30_000),
+  WORKER_SHUTDOWN_MS: duration.pipe(z.number().min(100).max(600_000)).default(8_000),
+  SCHEDULER_REFRESH_CRON: cronExpr.default('*/15 * * * * *'),
+  SCHEDULER_BROWSE_CRON: cronExpr.default('*/10 * * * *'),
+  SCHEDULER_HORIZON_S: int(1, 3_600).default(45),
+  SCHEDULER_LEASE: duration.pipe(z.number().min(1_000)).default(300_000),
+  BROWSE_INTERVAL: duration.pipe(z.number().min(60_000)).default(86_400_000),
+  UPDATE_WAIT: duration.pipe(z.number().min(100).max(600_000)).default(30_000),
+  RATE_LIMIT_API: int(0, 1_000_000).default(600),
+  RATE_LIMIT_UPDATE: int(0, 1_000_000).default(60),
+  BULL_BOARD_USER: z.string().min(1).optional(),
+  BULL_BOARD_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
+  BULL_BOARD_READONLY: bool.default(true),
+  METRICS_PORT: int(0, 65535).optional(),
+});
+
+export interface CountryQuota {
+  /** Upstream requests a second (the BullMQ limiter). */
+  readonly perSecond: number;
+  /** Upstream requests a day (the planner spreads them over the day). */
+  readonly perDay: number;
+}
+
+export interface WorkersConfig {
+  readonly quota: Readonly<Record<Country, CountryQuota>>;
+  /** Jobs one worker process runs at once per country: enough to keep the limiter busy. */
+  concurrency(country: Country): number;
+  readonly lockMs: number;
+  readonly shutdownMs: number;
+  readonly scheduler: {
+    readonly refreshCron: string;
+    readonly browseCron: string;
+    /** The planner enqueues what the quota can serve in this many seconds, no more. */
+    readonly horizonS: number;
+    readonly browseIntervalMs: number;
+    /** How long planned products stay claimed: a job lost with Redis is planned again after it. */
+    readonly leaseMs: number;
+  };
+  readonly updateWaitMs: number;
+  readonly rateLimit: { readonly apiPerMinute: number; readonly updatePerMinute: number };
+  readonly bullBoard: { readonly user: string; readonly password: string; readonly readOnly: boolean } | undefined;
+  /** Worker and scheduler roles serve /metrics, /healthz and /readyz here when set. */
+  readonly metricsPort: number | undefined;
+}
+
+export function buildWorkersConfig(env: z.infer<typeof workersEnvSchema>): { config?: WorkersConfig; problems: string[] } {
+  const problems: string[] = [];
+  if ((env.BULL_BOARD_USER === undefined) !== (env.BULL_BOARD_PASSWORD === undefined)) {
+    problems.push('BULL_BOARD_USER and BULL_BOARD_PASSWORD must be set together (or neither, to turn Bull Board off)');
+  }
+  const quota = {
+    JP: { perSecond: env.QUOTA_RPS_JP ?? env.QUOTA_RPS, perDay: env.QUOTA_PER_DAY_JP ?? env.QUOTA_PER_DAY },
+    US: { perSecond: env.QUOTA_RPS_US ?? env.QUOTA_RPS, perDay: env.QUOTA_PER_DAY_US ?? env.QUOTA_PER_DAY },
+  };
+  if (problems.length) return { problems };
+  return {
+    problems,
+    config: Object.freeze({
+      quota: Object.freeze(quota),
+      // A call takes a few hundred ms, so a worker needs about rps × latency jobs in flight to use
+      // the whole quota; twice the rate leaves room for slow answers. CPU count plays no part.
+      concurrency: (country: Country) => env.WORKER_CONCURRENCY ?? Math.min(50, Math.max(2, quota[country].perSecond * 2)),
+      lockMs: env.WORKER_LOCK_MS,
+      shutdownMs: env.WORKER_SHUTDOWN_MS,
+      scheduler: Object.freeze({
+        refreshCron: env.SCHEDULER_REFRESH_CRON,
+        browseCron: env.SCHEDULER_BROWSE_CRON,
+        horizonS: env.SCHEDULER_HORIZON_S,
+        browseIntervalMs: env.BROWSE_INTERVAL,
+        leaseMs: env.SCHEDULER_LEASE,
+      }),
+      updateWaitMs: env.UPDATE_WAIT,
+      rateLimit: Object.freeze({ apiPerMinute: env.RATE_LIMIT_API, updatePerMinute: env.RATE_LIMIT_UPDATE }),
+      bullBoard: env.BULL_BOARD_USER && env.BULL_BOARD_PASSWORD
+        ? Object.freeze({ user: env.BULL_BOARD_USER, password: env.BULL_BOARD_PASSWORD, readOnly: env.BULL_BOARD_READONLY })
+        : undefined,
+      metricsPort: env.METRICS_PORT,
+    }),
+  };
+}

@@ -1,0 +1,24 @@
+import { z } from 'zod';
+
+/** Country codes we serve. Each has its own upstream marketplace, quota and queue. */
+export const COUNTRY_CODES = ['JP', 'US'] as const;
+export const countrySchema = z.enum(COUNTRY_CODES);
+export type Country = z.infer<typeof countrySchema>;
+
+/** An ASIN: exactly 10 characters of [0-9A-Z] (we upper-case what clients send). */
+export const ASIN_RE = /^[0-9A-Z]{10}$/;
+export const asinSchema = z.string().transform((s) => s.toUpperCase()).pipe(z.string().regex(ASIN_RE, 'must be 10 letters or digits.'));
+
+/** EAN-13 (JAN is an EAN-13 with prefix 45 or 49): 13 digits whose last is the check digit. */
+export function isValidEan13(code: string): boolean {
+  if (!/^\d{13}$/.test(code)) return false;
+  let sum = 0;
+  for (let i = 0; i < 12; i++) sum += Number(code[i]) * (i % 2 === 0 ? 1 : 3);
+  return (10 - (sum % 10)) % 10 === Number(code[12]);
+}
+export const eanSchema = z.string().refine(isValidEan13, 'must be 13 digits with a valid EAN-13 check digit.');
+
+/** A browse node id: digits only (clients send it as a string or an integer). */
+export const browseNodeSchema = z.union([z.string(), z.number()])
+  .transform((v) => String(v))
+  .pipe(z.string().regex(/^[1-9]\d{0,19}$/, 'must be a browse node id (digits only).'));

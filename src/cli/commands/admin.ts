@@ -1,0 +1,39 @@
+import { generateAppKey } from '../../../config/app-key.js';
+import { VERSION } from '../../version.js';
+import { withAdminContext } from '../runtime.js';
+import type { Command } from './types.js';
+
+export const keyGenerateCommand: Command = {
+  name: 'key:generate',
+  options: {},
+  async run() {
+    process.stdout.write(generateAppKey() + '\n');
+    return 0;
+  },
+};
+
+export const versionCommand: Command = {
+  name: 'version',
+  options: {},
+  async run() {
+    process.stdout.write(VERSION + '\n');
+    return 0;
+  },
+};
+
+/** Builds what is missing and drops what the schemas no longer declare; prints what it did. */
+export const syncIndexesCommand: Command = {
+  name: 'db:sync-indexes',
+  options: {},
+  async run(_flags, env) {
+    return withAdminContext(env, async (ctx) => {
+      const result: Record<string, { dropped: string[] }> = {};
+      for (const model of Object.values(ctx.mongo.models)) {
+        const dropped = await model.syncIndexes();
+        result[model.collection.collectionName] = { dropped };
+      }
+      process.stdout.write(JSON.stringify(result) + '\n');
+      return 0;
+    });
+  },
+};

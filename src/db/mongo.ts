@@ -1,0 +1,43 @@
+import mongoose, { type Connection } from 'mongoose';
+
+// Operator objects from a request must never reach a query: sanitizeFilter wraps them in $eq, and
+// filters the server builds itself opt back in with mongoose.trusted(). strictQuery 'throw' makes a
+// filter on an unknown path an error instead of silently widening the query.
+mongoose.set('sanitizeFilter', true);
+mongoose.set('strictQuery', 'throw');
+
+export interface MongoOptions {
+  readonly uri: string;
+  /** Overrides the database named in the URI (tests use one database per file). */
+  readonly dbName?: string;
+  readonly serverSelectionTimeoutMS?: number;
+}
+
+export async function connectMongo(opts: MongoOptions): Promise<Connection> {
+  const conn = mongoose.createConnection(opts.uri, {
+    dbName: opts.dbName,
+    // Indexes are built explicitly (context.ts, `db:sync-indexes`), never behind our back.
+    autoIndex: false,
+    autoCreate: false,
+    // Fail a request instead of queueing it while MongoDB is away; the API answers 503 and jobs retry.
+    bufferCommands: false,
+    serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 10_000,
+    maxPoolSize: 50,
+  });
+  await conn.asPromise();
+  return conn;
+}
+
+export async function pingMongo(conn: Connection, timeoutMs: number): Promise<void> {
+  const db = conn.db;
+  if (!db || conn.readyState !== mongoose.ConnectionStates.connected) throw new Error('not connected');
+  await withTimeout(db.admin().ping({ maxTimeMS: timeoutMs }), timeoutMs, 'MongoDB ping');
+}
+
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,35 @@
+/* eslint-disable no-console -- silences the library's own console output while it starts */
+import { EmbeddedUnavailableError } from './errors.js';
+
+export interface EmbeddedMongo {
+  readonly uri: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * MongoDB from mongodb-memory-server. It downloads a mongod binary on first use (or uses
+ * MONGOMS_SYSTEM_BINARY); where neither is possible we stop with a line that says what to set.
+ */
+export async function startEmbeddedMongo(): Promise<EmbeddedMongo> {
+  const { MongoMemoryServer } = await import('mongodb-memory-server');
+  let server: InstanceType<typeof MongoMemoryServer>;
+  // The library prints its own multi-line stack on failure; we say it in one line below instead.
+  const warn = console.warn;
+  console.warn = () => undefined;
+  try {
+    server = await MongoMemoryServer.create({ instance: { ip: '127.0.0.1' } });
+  } catch (err) {
+    const why = (err instanceof Error ? err.message.split('\n')[0]! : String(err)).replace(/,?\s*Details:\s*$/, '');
+    throw new EmbeddedUnavailableError(
+      `could not start the embedded MongoDB (mongodb-memory-server: ${why}); set MONGODB_URI to a MongoDB you run ` +
+      '(or MONGOMS_SYSTEM_BINARY to a local mongod)');
+  } finally {
+    console.warn = warn;
+  }
+  return {
+    uri: server.getUri(),
+    async stop() {
+      await server.stop({ doCleanup: true, force: false });
+    },
+  };
+}

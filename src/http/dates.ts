@@ -1,0 +1,37 @@
+/**
+ * Dates in answers: `YYYY-MM-DD HH:MM:SS` in the configured time zone, as Laravel serialises them
+ * with a `Y-m-d H:i:s` cast. Intl formatters are costly to build and a page formats dozens of
+ * dates, so there is one per time zone for the life of the process.
+ */
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatterFor(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone);
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      // h23, not hour12:false: some engines render midnight as "24" with the latter.
+      hourCycle: 'h23',
+    });
+    formatters.set(timeZone, f);
+  }
+  return f;
+}
+
+export function formatDateTime(date: Date, timeZone: string): string {
+  const parts: Record<string, string> = {};
+  for (const p of formatterFor(timeZone).formatToParts(date)) parts[p.type] = p.value;
+  // Years before 1000 or after 9999 never occur in our data; padStart keeps the width honest anyway.
+  return `${parts.year!.padStart(4, '0')}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
+}
+
+/** For nullable timestamps (a document written before the field existed). */
+export function formatNullableDateTime(date: Date | null | undefined, timeZone: string): string | null {
+  return date instanceof Date ? formatDateTime(date, timeZone) : null;
+}

@@ -1,0 +1,61 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { HttpError, NotFoundError, ServiceUnavailableError } from '../errors/index.js';
+import type { Logger } from '../logger.js';
+
+/** Errors of body-parser carry `type` and `status`; we answer them without revealing internals. */
+function bodyParserAnswer(err: { type?: unknown; status?: unknown }): HttpError | undefined {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new HttpError(400, 'The request body is not valid JSON.');
+    case 'entity.too.large':
+      return new HttpError(413, 'The request body is too large.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new HttpError(415, 'The request body encoding is not supported.');
+    case 'request.aborted':
+      return new HttpError(400, 'The request was aborted.');
+    case 'parameters.too.many':
+      return new HttpError(413, 'The request has too many parameters.');
+    default:
+      return typeof err.status === 'number' && err.status >= 400 && err.status < 500
+        ? new HttpError(err.status, 'The request could not be read.')
+        : undefined;
+  }
+}
+
+const UNAVAILABLE = new Set(['MongoNetworkError', 'MongoServerSelectionError', 'MongoNotConnectedError',
+  'MongoTopologyClosedError', 'MongooseServerSelectionError', 'MaxRetriesPerRequestError']);
+
+/** A dependency being away is a 503 (retry later), not a 500 (our bug). */
+function isDependencyDown(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (UNAVAILABLE.has(err.name) || UNAVAILABLE.has(err.constructor.name)) return true;
+  return /Stream isn't writeable|Connection is closed|enableOfflineQueue|ECONNREFUSED|Client must be connected/.test(err.message);
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (_req, _res, next) => next(new NotFoundError());
+}
+
+/** The one place where errors become HTTP answers: `{message}` (+ `errors` on 422), never a stack. */
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (err: unknown, req, res, _next) => {
+    let answer: HttpError;
+    if (err instanceof HttpError) answer = err;
+    else if (err && typeof err === 'object' && 'type' in err && bodyParserAnswer(err)) answer = bodyParserAnswer(err)!;
+    else if (isDependencyDown(err)) {
+      answer = new ServiceUnavailableError();
+      (req.log ?? logger).warn({ err }, 'dependency unavailable');
+    } else {
+      answer = new HttpError(500, 'Server Error');
+      (req.log ?? logger).error({ err }, 'unhandled error');
+    }
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const body: Record<string, unknown> = { message: answer.message };
+    if ('errors' in answer) body.errors = answer.errors;
+    res.status(answer.status).set(answer.headers).json(body);
+  };
+}

@@ -1,0 +1,100 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../../context.js';
+import { userOf } from '../auth.js';
+import { validate } from '../validate.js';
+import { NotFoundError } from '../../errors/index.js';
+import { asinSchema, browseNodeSchema, eanSchema } from '../../catalog/identifiers.js';
+import { WatchService } from '../../watch/service.js';
+import { nudgePlanner } from '../../scheduler/nudge.js';
+import { presentImport, presentWatch } from '../../watch/present.js';
+import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
+import { single } from '../../catalog/world-query.js';
+import { watchModel } from '../../models/watch.js';
+
+const asinText = z.string({ error: 'must be a string.' }).pipe(asinSchema);
+const priority = z.union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: 'must be 0 or 1.' })
+  .transform((p) => (Number(p) === 1 ? 1 : 0) as 0 | 1);
+
+const watchAsinBody = z.object({ asin: asinText, priority: priority.default(0) });
+const watchEanBody = z.object({ ean: z.string({ error: 'must be a string of 13 digits.' }).pipe(eanSchema) });
+const watchBrowseBody = z.object({ browse: browseNodeSchema });
+const asinParam = z.object({ asin: asinText });
+const browseParam = z.object({ browse: browseNodeSchema });
+const importParam = z.object({ id: z.string() });
+const listQuery = pageQuerySchema({ defaultLimit: 50, maxLimit: 100 }).extend({
+  type: single('value').refine((v) => v === undefined || v === 'asin' || v === 'browse', 'must be asin or browse.'),
+});
+
+/** The body as an object; a JSON array, string or number body has no fields. */
+function fields(body: unknown): Record<string, unknown> {
+  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+}
+
+/** Area B watchlist: add and remove ASINs, EANs (as imports) and browse nodes. Authenticated by area-b.ts. */
+export function watchRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const service = new WatchService(ctx.mongo, ctx.config, ctx.jobs, () => void nudgePlanner(ctx.redis, ctx.redisPrefix));
+  const tz = ctx.config.timeZone;
+
+  // Beyond the contract: the caller's own entries, newest first, in the paged envelope.
+  router.get('/api/watch', async (req, res) => {
+    const q = validate(listQuery, req.query);
+    const filter: Record<string, unknown> = { user_id: userOf(res)._id };
+    if (q.type) filter.kind = q.type;
+    const watches = watchModel(ctx.mongo);
+    const [total, items] = await Promise.all([
+      watches.countDocuments(filter),
+      watches.find(filter).sort({ created_at: -1, _id: -1 }).skip((q.page - 1) * q.limit).limit(q.limit).lean(),
+    ]);
+    res.json(paginate({
+      items: items.map((w) => presentWatch(w, tz)),
+      total,
+      page: q.page,
+      perPage: q.limit,
+      path: endpointUrl(req, ctx.config.http.appUrl),
+      query: keptQuery(req.query, ['api_token']),
+    }));
+  });
+
+  router.post('/api/watch/asin', async (req, res) => {
+    const { asin, priority: p } = validate(watchAsinBody, fields(req.body));
+    const { entry, created } = await service.watchAsin(userOf(res)._id, asin, p);
+    res.status(created ? 201 : 200).json({ data: presentWatch(entry, tz), created });
+  });
+
+  router.delete('/api/watch/asin/:asin', async (req, res) => {
+    const { asin } = validate(asinParam, req.params);
+    const removed = await service.unwatchAsin(userOf(res)._id, asin);
+    if (!removed) throw new NotFoundError('The ASIN is not in your watchlist.');
+    res.status(200).json({ message: 'Removed.', data: presentWatch(removed, tz) });
+  });
+
+  router.post('/api/watch/ean', async (req, res) => {
+    const { ean } = validate(watchEanBody, fields(req.body));
+    const { entry, created } = await service.importEan(userOf(res)._id, ean);
+    res.status(202).json({ data: presentImport(entry, tz), created });
+  });
+
+  router.get('/api/watch/ean/:id', async (req, res) => {
+    const { id } = validate(importParam, req.params);
+    const found = await service.findImport(userOf(res)._id, id);
+    if (!found) throw new NotFoundError('No such import.');
+    res.json({ data: presentImport(found, tz) });
+  });
+
+  router.post('/api/watch/browse', async (req, res) => {
+    const { browse } = validate(watchBrowseBody, fields(req.body));
+    const { entry, created } = await service.watchBrowse(userOf(res)._id, browse);
+    res.status(created ? 201 : 200).json({ data: presentWatch(entry, tz), created });
+  });
+
+  router.delete('/api/watch/browse/:browse', async (req, res) => {
+    const { browse } = validate(browseParam, req.params);
+    const removed = await service.unwatchBrowse(userOf(res)._id, browse);
+    if (!removed) throw new NotFoundError('The browse node is not in your watchlist.');
+    res.status(200).json({ message: 'Removed.', data: presentWatch(removed, tz) });
+  });
+
+  return router;
+}

@@ -1,0 +1,87 @@
+import { Router } from 'express';
+import mongoose from 'mongoose';
+import { z } from 'zod';
+import type { AppContext } from '../../context.js';
+import { validate } from '../validate.js';
+import { NotFoundError } from '../../errors/index.js';
+import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
+import { asinSchema, eanSchema } from '../../catalog/identifiers.js';
+import { countriesParam, identifierOf, searchParam, sinceParam } from '../../catalog/world-query.js';
+import { PRODUCT_HIDDEN_FIELDS, presentProduct } from '../../catalog/present.js';
+import { productModel } from '../../models/product.js';
+import { searchFilter } from '../../search/keys.js';
+
+/** Area B lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
+const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
+
+/** The world catalogue, shared by every user: lists, one product by ASIN or by JAN/EAN. Authenticated by area-b.ts. */
+export function worldRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const tz = ctx.config.timeZone;
+  const products = () => productModel(ctx.mongo);
+  const countries = countriesParam(ctx.config.countries);
+  const listQuery = pageQuerySchema(PAGE).extend({ country: countries, search: searchParam });
+  const newQuery = pageQuerySchema(PAGE).extend({ country: countries, since: sinceParam(tz) });
+  const oneQuery = z.object({ country: countries });
+
+  /** A page of products matching `filter`, newest first by `field`, in the Laravel envelope. */
+  async function page(req: Parameters<Parameters<typeof router.get>[1]>[0], filter: Record<string, unknown>, field: 'updated_at' | 'created_at', pageNo: number, limit: number) {
+    const [total, items] = await Promise.all([
+      products().countDocuments(filter),
+      products().find(filter).sort({ [field]: -1, _id: -1 }).skip((pageNo - 1) * limit).limit(limit).select(PRODUCT_HIDDEN_FIELDS).lean(),
+    ]);
+    return paginate({
+      items: items.map((p) => presentProduct(p, tz)),
+      total,
+      page: pageNo,
+      perPage: limit,
+      path: endpointUrl(req, ctx.config.http.appUrl),
+      query: keptQuery(req.query, ['api_token']),
+    });
+  }
+
+  // Only products the upstream has answered for at least once are listed; a watched product that
+  // is still pending (or unknown upstream) is visible through /api/world/asin/{asin}.
+  const fetched = { updated_at: mongoose.trusted({ $type: 'date' }) };
+
+  router.get('/api/world', async (req, res) => {
+    const q = validate(listQuery, req.query);
+    const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: q.country }), ...fetched };
+    if (q.search !== undefined && q.search.trim() !== '') {
+      const words = searchFilter(q.search);
+      const id = identifierOf(q.search);
+      const alternatives: Record<string, unknown>[] = [];
+      if (words.kind === 'match') alternatives.push(words.filter);
+      if (id.asin) alternatives.push({ asin: id.asin });
+      if (id.ean) alternatives.push({ ean: id.ean });
+      if (alternatives.length === 0) return void res.json(await page(req, { _id: null }, 'updated_at', q.page, q.limit));
+      filter.$or = alternatives;
+    }
+    res.json(await page(req, filter, 'updated_at', q.page, q.limit));
+  });
+
+  router.get('/api/world/new', async (req, res) => {
+    const q = validate(newQuery, req.query);
+    const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: q.country }), ...fetched };
+    if (q.since) filter.created_at = mongoose.trusted({ $gte: q.since });
+    res.json(await page(req, filter, 'created_at', q.page, q.limit));
+  });
+
+  router.get('/api/world/asin/:asin', async (req, res) => {
+    const { asin } = validate(z.object({ asin: asinSchema }), req.params);
+    const { country } = validate(oneQuery, req.query);
+    const found = await products().find({ asin, country: mongoose.trusted({ $in: country }) }).sort({ country: 1 }).select(PRODUCT_HIDDEN_FIELDS).lean();
+    if (found.length === 0) throw new NotFoundError('No product with this ASIN in the requested countries.');
+    res.json({ data: found.map((p) => presentProduct(p, tz)) });
+  });
+
+  router.get('/api/world/ean/:ean', async (req, res) => {
+    const { ean } = validate(z.object({ ean: z.string().pipe(eanSchema) }), req.params);
+    const { country } = validate(oneQuery, req.query);
+    const found = await products().find({ ean, country: mongoose.trusted({ $in: country }) }).sort({ country: 1, asin: 1 }).select(PRODUCT_HIDDEN_FIELDS).lean();
+    if (found.length === 0) throw new NotFoundError('No product with this JAN/EAN in the requested countries.');
+    res.json({ data: found.map((p) => presentProduct(p, tz)) });
+  });
+
+  return router;
+}

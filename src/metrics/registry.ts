@@ -1,0 +1,95 @@
+import { Counter, Gauge, Histogram, Registry, Summary, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Every metric of a process, on a registry of its own (never prom-client's global one), so that
+ * tests and several roles in one process do not collide. Gauges that describe shared state (queue
+ * depths, products due) are refreshed by collectors that the api and the scheduler register.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly jobs = new Counter({
+    name: 'shelfwatch_jobs_total',
+    help: 'Jobs finished by this process, by country, job name and outcome (completed, failed, retry, rate_limited)',
+    labelNames: ['country', 'name', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamCalls = new Counter({
+    name: 'shelfwatch_upstream_calls_total',
+    help: 'Upstream calls, by country, operation and result (ok, throttled, not_eligible, auth, invalid, unavailable)',
+    labelNames: ['country', 'operation', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamItems = new Counter({
+    name: 'shelfwatch_upstream_items_total',
+    help: 'Items asked of the upstream, by country and outcome (found, not_found, not_accessible)',
+    labelNames: ['country', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamLatency = new Histogram({
+    name: 'shelfwatch_upstream_latency_seconds',
+    help: 'Upstream call latency',
+    labelNames: ['country', 'operation'] as const,
+    buckets: [0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
+  readonly refreshLag = new Summary({
+    name: 'shelfwatch_refresh_lag_seconds',
+    help: 'How late products were refreshed (now minus their due time), by country and priority',
+    labelNames: ['country', 'priority'] as const,
+    percentiles: [0.5, 0.9, 0.99],
+    maxAgeSeconds: 600,
+    ageBuckets: 5,
+    registers: [this.registry],
+  });
+
+  readonly queueJobs = new Gauge({
+    name: 'shelfwatch_queue_jobs',
+    help: 'Jobs in each country queue, by state',
+    labelNames: ['country', 'state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly queueLag = new Gauge({
+    name: 'shelfwatch_queue_oldest_waiting_seconds',
+    help: 'Age of the oldest job waiting in each country queue',
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+  });
+
+  readonly productsDue = new Gauge({
+    name: 'shelfwatch_products_due',
+    help: 'Products due for refresh but not yet enqueued (the backlog kept in MongoDB), at the last plan',
+    labelNames: ['country', 'priority'] as const,
+    registers: [this.registry],
+  });
+
+  readonly planned = new Counter({
+    name: 'shelfwatch_planned_products_total',
+    help: 'Products the scheduler enqueued for refresh, by country and priority',
+    labelNames: ['country', 'priority'] as const,
+    registers: [this.registry],
+  });
+
+  readonly budgetShortfall = new Gauge({
+    name: 'shelfwatch_plan_shortfall_ratio',
+    help: 'Products due per product the quota can refresh in the planning horizon (above 1: priority 0 stretches)',
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+  });
+
+  readonly countryStopped = new Gauge({
+    name: 'shelfwatch_country_stopped',
+    help: '1 when a fatal upstream error (credential, eligibility) stopped the country queue',
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'shelfwatch_' });
+  }
+}

@@ -1,0 +1,61 @@
+import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
+import type { Country } from '../catalog/identifiers.js';
+
+/**
+ * An import started by `POST /api/watch/ean`. The contract defines no states; ours: queued (jobs
+ * enqueued), resolving (a country answered, others pending), done (ASINs found), not_found (every
+ * country answered with none), failed (a country failed for good).
+ */
+export const IMPORT_STATUSES = ['queued', 'resolving', 'done', 'not_found', 'failed'] as const;
+export type ImportStatus = (typeof IMPORT_STATUSES)[number];
+export const COUNTRY_IMPORT_STATUSES = ['queued', 'done', 'not_found', 'failed'] as const;
+export type CountryImportStatus = (typeof COUNTRY_IMPORT_STATUSES)[number];
+
+export interface EanImportFields {
+  _id: Types.ObjectId;
+  user_id: Types.ObjectId;
+  ean: string;
+  status: ImportStatus;
+  /** Per country: its status and the ASINs it found. */
+  countries: { country: Country; status: CountryImportStatus; asins: string[]; error: string | null }[];
+  /**
+   * `<user>:<ean>` while the import is pending, absent once it ends: a unique sparse index on it
+   * makes a second pending import of the same code impossible, even under concurrent requests.
+   */
+  pending_key?: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const countrySchema = new Schema(
+  {
+    country: { type: String, required: true },
+    status: { type: String, enum: COUNTRY_IMPORT_STATUSES, default: 'queued' },
+    asins: { type: [String], default: [] },
+    error: { type: String, default: null },
+  },
+  { _id: false },
+);
+
+export const eanImportSchema = new Schema<EanImportFields>(
+  {
+    user_id: { type: Schema.Types.ObjectId, required: true },
+    ean: { type: String, required: true },
+    status: { type: String, enum: IMPORT_STATUSES, default: 'queued' },
+    countries: { type: [countrySchema], default: [] },
+    pending_key: { type: String },
+  },
+  { collection: 'ean_imports', versionKey: false, strict: 'throw', timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
+);
+
+eanImportSchema.index({ pending_key: 1 }, { unique: true, sparse: true });
+eanImportSchema.index({ user_id: 1, created_at: -1 });
+// The scheduler's sweep for imports whose jobs Redis may have lost.
+eanImportSchema.index({ status: 1, updated_at: 1 });
+
+export type EanImportModel = Model<EanImportFields>;
+export type EanImportDoc = HydratedDocument<EanImportFields>;
+
+export function eanImportModel(conn: Connection): EanImportModel {
+  return (conn.models.EanImport as EanImportModel | undefined) ?? conn.model<EanImportFields>('EanImport', eanImportSchema);
+}

@@ -1,0 +1,18 @@
+import type { Connection } from 'mongoose';
+import { userModel } from './user.js';
+import { postModel } from './post.js';
+import { productModel } from './product.js';
+import { watchModel } from './watch.js';
+import { eanImportModel } from './ean-import.js';
+
+/**
+ * Registers every model on a connection, so that index builds (`syncIndexes`) see them all.
+ * Each issue's collections add their factory here.
+ */
+export function registerModels(conn: Connection): void {
+  userModel(conn);
+  postModel(conn);
+  productModel(conn);
+  watchModel(conn);
+  eanImportModel(conn);
+}

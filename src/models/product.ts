@@ -1,0 +1,88 @@
+import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
+import { AVAILABILITY, REFRESH_STATUSES, type Availability, type Price, type RefreshStatus } from '../catalog/product.js';
+import type { Country } from '../catalog/identifiers.js';
+
+/**
+ * One document per (country, ASIN): the catalogue ("world") shared by every user, and the refresh
+ * state the scheduler plans from. `updated_at` is when upstream data was last written (null until
+ * the first fetch), not when the document last changed: the world list is ordered by it.
+ */
+export interface ProductFields {
+  _id: Types.ObjectId;
+  country: Country;
+  asin: string;
+  ean: string[];
+  title: string | null;
+  brand: string | null;
+  image: string | null;
+  url: string | null;
+  price: Price | null;
+  availability: Availability;
+  sales_rank: number | null;
+  browse_nodes: { id: string; name: string | null }[];
+  raw: unknown;
+  /** Normalised n-gram keys of the title (see src/search/keys.ts). */
+  search_keys: string[];
+  status: RefreshStatus;
+  last_error: string | null;
+  /** Highest priority among watchers; null when nobody watches it (then it is not refreshed). */
+  priority: 0 | 1 | null;
+  /** When the scheduler should refresh it next; null when it is not scheduled. */
+  next_refresh_at: Date | null;
+  last_attempt_at: Date | null;
+  /** The planning pass that last claimed it (see scheduler/planner.ts). */
+  plan_token: string | null;
+  created_at: Date;
+  updated_at: Date | null;
+}
+
+const priceSchema = new Schema({ amount: Number, currency: String }, { _id: false });
+const nodeSchema = new Schema({ id: String, name: { type: String, default: null } }, { _id: false });
+
+export const productSchema = new Schema<ProductFields>(
+  {
+    country: { type: String, required: true },
+    asin: { type: String, required: true },
+    ean: { type: [String], default: [] },
+    title: { type: String, default: null },
+    brand: { type: String, default: null },
+    image: { type: String, default: null },
+    url: { type: String, default: null },
+    price: { type: priceSchema, default: null },
+    availability: { type: String, enum: AVAILABILITY, default: 'unknown' },
+    sales_rank: { type: Number, default: null },
+    browse_nodes: { type: [nodeSchema], default: [] },
+    raw: { type: Schema.Types.Mixed, default: null },
+    search_keys: { type: [String], default: [], select: false },
+    status: { type: String, enum: REFRESH_STATUSES, default: 'pending' },
+    last_error: { type: String, default: null },
+    priority: { type: Number, enum: [0, 1, null], default: null },
+    next_refresh_at: { type: Date, default: null },
+    last_attempt_at: { type: Date, default: null },
+    plan_token: { type: String, default: null },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, default: null },
+  },
+  { collection: 'products', versionKey: false, strict: 'throw' },
+);
+
+// The upsert key: bulk writes and concurrent watchers meet on it.
+productSchema.index({ country: 1, asin: 1 }, { unique: true });
+// Look-ups by code, and the world list's order (newest update first, _id breaking ties).
+productSchema.index({ ean: 1, country: 1 });
+productSchema.index({ updated_at: -1, _id: -1 });
+productSchema.index({ country: 1, updated_at: -1, _id: -1 });
+productSchema.index({ created_at: -1, _id: -1 });
+productSchema.index({ country: 1, created_at: -1, _id: -1 });
+productSchema.index({ search_keys: 1, updated_at: -1 });
+// The planner's query: per country, due products, priority 1 first, most overdue first, read in
+// index order with no in-memory sort. Products nobody watches have next_refresh_at null, which a
+// `$lte: <date>` range never reaches (BSON type bracketing), so they cost the plan nothing.
+productSchema.index({ country: 1, priority: -1, next_refresh_at: 1 }, { name: 'plan_due' });
+
+export type ProductModel = Model<ProductFields>;
+export type ProductDoc = HydratedDocument<ProductFields>;
+
+export function productModel(conn: Connection): ProductModel {
+  return (conn.models.Product as ProductModel | undefined) ?? conn.model<ProductFields>('Product', productSchema);
+}

@@ -1,0 +1,61 @@
+import { Schema, type Connection, type HydratedDocument, type Model } from 'mongoose';
+
+/**
+ * An account: a public profile (served by the directory) and private parts that never leave the
+ * server except to their owner: the email and the API token, kept as a SHA-256 hash for look-up and
+ * as an AES-GCM copy under APP_KEY for showing it again.
+ */
+export interface UserFields {
+  name: string;
+  email: string;
+  avatar: string | null;
+  title: string | null;
+  message_md: string;
+  message_html: string;
+  url: string | null;
+  image: string | null;
+  tags: string[];
+  /** Normalised search keys of name, title and message (src/search/keys.ts); never served. */
+  search_keys: string[];
+  token_hash: string;
+  token_cipher: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const userSchema = new Schema<UserFields>(
+  {
+    name: { type: String, required: true, maxlength: 200 },
+    email: { type: String, required: true, lowercase: true, trim: true, maxlength: 320 },
+    avatar: { type: String, default: null, maxlength: 2048 },
+    title: { type: String, default: null, maxlength: 500 },
+    message_md: { type: String, default: '', maxlength: 100_000 },
+    message_html: { type: String, default: '' },
+    url: { type: String, default: null, maxlength: 2048 },
+    image: { type: String, default: null, maxlength: 2048 },
+    tags: { type: [String], default: [] },
+    search_keys: { type: [String], default: [], select: false },
+    token_hash: { type: String, required: true, select: false },
+    token_cipher: { type: String, required: true, select: false },
+  },
+  {
+    collection: 'users',
+    timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' },
+    versionKey: false,
+    strict: 'throw',
+  },
+);
+
+userSchema.index({ email: 1 }, { unique: true });
+userSchema.index({ token_hash: 1 }, { unique: true });
+// The directory's order: newest first, _id breaking ties so that pages never repeat or skip.
+userSchema.index({ created_at: -1, _id: -1 });
+// Directory search: one key's entries, already in the list's order (see src/search/keys.ts).
+userSchema.index({ search_keys: 1, created_at: -1, _id: -1 });
+
+export type UserModel = Model<UserFields>;
+export type UserDoc = HydratedDocument<UserFields>;
+
+export function userModel(conn: Connection): UserModel {
+  return (conn.models.User as UserModel | undefined) ?? conn.model<UserFields>('User', userSchema);
+}

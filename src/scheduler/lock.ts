@@ -1,0 +1,21 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+
+// Delete the key only if it still holds our token: a lock that expired and was taken by another
+// scheduler must not be released by us.
+const RELEASE = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) else return 0 end`;
+
+/**
+ * A Redis lock (SET NX PX) so that two schedulers, or a tick that overlaps the previous one, never
+ * plan at the same time. It expires by itself if its holder dies.
+ */
+export async function withLock<T>(redis: Redis, key: string, ttlMs: number, fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }> {
+  const token = randomUUID();
+  const ok = await redis.set(key, token, 'PX', ttlMs, 'NX');
+  if (ok !== 'OK') return { ran: false };
+  try {
+    return { ran: true, value: await fn() };
+  } finally {
+    await redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+  }
+}

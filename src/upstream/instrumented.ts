@@ -1,0 +1,46 @@
+import type { Metrics } from '../metrics/registry.js';
+import type { UpstreamPort } from './port.js';
+import { UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError } from './errors.js';
+import type { DailyUsage } from '../quota/daily-usage.js';
+
+function resultOf(err: unknown): string {
+  if (err instanceof UpstreamRateLimitedError) return 'throttled';
+  if (err instanceof UpstreamNotEligibleError) return 'not_eligible';
+  if (err instanceof UpstreamAuthError) return 'auth';
+  if (err instanceof UpstreamInvalidRequestError) return 'invalid';
+  return 'unavailable';
+}
+
+/**
+ * The port with metrics and the daily usage count around every call, so that every adapter is
+ * measured the same way and none of them knows about Prometheus.
+ */
+export function instrumentPort(port: UpstreamPort, metrics: Metrics, usage: DailyUsage): UpstreamPort {
+  const country = port.country;
+  async function measure<T>(operation: string, call: () => Promise<T>, items?: (r: T) => Record<string, string>): Promise<T> {
+    const end = metrics.upstreamLatency.startTimer({ country, operation });
+    try {
+      const result = await call();
+      metrics.upstreamCalls.inc({ country, operation, result: 'ok' });
+      if (items) for (const outcome of Object.values(items(result))) metrics.upstreamItems.inc({ country, outcome });
+      return result;
+    } catch (err) {
+      // Refused before sending (a bad batch) is no call at all.
+      if (!(err instanceof UpstreamInvalidRequestError && (err as { sent?: boolean }).sent === false)) {
+        metrics.upstreamCalls.inc({ country, operation, result: resultOf(err) });
+      }
+      throw err;
+    } finally {
+      end();
+      await usage.record(country).catch(() => undefined);
+    }
+  }
+  return {
+    country,
+    getItems: (asins) => measure('getItems', () => port.getItems(asins), (r) => r.outcomes),
+    findByCode: (ean) => measure('searchItems', () => port.findByCode(ean)),
+    browseNode: (nodeId, page) => measure('browseNode', () => port.browseNode(nodeId, page)),
+    getBrowseNodes: (ids) => measure('getBrowseNodes', () => port.getBrowseNodes(ids)),
+    close: () => port.close(),
+  };
+}

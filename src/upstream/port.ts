@@ -1,0 +1,60 @@
+/**
+ * The upstream port: what the workers call to read the retail catalogue of one country. Adapters
+ * (the Creators API client, later Keepa) return normalised items only, never wire shapes, and throw
+ * only the errors of ./errors.ts.
+ */
+import type { Country } from '../catalog/identifiers.js';
+import type { ItemOutcome, UpstreamItem } from '../catalog/product.js';
+
+/** getItems takes at most this many ASINs (research §1.4, §2). */
+export const MAX_ITEMS_PER_CALL = 10;
+/** Search and browse pages run from 1 to this (research §1.5). */
+export const MAX_PAGE = 10;
+
+export interface GetItemsResult {
+  /** The items found, in the order of the request. */
+  readonly items: readonly UpstreamItem[];
+  /** One entry per requested ASIN (upper-cased). */
+  readonly outcomes: Readonly<Record<string, ItemOutcome>>;
+}
+
+export interface FindByCodeResult {
+  /** The code as searched (EAN-13; a 12-digit UPC is zero-padded). */
+  readonly ean: string;
+  /** Every item whose EAN list contains the code: zero, one or several. */
+  readonly items: readonly UpstreamItem[];
+}
+
+export interface BrowseNodePage {
+  readonly nodeId: string;
+  readonly page: number;
+  readonly items: readonly UpstreamItem[];
+  /** Every item listed on a page is found; kept for symmetry with getItems. */
+  readonly outcomes: Readonly<Record<string, ItemOutcome>>;
+  /** How many results the upstream says the node has, when it says. */
+  readonly totalResults: number | null;
+  /** Whether page + 1 exists (never past page 10). */
+  readonly hasMore: boolean;
+}
+
+export interface BrowseNodeInfo {
+  readonly id: string;
+  readonly name: string | null;
+  readonly isRoot: boolean;
+  readonly parentId: string | null;
+  readonly children: readonly { readonly id: string; readonly name: string | null }[];
+}
+
+export interface UpstreamPort {
+  readonly country: Country;
+  /** Up to 10 distinct valid ASINs; otherwise UpstreamInvalidRequestError before any request. */
+  getItems(asins: readonly string[]): Promise<GetItemsResult>;
+  /** Items listing a JAN/EAN-13 (or a 12-digit UPC). */
+  findByCode(ean: string): Promise<FindByCodeResult>;
+  /** One page (1-10) of a browse node's items. */
+  browseNode(nodeId: string, page: number): Promise<BrowseNodePage>;
+  /** Up to 10 browse nodes with their parent and children, for walking the tree. */
+  getBrowseNodes(nodeIds: readonly string[]): Promise<readonly BrowseNodeInfo[]>;
+  /** Releases keep-alive connections. */
+  close(): Promise<void>;
+}

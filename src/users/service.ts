@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import type { Connection, Types } from 'mongoose';
+import { userModel, type UserDoc } from '../models/user.js';
+import { renderMarkdown } from '../content/markdown.js';
+import { userSearchKeys } from '../directory/search-fields.js';
+import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from './token.js';
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
+
+export const newUserSchema = z.object({
+  name: z.string().trim().min(1, 'is required').max(200),
+  email: z.email('must be an email address').max(320).transform((e) => e.toLowerCase()),
+  title: z.string().max(500).nullish(),
+  avatar: httpUrl.nullish(),
+  url: httpUrl.nullish(),
+  image: httpUrl.nullish(),
+  tags: z.array(z.string().trim().min(1).max(50)).max(50).default([]),
+  message: z.string().max(100_000).default(''),
+});
+export type NewUser = z.input<typeof newUserSchema>;
+
+export class DuplicateEmailError extends Error {
+  override readonly name = 'DuplicateEmailError';
+}
+export class UserNotFoundError extends Error {
+  override readonly name = 'UserNotFoundError';
+}
+
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}
+
+/** Accounts and their tokens. The token in the clear exists only in memory, on its way to its owner. */
+export class UserService {
+  constructor(private readonly conn: Connection, private readonly appKey: Buffer) {}
+
+  private get users() {
+    return userModel(this.conn);
+  }
+
+  async create(input: NewUser): Promise<{ user: UserDoc; token: string }> {
+    const data = newUserSchema.parse(input);
+    const token = generateToken();
+    try {
+      const user = await this.users.create({
+        name: data.name,
+        email: data.email,
+        title: data.title ?? null,
+        avatar: data.avatar ?? null,
+        url: data.url ?? null,
+        image: data.image ?? null,
+        tags: data.tags,
+        message_md: data.message,
+        message_html: renderMarkdown(data.message),
+        search_keys: userSearchKeys({ name: data.name, title: data.title ?? null, message_md: data.message }),
+        token_hash: hashToken(token),
+        token_cipher: encryptToken(token, this.appKey),
+      });
+      return { user, token };
+    } catch (err) {
+      if (isDuplicateKey(err)) throw new DuplicateEmailError(`a user with email ${data.email} already exists`);
+      throw err;
+    }
+  }
+
+  /** The account a token belongs to, or null. Over-long tokens are refused before any query. */
+  async findByToken(token: string): Promise<UserDoc | null> {
+    if (token.length === 0 || token.length > TOKEN_LENGTH) return null;
+    return this.users.findOne({ token_hash: hashToken(token) });
+  }
+
+  async findByEmail(email: string): Promise<UserDoc | null> {
+    return this.users.findOne({ email: email.trim().toLowerCase() });
+  }
+
+  /** Shows the current token to its owner (the contract's settings page). */
+  async revealToken(userId: Types.ObjectId | string): Promise<string> {
+    const user = await this.users.findById(userId).select('+token_cipher');
+    if (!user) throw new UserNotFoundError('no such user');
+    return decryptToken(user.token_cipher, this.appKey);
+  }
+
+  /** Issues a new token; the old hash is replaced in the same write, so the old token stops at once. */
+  async rotateToken(userId: Types.ObjectId | string): Promise<string> {
+    const token = generateToken();
+    const res = await this.users.updateOne(
+      { _id: userId },
+      { $set: { token_hash: hashToken(token), token_cipher: encryptToken(token, this.appKey) } },
+    );
+    if (res.matchedCount === 0) throw new UserNotFoundError('no such user');
+    return token;
+  }
+}

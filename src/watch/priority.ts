@@ -1,0 +1,86 @@
+import type { Connection } from 'mongoose';
+import mongoose from 'mongoose';
+import type { Config } from '../../config/env.js';
+import { productModel } from '../models/product.js';
+import { watchModel } from '../models/watch.js';
+
+type Priority = 0 | 1;
+
+/** The highest priority among the watchers of each ASIN; ASINs nobody watches are absent. */
+export async function effectivePriorities(conn: Connection, asins: readonly string[]): Promise<Map<string, Priority>> {
+  const rows = await watchModel(conn).aggregate<{ _id: string; priority: number }>([
+    // Aggregation pipelines are not sanitised by mongoose; this filter is ours alone.
+    { $match: { kind: 'asin', key: { $in: [...asins] } } },
+    { $group: { _id: '$key', priority: { $max: '$priority' } } },
+  ]);
+  return new Map(rows.map((r) => [r._id, r.priority === 1 ? 1 : 0]));
+}
+
+/**
+ * Brings the products of `asins` in line with their watchers, in every configured country, so
+ * that the scheduler sees a watch change at once. Returns how many products it made due now.
+ * - a newly watched ASIN gets a product (status pending) that is due now;
+ * - a priority change moves the next refresh to the last attempt plus the new interval (so a raise
+ *   to 1 can make it due at once);
+ * - an ASIN nobody watches any more keeps its record but leaves the schedule.
+ */
+export async function applyWatchChange(conn: Connection, config: Pick<Config, 'countries' | 'refresh'>, asins: readonly string[], now = new Date(), attempt = 0): Promise<number> {
+  if (asins.length === 0) return 0;
+  const priorities = await effectivePriorities(conn, asins);
+  const products = productModel(conn);
+  const existing = await products
+    .find({ asin: mongoose.trusted({ $in: [...asins] }), country: mongoose.trusted({ $in: [...config.countries] }) })
+    .select({ country: 1, asin: 1, priority: 1, last_attempt_at: 1 })
+    .lean();
+  const byKey = new Map(existing.map((p) => [`${p.country}:${p.asin}`, p]));
+
+  const ops: Parameters<typeof products.bulkWrite>[0] = [];
+  let dueNow = 0;
+  for (const asin of asins) {
+    const priority = priorities.get(asin) ?? null;
+    for (const country of config.countries) {
+      const current = byKey.get(`${country}:${asin}`);
+      if (priority === null) {
+        if (current && current.priority !== null) {
+          ops.push({ updateOne: { filter: { country, asin }, update: { $set: { priority: null, next_refresh_at: null } } } });
+        }
+        continue;
+      }
+      if (!current) {
+        dueNow++;
+        ops.push({
+          updateOne: {
+            filter: { country, asin },
+            update: { $setOnInsert: { created_at: now, status: 'pending' }, $set: { priority, next_refresh_at: now } },
+            upsert: true,
+          },
+        });
+      } else if (current.priority !== priority) {
+        const base = current.last_attempt_at ? current.last_attempt_at.getTime() : now.getTime() - config.refresh.intervalMs[priority];
+        if (base + config.refresh.intervalMs[priority] <= now.getTime()) dueNow++;
+        ops.push({
+          updateOne: { filter: { country, asin }, update: { $set: { priority, next_refresh_at: new Date(base + config.refresh.intervalMs[priority]) } } },
+        });
+      }
+    }
+  }
+  if (ops.length === 0) return 0;
+  try {
+    await products.bulkWrite(ops, { ordered: false });
+  } catch (err) {
+    // Two requests inserting the same product race into the unique index; the loser reads again,
+    // now seeing the winner's document, and applies its change as an update.
+    if ((err as { code?: unknown }).code === 11000 && attempt < MAX_PASSES) return applyWatchChange(conn, config, asins, now, attempt + 1);
+    throw err;
+  }
+  // A change to the same ASIN by another request may have read the watchers before ours and
+  // written after us. Reading the watchers again after our write closes that gap: whichever
+  // request writes last re-reads last, so the stored priority ends as the watchers say.
+  const after = await effectivePriorities(conn, asins);
+  const stale = asins.some((a) => (after.get(a) ?? null) !== (priorities.get(a) ?? null));
+  if (stale && attempt < MAX_PASSES) return dueNow + (await applyWatchChange(conn, config, asins, now, attempt + 1));
+  return dueNow;
+}
+
+/** Passes before giving up on a hot ASIN; each pass converges unless watchers keep changing. */
+const MAX_PASSES = 3;

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../helpers/context.js';
+
+let t: TestContext;
+let token: string;
+let token2: string;
+beforeAll(async () => {
+  t = await createTestContext();
+  ({ token } = await t.ctx.users.create({ name: 'Auth User', email: 'auth@example.com' }));
+  ({ token: token2 } = await t.ctx.users.create({ name: 'Other', email: 'other@example.com' }));
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('Area B authentication', () => {
+  it('accepts the token as a Bearer header', async () => {
+    const res = await t.http.get('/api/me').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    expect(res.body.data.email).toBe('auth@example.com');
+    expect(res.body.data.api_token).toBe(token);
+    expect(res.headers['cache-control']).toBe('no-store');
+  });
+
+  it('accepts api_token in the query of a GET', async () => {
+    const res = await t.http.get('/api/me').query({ api_token: token });
+    expect(res.status).toBe(200);
+    expect(res.body.data.name).toBe('Auth User');
+  });
+
+  it('accepts api_token in a JSON body and in a form body of a POST', async () => {
+    const json = await t.http.post('/api/watch/browse').send({ api_token: token, browse: '2351649051' });
+    expect(json.status).toBe(201);
+    const form = await t.http.post('/api/watch/browse').type('form').send(`api_token=${token}&browse=2351649051`);
+    expect(form.status).toBe(200);
+  });
+
+  it.each([
+    ['no token', {}],
+    ['an unknown token', { Authorization: 'Bearer ' + 'x'.repeat(60) }],
+    ['a token over 60 characters', { Authorization: 'Bearer ' + 'y'.repeat(61) }],
+    ['an empty bearer', { Authorization: 'Bearer ' }],
+    ['basic auth', { Authorization: 'Basic dXNlcjpwYXNz' }],
+  ])('answers 401 {"message":"Unauthenticated."} for %s', async (_name, headers) => {
+    for (const req of [t.http.get('/api/me'), t.http.post('/api/watch/asin').send({ asin: 'B000000001' }), t.http.delete('/api/watch/asin/B000000001')]) {
+      const res = await req.set(headers);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ message: 'Unauthenticated.' });
+    }
+  });
+
+  it('answers 401 for a repeated or object api_token parameter', async () => {
+    expect((await t.http.get(`/api/me?api_token=${token}&api_token=${token}`)).status).toBe(401);
+    expect((await t.http.post('/api/watch/asin').send({ api_token: { $ne: '' }, asin: 'B000000001' })).status).toBe(401);
+  });
+
+  it('keeps users apart: a token sees only its own account', async () => {
+    const res = await t.http.get('/api/me').set('Authorization', `Bearer ${token2}`);
+    expect(res.body.data.email).toBe('other@example.com');
+  });
+
+  it('POST /api/me/token issues a new token and the old one stops working at once', async () => {
+    const { token: old } = await t.ctx.users.create({ name: 'Rotating', email: 'rotate@example.com' });
+    const res = await t.http.post('/api/me/token').set('Authorization', `Bearer ${old}`);
+    expect(res.status).toBe(200);
+    const fresh = res.body.data.api_token as string;
+    expect(fresh).toMatch(/^[A-Za-z0-9]{60}$/);
+    expect(fresh).not.toBe(old);
+    expect((await t.http.get('/api/me').set('Authorization', `Bearer ${old}`)).status).toBe(401);
+    expect((await t.http.get('/api/me').set('Authorization', `Bearer ${fresh}`)).status).toBe(200);
+  });
+
+  it('never writes a token to the log', async () => {
+    await t.http.get(`/api/me?api_token=${token}`);
+    await t.http.post('/api/watch/browse').send({ api_token: token2, browse: '1' });
+    expect(t.logs.lines.length).toBeGreaterThan(0);
+    expect(t.logs.text).not.toContain(token);
+    expect(t.logs.text).not.toContain(token2);
+  });
+});

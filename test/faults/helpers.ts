@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { freePort } from '../../src/embedded/free-port.js';
+
+/** Test-side helpers for fault injection: real processes and real sockets, nothing mocked. */
+
+export { asins } from '../helpers/pipeline.js';
+
+/**
+ * Polls `check` until it returns a value other than undefined/false. For conditions that have no
+ * event to wait on (a document count, a probe); bounded, and the message says what never happened.
+ */
+export async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** One value of a Prometheus text exposition, e.g. metric(text, 'shelfwatch_country_stopped', { country: 'JP' }). */
+export function metric(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return undefined;
+}
+
+/**
+ * A TCP proxy between the app and a server (the shared MongoDB stand-in): `cut()` drops every open
+ * connection and refuses new ones, as a network partition or a stopped server would, without
+ * losing the server's data; `restore()` lets connections through again.
+ */
+export interface TcpProxy {
+  readonly port: number;
+  cut(): void;
+  restore(): void;
+  close(): Promise<void>;
+  /** Connections refused while cut. */
+  readonly refused: number;
+}
+
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const open = new Set<net.Socket>();
+  let cut = false;
+  let refused = 0;
+  const server = net.createServer((client) => {
+    if (cut) {
+      refused++;
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(targetPort, targetHost);
+    open.add(client);
+    open.add(upstream);
+    const drop = (): void => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+      open.delete(upstream);
+    };
+    client.on('error', drop).on('close', drop);
+    upstream.on('error', drop).on('close', drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    get refused() {
+      return refused;
+    },
+    cut() {
+      cut = true;
+      for (const s of open) s.destroy();
+      open.clear();
+    },
+    restore() {
+      cut = false;
+    },
+    close() {
+      for (const s of open) s.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A redis-server of the test's own on a fixed port, so that it can be killed and started again at
+ * the same address (the shared Redis on 6379 is never touched). With `appendonly` it keeps its data
+ * across a crash as production must (appendonly yes, fsync always here so the test is exact).
+ */
+export interface PrivateRedis {
+  readonly url: string;
+  /** SIGKILL: a crash, no chance to save anything more. */
+  crash(): Promise<void>;
+  start(): Promise<void>;
+  client(): Redis;
+  stop(): Promise<void>;
+}
+
+export async function startPrivateRedis(opts: { appendonly: boolean }): Promise<PrivateRedis> {
+  const port = await freePort();
+  const dir = await mkdtemp(join(tmpdir(), 'shelfwatch-fault-redis-'));
+  let child: ChildProcess | undefined;
+  const clients: Redis[] = [];
+  const start = async (): Promise<void> => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir,
+      '--appendonly', opts.appendonly ? 'yes' : 'no', '--appendfsync', 'always',
+      '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'], { stdio: 'ignore' });
+    await until('private redis-server answering', async () => {
+      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      probe.on('error', () => undefined);
+      try {
+        await probe.connect();
+        // While the AOF loads, PING answers LOADING: wait for a real answer.
+        return (await probe.ping()) === 'PONG';
+      } finally {
+        probe.disconnect();
+      }
+    }, 10_000, 50);
+  };
+  const crash = async (): Promise<void> => {
+    const c = child;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
+    const exited = new Promise<void>((r) => c.once('exit', () => r()));
+    c.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return {
+    url: `redis://127.0.0.1:${port}`,
+    crash,
+    start,
+    client() {
+      const c = new Redis({ port, host: '127.0.0.1', maxRetriesPerRequest: 1 });
+      c.on('error', () => undefined);
+      clients.push(c);
+      return c;
+    },
+    async stop() {
+      for (const c of clients) c.disconnect();
+      await crash();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** host and port of a mongodb:// URI (the shared test server), and the same URI through a proxy. */
+export function mongoThrough(uri: string, proxyPort: number): { host: string; port: number; proxied: string } {
+  const u = new URL(uri);
+  const host = u.hostname;
+  const port = Number(u.port || 27017);
+  u.host = `127.0.0.1:${proxyPort}`;
+  return { host, port, proxied: u.toString() };
+}

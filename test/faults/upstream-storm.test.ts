@@ -1,0 +1,156 @@
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { productModel } from '../../src/models/product.js';
+import { planCountry } from '../../src/scheduler/planner.js';
+import type { Country } from '../../src/catalog/identifiers.js';
+import { asins, metric, until } from './helpers.js';
+
+/**
+ * Upstream storms against the real workers and the simulator over HTTP (faults set through the
+ * simulator's fault injector, calls counted from its /__stats counters). Both countries have a
+ * quota of 5 calls a second, enforced by the workers' limiter and by the simulator.
+ *
+ * - 30 % 500s and 10 % timeouts: must hold: failed calls are retried with backoff, never faster
+ *   than the quota; no job fails for good; every product is written.
+ * - a burst of 429s with Retry-After: 1: must hold: the queue waits out each Retry-After (about one
+ *   call a second while it lasts), nothing fails.
+ * - invalid token on every call (a revoked credential, the Creators API's bad-signature case), then
+ *   eligibility lost for US: must hold: that country's queue is paused with one error log line and
+ *   shelfwatch_country_stopped{country} = 1; no further calls for it (no crash loop), the other
+ *   country keeps working, and resuming the queue finishes the held work.
+ */
+const RPS = 5;
+let p: Pipeline;
+beforeAll(async () => {
+  p = await startPipeline({
+    COUNTRIES: 'JP,US',
+    QUOTA_RPS: String(RPS),
+    SIMULATOR_QUOTA_RPS: String(RPS),
+    CREATORS_TIMEOUT_MS: '800',
+  });
+});
+afterAll(async () => {
+  await p?.close();
+});
+
+const products = () => productModel(p.ctx.mongo);
+async function due(country: Country, prefix: string, n: number): Promise<string[]> {
+  const list = asins(prefix, n);
+  await products().insertMany(list.map((asin) => ({ country, asin, priority: 1, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+  return list;
+}
+const calls = (country: Country): number => p.sim.stats().countries[country]?.getItems?.calls ?? 0;
+const stat = (country: Country, what: 'errors' | 'throttled'): number => p.sim.stats().countries[country]?.getItems?.[what] ?? 0;
+async function jobs(outcome: string): Promise<number> {
+  const m = await p.ctx.metrics.jobs.get();
+  return m.values.filter((v) => v.labels.outcome === outcome).reduce((n, v) => n + v.value, 0);
+}
+
+describe('upstream storms', () => {
+  it('30 % 5xx and 10 % timeouts: retried with backoff within the quota, nothing lost', { timeout: 60_000 }, async () => {
+    const list = await due('JP', 'B0STORM', 80);
+    p.sim.faults.update({ errorRate: 0.3, timeoutRate: 0.1 });
+    const worker = p.workers.workers.get('JP')!;
+    const allDone = completions(worker, 8, 55_000);
+    const c0 = calls('JP');
+    const t0 = Date.now();
+    expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(8);
+    // The storm lasts until at least three calls failed and were put back for a retry.
+    await until('the storm hit', async () => (await jobs('retry')) >= 3, 30_000, 100);
+    const stormCalls = calls('JP') - c0;
+    const stormS = (Date.now() - t0) / 1_000;
+    expect(stat('JP', 'errors')).toBeGreaterThan(0);
+    p.sim.faults.update({ errorRate: 0, timeoutRate: 0 });
+    await allDone;
+    const totalCalls = calls('JP') - c0;
+    const totalS = (Date.now() - t0) / 1_000;
+    // No tight loop: calls never outrun the quota (one extra for the window's edges), storm or not.
+    expect(stormCalls).toBeLessThanOrEqual(Math.ceil(stormS * RPS) + 1);
+    expect(totalCalls).toBeLessThanOrEqual(Math.ceil(totalS * RPS) + 1);
+    // Retries happened and cost calls, but at most one call per attempt.
+    expect(totalCalls).toBeGreaterThan(8);
+    expect(totalCalls).toBeLessThanOrEqual(8 + (await jobs('retry')));
+    expect(await jobs('failed')).toBe(0);
+    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: null })).toBe(0);
+  });
+
+  it('a burst of 429s with Retry-After: the queue waits each one out, nothing fails', { timeout: 40_000 }, async () => {
+    const list = await due('JP', 'B0429', 40);
+    const BURST = 4;
+    p.sim.faults.update({ throttleBurst: BURST });
+    const th0 = stat('JP', 'throttled');
+    const c0 = calls('JP');
+    const failed0 = await jobs('failed');
+    const t0 = Date.now();
+    const allDone = completions(p.workers.workers.get('JP')!, 4, 35_000);
+    await planCountry(p.planner, 'JP');
+    await until('the burst is spent', async () => stat('JP', 'throttled') - th0 >= BURST, 20_000, 50);
+    const burstCalls = calls('JP') - c0;
+    const burstS = (Date.now() - t0) / 1_000;
+    await allDone;
+    expect(stat('JP', 'throttled') - th0).toBe(BURST);
+    // Each 429 holds the whole queue for Retry-After (1 s): at most about one call a second while it lasts.
+    expect(burstCalls).toBe(BURST);
+    expect(burstCalls / Math.max(burstS, 1)).toBeLessThanOrEqual(1.5);
+    expect(await jobs('failed')).toBe(failed0);
+    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: null })).toBe(0);
+  });
+
+  it('a refused credential, then lost eligibility: that country stops with a log line and a metric, not a crash loop', { timeout: 40_000 }, async () => {
+    const jp = p.ctx.jobs.queue('JP');
+    const us = p.ctx.jobs.queue('US');
+    const tokens0 = p.sim.stats().tokens.issued;
+    p.sim.faults.update({ invalidTokenRate: 1 });
+    const failed = new Promise<{ attemptsMade: number; failedReason: string }>((resolve) =>
+      p.workers.workers.get('JP')!.once('failed', (job) => resolve({ attemptsMade: job!.attemptsMade, failedReason: job!.failedReason })));
+    await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: asins('B0AUTH', 10) });
+    const first = await failed;
+    // Unrecoverable: one attempt, no retry, and the queue is paused.
+    expect(first.attemptsMade).toBe(1);
+    await until('JP paused', () => jp.isPaused(), 5_000, 50);
+    // The token was renewed once on the first 401 and not again.
+    expect(p.sim.stats().tokens.issued - tokens0).toBeLessThanOrEqual(2);
+    const stopLines = p.logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.country === 'JP' && /pausing its queue/.test(String(l.msg)));
+    expect(stopLines).toHaveLength(1);
+    expect(stopLines[0]!.level).toBe(50);
+    expect(String(stopLines[0]!.msg)).toContain('queues:resume --country JP');
+    expect(metric((await p.http.get('/metrics')).text, 'shelfwatch_country_stopped', { country: 'JP' })).toBe(1);
+
+    // While JP is stopped its work waits, spending nothing; US keeps working meanwhile.
+    p.sim.faults.update({ invalidTokenRate: 0 });
+    const jpHeld = await due('JP', 'B0HELD', 30);
+    // The planner leaves a paused country's due products in MongoDB; a job queued anyway waits.
+    const pausedPlan = await planCountry(p.planner, 'JP');
+    expect(pausedPlan.paused).toBe(true);
+    expect(pausedPlan.enqueued.batches).toBe(0);
+    await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: jpHeld.slice(0, 10) });
+    const jpCalls = calls('JP');
+    const usList = await due('US', 'B0USOK', 20);
+    const usDone = completions(p.workers.workers.get('US')!, 2, 20_000);
+    expect((await planCountry(p.planner, 'US')).enqueued.batches).toBe(2);
+    await usDone;
+    expect(calls('JP')).toBe(jpCalls);
+    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: usList }), country: 'US', last_attempt_at: null })).toBe(0);
+    expect(p.workers.workers.get('JP')!.isRunning()).toBe(true);
+
+    // Eligibility lost in US: the same stop, for US only.
+    p.sim.faults.update({ notEligible: ['US'] });
+    const usFailed = new Promise<number>((resolve) => p.workers.workers.get('US')!.once('failed', (job) => resolve(job!.attemptsMade)));
+    await p.ctx.jobs.add('refresh.p1', { country: 'US', asins: asins('B0ELIG', 10) });
+    expect(await usFailed).toBe(1);
+    await until('US paused', () => us.isPaused(), 5_000, 50);
+    const metrics = (await p.http.get('/metrics')).text;
+    expect(metric(metrics, 'shelfwatch_country_stopped', { country: 'US' })).toBe(1);
+    expect(p.logs.lines.some((l) => l.includes('"country":"US"') && l.includes('pausing its queue'))).toBe(true);
+
+    // Once an operator resumes JP, the held work is done.
+    const jpDone = completions(p.workers.workers.get('JP')!, 3, 20_000);
+    await jp.resume();
+    expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(2);
+    await jpDone;
+    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: jpHeld }), last_attempt_at: null })).toBe(0);
+    p.sim.faults.reset();
+    await us.resume();
+  });
+});

@@ -1,0 +1,79 @@
+import type { Worker, Job } from 'bullmq';
+import { createTestContext, type TestContext } from './context.js';
+import { runSimulator } from '../../src/roles/simulator.js';
+import { startWorkerRole } from '../../src/roles/worker.js';
+import type { RunningSimulator } from '../../src/simulator/server.js';
+import type { RunningWorkers } from '../../workers/runner.js';
+import type { PlannerDeps } from '../../src/scheduler/planner.js';
+
+export interface Pipeline extends TestContext {
+  readonly sim: RunningSimulator;
+  readonly workers: RunningWorkers;
+  readonly planner: PlannerDeps;
+  /** A user and its Authorization header. */
+  user(email: string): Promise<{ headers: Record<string, string>; id: string }>;
+}
+
+/** Base settings: a generous simulator quota, a planner that only runs when a test calls it. */
+export const PIPELINE_ENV: Record<string, string> = {
+  COUNTRIES: 'JP',
+  QUOTA_RPS: '50',
+  QUOTA_PER_DAY: '100000000',
+  SIMULATOR_QUOTA_RPS: '50',
+  SIMULATOR_QUOTA_PER_DAY: '100000000',
+  SIMULATOR_SEED: 'pipeline-test',
+  SCHEDULER_REFRESH_CRON: '0 0 1 1 *',
+  SCHEDULER_BROWSE_CRON: '0 0 1 1 *',
+  WORKER_SHUTDOWN_MS: '5s',
+  UPDATE_WAIT: '15s',
+};
+
+/** The real app, a real simulator over HTTP and real BullMQ workers, on a database and prefix of their own. */
+export async function startPipeline(env: Record<string, string> = {}): Promise<Pipeline> {
+  const t = await createTestContext({ ...PIPELINE_ENV, ...env });
+  const sim = await runSimulator(t.ctx.config, t.ctx.logger, t.ctx.resources);
+  const workers = await startWorkerRole(t.ctx, { simulatorUrl: sim.url });
+  const planner: PlannerDeps = {
+    mongo: t.ctx.mongo,
+    config: t.ctx.config,
+    workers: t.ctx.config.workers,
+    jobs: t.ctx.jobs,
+    usage: t.ctx.usage,
+    metrics: t.ctx.metrics,
+    logger: t.ctx.logger,
+  };
+  return {
+    ...t,
+    sim,
+    workers,
+    planner,
+    async user(email) {
+      const { user, token } = await t.ctx.users.create({ name: email, email });
+      return { headers: { Authorization: `Bearer ${token}` }, id: user._id.toHexString() };
+    },
+  };
+}
+
+/** Resolves once `count` jobs have completed on the worker (failures are collected, not awaited). */
+export function completions(worker: Worker, count: number, timeoutMs = 75_000): Promise<Job[]> {
+  return new Promise((resolve, reject) => {
+    const done: Job[] = [];
+    const timer = setTimeout(() => {
+      worker.off('completed', onDone);
+      reject(new Error(`only ${done.length} of ${count} jobs completed within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onDone = (job: Job): void => {
+      done.push(job);
+      if (done.length >= count) {
+        clearTimeout(timer);
+        worker.off('completed', onDone);
+        resolve(done);
+      }
+    };
+    worker.on('completed', onDone);
+  });
+}
+
+/** `n` distinct well-formed ASINs sharing `prefix` (prefix + zero-padded index, 10 characters). */
+export const asins = (prefix: string, n: number): string[] =>
+  Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(10 - prefix.length, '0')}`);

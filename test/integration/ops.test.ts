@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../helpers/context.js';
+
+let withBoard: TestContext;
+let without: TestContext;
+beforeAll(async () => {
+  withBoard = await createTestContext({ BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'correct horse battery' });
+  without = await createTestContext();
+});
+afterAll(async () => {
+  await withBoard?.close();
+  await without?.close();
+});
+
+const basic = (u: string, p: string): string => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
+
+describe('Bull Board', () => {
+  it('is not there without credentials in the configuration', async () => {
+    expect((await without.http.get('/admin/queues')).status).toBe(404);
+  });
+
+  it('asks for its credentials and serves the board with them', async () => {
+    const none = await withBoard.http.get('/admin/queues');
+    expect(none.status).toBe(401);
+    expect(none.headers['www-authenticate']).toMatch(/^Basic /);
+    expect((await withBoard.http.get('/admin/queues').set('Authorization', basic('ops', 'wrong password!'))).status).toBe(401);
+    expect((await withBoard.http.get('/admin/queues/api/queues').set('Authorization', basic('ops', 'wrong password!'))).status).toBe(401);
+    const page = await withBoard.http.get('/admin/queues').set('Authorization', basic('ops', 'correct horse battery'));
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/text\/html/);
+    const api = await withBoard.http.get('/admin/queues/api/queues').set('Authorization', basic('ops', 'correct horse battery'));
+    expect(api.status).toBe(200);
+    expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['upstream-JP', 'upstream-US']);
+  });
+});
+
+describe('GET /metrics', () => {
+  it('serves Prometheus text with the queue and upstream metrics', async () => {
+    await without.ctx.jobs.add('refresh.p0', { country: 'JP', asins: ['B0METRIC01'] });
+    const res = await without.http.get('/metrics');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toMatch(/^text\/plain/);
+    expect(res.text).toMatch(/shelfwatch_queue_jobs\{country="JP",state="prioritized"\} 1/);
+    for (const name of ['shelfwatch_upstream_calls_total', 'shelfwatch_refresh_lag_seconds', 'shelfwatch_products_due', 'shelfwatch_queue_oldest_waiting_seconds']) {
+      expect(res.text).toContain(`# TYPE ${name}`);
+    }
+  });
+});

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamItemSchema } from '../../src/catalog/product.js';
+import { UpstreamInvalidRequestError } from '../../src/upstream/errors.js';
+import { findAsins, startHarness, totalCalls, type SimHarness } from './helpers.js';
+
+describe('Creators client against the simulator, over HTTP', () => {
+  let h: SimHarness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(() => h.close());
+
+  it('getItems: a batch of 10 with two missing and one inaccessible ASIN, matched by ASIN', async () => {
+    const found = findAsins(h.sim, 'JP', 'found', 7);
+    const missing = findAsins(h.sim, 'JP', 'not_found', 2);
+    const hidden = findAsins(h.sim, 'JP', 'not_accessible', 1);
+    const batch = [found[0]!, missing[0]!, ...found.slice(1, 4), hidden[0]!, ...found.slice(4), missing[1]!];
+    const jp = h.port('JP');
+    const res = await jp.getItems(batch.map((a, i) => (i % 2 ? a.toLowerCase() : a)));
+    expect(Object.keys(res.outcomes)).toEqual(batch);
+    for (const a of found) expect(res.outcomes[a]).toBe('found');
+    expect(res.outcomes[missing[0]!]).toBe('not_found');
+    expect(res.outcomes[missing[1]!]).toBe('not_found');
+    expect(res.outcomes[hidden[0]!]).toBe('not_accessible');
+    // Request order, although the simulator answers in its own order.
+    expect(res.items.map((i) => i.asin)).toEqual(batch.filter((a) => found.includes(a)));
+    for (const item of res.items) {
+      expect(upstreamItemSchema.parse(item)).toBeTruthy();
+      expect(item.title).toMatch(/[\u3040-\u30ff\u4e00-\u9fff]/); // Japanese on amazon.co.jp
+      expect(item.url).toBe(`https://www.amazon.co.jp/dp/${item.asin}?tag=shelfwatch-22&linkCode=ogi&th=1&psc=1`);
+      if (item.price) expect(item.price.currency).toBe('JPY');
+    }
+    expect(h.sim.stats().countries.JP?.getItems).toMatchObject({ calls: 1, items: 7 });
+  });
+
+  it('getItems in the US: English titles, USD prices in cents', async () => {
+    const asins = findAsins(h.sim, 'US', 'found', 10, 500);
+    const res = await h.port('US').getItems(asins);
+    expect(res.items).toHaveLength(10);
+    for (const item of res.items) {
+      expect(item.title).toMatch(/^[\x20-\x7e]+$/);
+      if (item.price) {
+        expect(item.price.currency).toBe('USD');
+        expect(Number.isInteger(item.price.amount)).toBe(true);
+      }
+    }
+    expect(res.items.some((i) => i.price !== null)).toBe(true);
+  });
+
+  it('findByCode: an EAN listed by two ASINs gives exactly those two, unrelated hits left out', async () => {
+    let ean = '';
+    for (let n = 0; !ean; n++) {
+      const first12 = `49${String(n).padStart(10, '0')}`;
+      let sum = 0;
+      for (let i = 0; i < 12; i++) sum += Number(first12[i]) * (i % 2 === 0 ? 1 : 3);
+      const code = first12 + ((10 - (sum % 10)) % 10);
+      // Pick one the simulator also pads with unrelated results, to prove they are filtered.
+      if (h.sim.catalog.asinsForEan('JP', code).length === 2 && h.sim.catalog.search('JP', code).length > 2) ean = code;
+    }
+    const res = await h.port('JP').findByCode(ean);
+    expect(res.ean).toBe(ean);
+    expect(res.items.map((i) => i.asin).sort()).toEqual(h.sim.catalog.asinsForEan('JP', ean).sort());
+    for (const item of res.items) expect(item.eans).toContain(ean);
+  });
+
+  it('findByCode: a code nobody lists gives no items (404 from the service)', async () => {
+    let ean = '';
+    for (let n = 0; !ean; n++) {
+      const first12 = `45${String(n).padStart(10, '0')}`;
+      let sum = 0;
+      for (let i = 0; i < 12; i++) sum += Number(first12[i]) * (i % 2 === 0 ? 1 : 3);
+      const code = first12 + ((10 - (sum % 10)) % 10);
+      if (h.sim.catalog.search('JP', code).length === 0) ean = code;
+    }
+    expect((await h.port('JP').findByCode(ean)).items).toEqual([]);
+  });
+
+  it('browseNode walks a full node to page 10 and stops there', async () => {
+    let node = '';
+    for (let n = 1000; !node; n++) if (h.sim.catalog.browse('US', String(n)).length === 100) node = String(n);
+    const us = h.port('US');
+    const seen = new Set<string>();
+    let page = 1;
+    for (;;) {
+      const res = await us.browseNode(node, page);
+      expect(res.items).toHaveLength(10);
+      for (const i of res.items) seen.add(i.asin);
+      if (!res.hasMore) break;
+      page++;
+    }
+    expect(page).toBe(10);
+    expect(seen.size).toBe(100);
+    expect([...seen]).toEqual(h.sim.catalog.browse('US', node));
+  });
+
+  it('browseNode on a short node reports no more after its last page', async () => {
+    let node = '';
+    for (let n = 2000; !node; n++) {
+      const len = h.sim.catalog.browse('JP', String(n)).length;
+      if (len > 10 && len < 20) node = String(n);
+    }
+    const jp = h.port('JP');
+    const first = await jp.browseNode(node, 1);
+    expect(first.hasMore).toBe(true);
+    const second = await jp.browseNode(node, 2);
+    expect(second.hasMore).toBe(false);
+    expect(second.items.length).toBe(first.totalResults! - 10);
+  });
+
+  it('getBrowseNodes returns parent and children', async () => {
+    const [node] = await h.port('JP').getBrowseNodes(['2127209051']);
+    expect(node).toMatchObject({ id: '2127209051', parentId: '212720905', isRoot: false });
+    expect(node!.name).toMatch(/[\u3040-\u30ff\u4e00-\u9fff]/);
+    for (const c of node!.children) expect(c.id.startsWith('2127209051')).toBe(true);
+  });
+
+  it('invalid batches are refused before any request is sent', async () => {
+    const jp = h.port('JP');
+    const callsBefore = totalCalls(h.sim);
+    const tokensBefore = h.sim.stats().tokens.issued;
+    const ok = findAsins(h.sim, 'JP', 'found', 11);
+    const bad: [string, () => Promise<unknown>][] = [
+      ['eleven ASINs', () => jp.getItems(ok)],
+      ['no ASIN', () => jp.getItems([])],
+      ['a duplicate', () => jp.getItems([ok[0]!, ok[1]!, ok[0]!.toLowerCase()])],
+      ['a malformed ASIN', () => jp.getItems([ok[0]!, 'B0SHORT'])],
+      ['a bad check digit', () => jp.findByCode('4901234567890')],
+      ['letters in an EAN', () => jp.findByCode('49012345678AB')],
+      ['page 11', () => jp.browseNode('2127209051', 11)],
+      ['page 0', () => jp.browseNode('2127209051', 0)],
+      ['a non-numeric node', () => jp.browseNode('abc', 1)],
+    ];
+    for (const [what, call] of bad) await expect(call(), what).rejects.toBeInstanceOf(UpstreamInvalidRequestError);
+    expect(totalCalls(h.sim)).toBe(callsBefore);
+    expect(h.sim.stats().tokens.issued).toBe(tokensBefore);
+  });
+});

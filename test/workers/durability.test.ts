@@ -1,0 +1,103 @@
+import mongoose from 'mongoose';
+import { QueueEvents } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asins, completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { planCountry, requeueStalledImports } from '../../src/scheduler/planner.js';
+import { productModel } from '../../src/models/product.js';
+import { queueName } from '../../jobs/queues.js';
+import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
+import { mongoUriFor, testEnv } from '../helpers/context.js';
+import { startWorkerRole } from '../../src/roles/worker.js';
+
+let p: Pipeline;
+beforeAll(async () => {
+  p = await startPipeline({ SCHEDULER_LEASE: '10m' });
+});
+afterAll(async () => {
+  await p?.close();
+});
+
+const products = () => productModel(p.ctx.mongo);
+
+describe('durability', () => {
+  it('Redis flushed after planning: the products come due again when their lease ends and are all refreshed', async () => {
+    const list = asins('B0FLUSH', 30);
+    await products().insertMany(list.map((asin) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+    const queue = p.ctx.jobs.queue('JP');
+    // No worker runs while the jobs are lost, as when Redis goes down between plan and work.
+    await p.workers.close();
+    const first = await planCountry(p.planner, 'JP');
+    expect(first.enqueued.p1).toBe(30);
+
+    // Everything under our prefix goes, as with FLUSHALL on a Redis of our own.
+    const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
+    await p.ctx.redis.del(...keys);
+    expect(await queue.count()).toBe(0);
+    // Nothing is due until the lease ends; a plan an instant after it finds all 30 again.
+    expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(0);
+    const again = await planCountry(p.planner, 'JP', new Date(Date.now() + 10 * 60_000 + 1_000));
+    expect(again.enqueued.p1).toBe(30);
+    const workers = await startWorkerRole(p.ctx, { simulatorUrl: p.sim.url });
+    await completions(workers.workers.get('JP')!, 3);
+    await workers.close();
+    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: null })).toBe(0);
+  });
+
+  it('Redis flushed before an EAN import ran: the sweep puts its resolve job back and the import ends', async () => {
+    await p.workers.close();
+    const u = await p.user('flushed-import@example.com');
+    const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean: '4901234567894' }).expect(202);
+    const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
+    await p.ctx.redis.del(...keys);
+    // Before its lease has passed an import is left alone; after it, its job is added again, once.
+    expect(await requeueStalledImports(p.planner)).toBe(0);
+    const later = new Date(Date.now() + 10 * 60_000 + 1_000);
+    expect(await requeueStalledImports(p.planner, later)).toBe(1);
+    await requeueStalledImports(p.planner, later);
+    expect(await p.ctx.jobs.queue('JP').count()).toBe(1);
+    const workers = await startWorkerRole(p.ctx, { simulatorUrl: p.sim.url });
+    await completions(workers.workers.get('JP')!, 1);
+    await workers.close();
+    const status = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
+    expect(['done', 'not_found']).toContain(status.body.data.status);
+  });
+
+  it('SIGTERM to a worker process during a batch: the batch finishes, the process exits 0, the products are written once', async () => {
+    // A slow upstream keeps the batch in flight while the signal arrives.
+    p.sim.faults.update({ latencyMs: 1_500 });
+    const list = asins('B0SIGTERM', 10);
+    // This file's in-process workers must not take the job: the child process is under test.
+    await p.workers.close();
+    const dbName = p.ctx.mongo.name;
+    const uri = mongoUriFor(dbName);
+    const child = spawnCli(['worker'], testEnv({
+      MONGODB_URI: uri,
+      REDIS_PREFIX: p.ctx.redisPrefix,
+      COUNTRIES: 'JP',
+      SIMULATOR_URL: p.sim.url,
+      QUOTA_RPS: '50',
+      WORKER_SHUTDOWN_MS: '10s',
+      SHUTDOWN_TIMEOUT_MS: '15000',
+    }));
+    const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
+    try {
+      await waitForLog(child, (l) => l.msg === 'workers started');
+      await events.waitUntilReady();
+      const active = new Promise<string>((resolve) => events.once('active', ({ jobId }) => resolve(jobId)));
+      const completed = new Promise<string>((resolve) => events.on('completed', ({ jobId }) => resolve(jobId)));
+      const jobId = await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: list });
+      expect(await active).toBe(jobId);
+      child.kill('SIGTERM');
+      expect(await completed).toBe(jobId);
+      expect(await exitOf(child)).toEqual({ code: 0, signal: null });
+      const docs = await products().find({ asin: mongoose.trusted({ $in: list }) }).lean();
+      expect(docs).toHaveLength(10);
+      expect(docs.every((d) => d.last_attempt_at !== null)).toBe(true);
+      expect(p.sim.stats().countries.JP!.getItems!.items).toBeGreaterThanOrEqual(10);
+    } finally {
+      p.sim.faults.update({ latencyMs: 0 });
+      await events.close();
+      if (child.exitCode === null) child.kill('SIGKILL');
+    }
+  });
+});

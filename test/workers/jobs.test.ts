@@ -1,0 +1,173 @@
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { planCrawls } from '../../src/scheduler/planner.js';
+import { productModel } from '../../src/models/product.js';
+import { eanImportModel } from '../../src/models/ean-import.js';
+import { watchModel } from '../../src/models/watch.js';
+import { eanCheckDigit } from '../../src/simulator/codes.js';
+
+let p: Pipeline;
+beforeAll(async () => {
+  p = await startPipeline({ COUNTRIES: 'JP,US', UPDATE_WAIT: '10s' });
+});
+afterAll(async () => {
+  await p?.close();
+});
+
+/** The first EAN (from a deterministic walk) that the simulator maps to exactly `n` ASINs in JP. */
+function eanWith(n: number): string {
+  for (let i = 0; i < 100_000; i++) {
+    const first12 = `490${String(i).padStart(9, '0')}`;
+    const ean = first12 + eanCheckDigit(first12);
+    if (p.sim.catalog.asinsForEan('JP', ean).length === n) return ean;
+  }
+  throw new Error(`no EAN with ${n} ASINs`);
+}
+
+describe('EAN import end to end', () => {
+  it('resolves in every country, adds the ASINs to the watchlist at priority 0 and finishes the import', async () => {
+    const u = await p.user('ean@example.com');
+    const ean = eanWith(2);
+    const expected = p.sim.catalog.asinsForEan('JP', ean);
+    const jp = completions(p.workers.workers.get('JP')!, 1);
+    const us = completions(p.workers.workers.get('US')!, 1);
+    const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
+    await Promise.all([jp, us]);
+
+    const imp = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
+    expect(imp.body.data.status).toBe('done');
+    expect(imp.body.data.countries.find((c: { country: string }) => c.country === 'JP').asins.sort()).toEqual([...expected].sort());
+    const entries = await watchModel(p.ctx.mongo).find({ user_id: new mongoose.Types.ObjectId(u.id), kind: 'asin' }).lean();
+    expect(entries.map((e) => e.key)).toEqual(expect.arrayContaining(expected));
+    expect(entries.every((e) => e.priority === 0 && e.source === 'ean')).toBe(true);
+    const products = await productModel(p.ctx.mongo).find({ country: 'JP', asin: mongoose.trusted({ $in: expected }) }).lean();
+    expect(products).toHaveLength(2);
+    for (const d of products) {
+      expect(d.ean).toContain(ean);
+      expect(d.priority).toBe(0);
+      expect(d.status).toBe('ok');
+      expect(d.next_refresh_at).not.toBeNull();
+    }
+    // The import has ended: the same code may be imported again.
+    const again = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
+    expect(again.body.created).toBe(true);
+    await Promise.all([completions(p.workers.workers.get('JP')!, 1), completions(p.workers.workers.get('US')!, 1)]);
+  });
+
+  it('an EAN nobody lists ends not_found', async () => {
+    const u = await p.user('ean-none@example.com');
+    const ean = eanWith(0);
+    const done = Promise.all([completions(p.workers.workers.get('JP')!, 1), completions(p.workers.workers.get('US')!, 1)]);
+    const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
+    await done;
+    const imp = await eanImportModel(p.ctx.mongo).findById(res.body.data.id).lean();
+    expect(imp?.status).toBe(p.sim.catalog.asinsForEan('US', ean).length ? 'done' : 'not_found');
+    expect(imp?.pending_key).toBeUndefined();
+  });
+});
+
+describe('browse crawl', () => {
+  it('walks a watched node page by page, upserts its products at priority 0 and records the crawl', async () => {
+    const u = await p.user('browse@example.com');
+    await p.http.post('/api/watch/browse').set(u.headers).send({ browse: '2127209051' }).expect(201);
+    const listed = [...new Set(p.sim.catalog.browse('JP', '2127209051'))];
+    const pagesOf = (n: number): number => Math.min(10, Math.max(1, Math.ceil(n / 10)));
+    const usListed = new Set(p.sim.catalog.browse('US', '2127209051')).size;
+    // One job per page, each through the queue's limiter.
+    const done = Promise.all([completions(p.workers.workers.get('JP')!, pagesOf(listed.length)), completions(p.workers.workers.get('US')!, pagesOf(usListed))]);
+    expect(await planCrawls(p.planner)).toBe(2);
+    // A second planning pass on the same day adds nothing new (the job ids are per node and day).
+    await planCrawls(p.planner);
+    const [jpJobs] = await done;
+    expect(jpJobs.map((j) => (j.data as { page: number }).page)).toEqual(Array.from({ length: pagesOf(listed.length) }, (_, i) => i + 1));
+    const lastPage = jpJobs.at(-1)!.returnvalue as { asins: number; last: boolean };
+    expect(lastPage).toMatchObject({ asins: listed.length, last: true });
+    const entry = await watchModel(p.ctx.mongo).findOne({ kind: 'browse', key: '2127209051' }).lean();
+    expect(entry?.last_crawl_at).not.toBeNull();
+    expect([listed.length, usListed]).toContain(entry?.last_crawl_count);
+    const crawled = await productModel(p.ctx.mongo).find({ country: 'JP', asin: mongoose.trusted({ $in: listed }) }).lean();
+    expect(crawled.length).toBe(listed.length);
+    expect(crawled.every((d) => d.priority === 0 && d.status === 'ok')).toBe(true);
+  });
+});
+
+describe('GET|POST /api/world/update', () => {
+  it('refreshes now and answers the fresh records, by GET and by POST', async () => {
+    const u = await p.user('update@example.com');
+    const res = await p.http.get('/api/world/update?asin=B0UPD00001,b0upd00002&country=US').set(u.headers);
+    expect(res.status).toBe(200);
+    // Every asked ASIN has a record, found or not (a not-found one says so in refresh.status).
+    expect(res.body.data.map((r: { asin: string; country: string }) => `${r.country}:${r.asin}`)).toEqual(['US:B0UPD00001', 'US:B0UPD00002']);
+    for (const r of res.body.data) expect(r.refresh.last_attempt_at).not.toBeNull();
+    const post = await p.http.post('/api/world/update').set(u.headers).send({ asin: ['B0UPD00003'] });
+    expect(post.status).toBe(200);
+    expect(post.body.data[0]).toMatchObject({ asin: 'B0UPD00003', country: 'JP' });
+  });
+
+  it.each([
+    ['', 'asin'],
+    ['asin=SHORT', 'asin'],
+    [`asin=${Array.from({ length: 11 }, (_, i) => `B0UPD000${String(i).padStart(2, '0')}`).join(',')}`, 'asin'],
+    ['asin=B0UPD00001&country=JP,US', 'country'],
+    ['asin=B0UPD00001&country=DE', 'country'],
+    ['asin=B0UPD00001&asin=B0UPD00002', 'asin'],
+  ])('answers 422 for %s', async (query, field) => {
+    const u = await p.user(`u422-${Math.random()}@example.com`);
+    const res = await p.http.get(`/api/world/update?${query}`).set(u.headers);
+    expect(res.status).toBe(422);
+    expect(res.body.errors[field]).toHaveLength(1);
+  });
+
+  it('answers 202 with the job id when the wait runs out, and the job finishes later', async () => {
+    const u = await p.user('update202@example.com');
+    const worker = p.workers.workers.get('JP')!;
+    const queue = p.ctx.jobs.queue('JP');
+    await queue.pause();
+    const short = await startShortWaitApp();
+    try {
+      const res = await short.http.get('/api/world/update?asin=B0LATE0001').set(u.headers);
+      expect(res.status).toBe(202);
+      expect(res.body.job).toMatchObject({ country: 'JP', asins: ['B0LATE0001'] });
+      const done = completions(worker, 1);
+      await queue.resume();
+      const [job] = await done;
+      expect(job!.id).toBe(res.body.job.id);
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('a fatal upstream error', () => {
+  it('answers the forced update 502, pauses only that country and says so in a metric', async () => {
+    const u = await p.user('fatal@example.com');
+    p.sim.faults.update({ notEligible: ['US'] });
+    try {
+      const res = await p.http.get('/api/world/update?asin=B0FATAL001&country=US').set(u.headers);
+      expect(res.status).toBe(502);
+      expect(res.body.message).toMatch(/not eligible/);
+      expect(await p.ctx.jobs.queue('US').isPaused()).toBe(true);
+      expect(await p.ctx.jobs.queue('JP').isPaused()).toBe(false);
+      const stopped = await p.ctx.metrics.countryStopped.get();
+      expect(stopped.values).toEqual([{ labels: { country: 'US' }, value: 1 }]);
+    } finally {
+      p.sim.faults.update({ notEligible: [] });
+      await p.ctx.jobs.queue('US').resume();
+    }
+  });
+});
+
+/** A second app on the same database and prefix, with a forced-update wait of 300 ms. */
+async function startShortWaitApp() {
+  const { loadConfig } = await import('../../config/env.js');
+  const { buildApp } = await import('../../src/http/app.js');
+  const { areaRoutes } = await import('../../src/http/areas.js');
+  const { Resources } = await import('../../src/lifecycle/resources.js');
+  const supertest = (await import('supertest')).default;
+  const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const base = loadConfig({ ...env, MONGODB_URI: 'mongodb://unused/', APP_KEY: 'base64:' + Buffer.alloc(32).toString('base64'), UPDATE_WAIT: '300ms' });
+  const resources = new Resources(p.ctx.logger);
+  const ctx = { ...p.ctx, resources, config: { ...p.ctx.config, workers: base.workers } };
+  return { http: supertest(buildApp(ctx, areaRoutes)), close: () => resources.close() };
+}

@@ -1,0 +1,49 @@
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { asins, completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { planCountry } from '../../src/scheduler/planner.js';
+import { productModel } from '../../src/models/product.js';
+
+let p: Pipeline;
+beforeAll(async () => {
+  // The limiter and the simulator's quota agree (5 a second), as they do against the real service.
+  p = await startPipeline({ QUOTA_RPS: '5', SIMULATOR_QUOTA_RPS: '5' });
+});
+afterAll(async () => {
+  await p?.close();
+});
+
+
+async function due(prefix: string, n: number): Promise<void> {
+  await productModel(p.ctx.mongo).insertMany(asins(prefix, n).map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+}
+
+describe('quota and throttling', () => {
+  it('the limiter keeps the workers within the quota: no 429 from the simulator', async () => {
+    await due('B0LIMIT', 120);
+    const plan = await planCountry(p.planner, 'JP');
+    expect(plan.enqueued.batches).toBe(12);
+    await completions(p.workers.workers.get('JP')!, 12);
+    const jp = p.sim.stats().countries.JP!;
+    expect(jp.getItems!.calls).toBeGreaterThanOrEqual(12);
+    expect(jp.getItems!.throttled).toBe(0);
+  });
+
+  it('a 429 burst from the upstream holds the queue, then every job completes without failing', async () => {
+    const before = p.sim.stats().countries.JP?.getItems?.throttled ?? 0;
+    p.sim.faults.update({ throttleBurst: 3 });
+    await due('B0BURST', 30);
+    const failed: string[] = [];
+    const worker = p.workers.workers.get('JP')!;
+    const onFailed = (job: { id?: string } | undefined): void => void failed.push(String(job?.id));
+    worker.on('failed', onFailed);
+    await planCountry(p.planner, 'JP');
+    await completions(worker, 3);
+    worker.off('failed', onFailed);
+    expect(p.sim.stats().countries.JP!.getItems!.throttled - before).toBe(3);
+    expect(failed).toEqual([]);
+    const metric = await p.ctx.metrics.jobs.get();
+    expect(metric.values.find((v) => v.labels.outcome === 'rate_limited')?.value).toBe(3);
+    expect(await productModel(p.ctx.mongo).countDocuments({ asin: mongoose.trusted({ $regex: '^B0BURST' }), status: 'pending' })).toBe(0);
+  });
+});

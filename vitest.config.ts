@@ -1,0 +1,14 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    // Each file builds its own app on its own Redis prefix and database, so files may run in parallel.
+    pool: 'forks',
+    // Generous: tests wait on events, and a starved 2-core CI box can be slow to deliver them; a
+    // passing test takes no longer for it.
+    testTimeout: 90_000,
+    hookTimeout: 30_000,
+    globalSetup: ['test/helpers/global-setup.ts'],
+  },
+});

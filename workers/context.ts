@@ -1,0 +1,21 @@
+import type { Connection } from 'mongoose';
+import type { Config } from '../config/env.js';
+import type { WorkersConfig } from '../config/workers.js';
+import type { JobProducer } from '../jobs/queues.js';
+import type { Country } from '../src/catalog/identifiers.js';
+import type { Logger } from '../src/logger.js';
+import type { UpstreamPort } from '../src/upstream/port.js';
+import type { DailyUsage } from '../src/quota/daily-usage.js';
+import type { Metrics } from '../src/metrics/registry.js';
+
+/** What a job handler may use: the database, the upstream of its country, and the queues. */
+export interface JobContext {
+  readonly mongo: Connection;
+  readonly config: Pick<Config, 'countries' | 'refresh' | 'timeZone'>;
+  readonly workers: WorkersConfig;
+  readonly jobs: JobProducer;
+  readonly upstream: (country: Country) => UpstreamPort;
+  readonly usage: DailyUsage;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+}

@@ -1,0 +1,68 @@
+import { UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
+import type { JobContext } from './context.js';
+import { isJobName, parseJob, InvalidJobPayloadError } from '../jobs/registry.js';
+import { RateLimitedError, UnrecoverableError } from '../src/errors/index.js';
+import { UpstreamAuthError, UpstreamNotEligibleError } from '../src/upstream/errors.js';
+import type { Country } from '../src/catalog/identifiers.js';
+import { refreshBatch } from './handlers/refresh.js';
+import { resolveEan } from './handlers/ean-resolve.js';
+import { crawlBrowsePage } from './handlers/browse-crawl.js';
+
+/** Called when an upstream error means the country cannot be served until an operator acts. */
+export type StopCountry = (country: Country, err: Error) => Promise<void>;
+
+/**
+ * Runs one job: parses its payload against the registry and hands it to its handler. Errors leave
+ * as what BullMQ understands:
+ * - the upstream's 429: the whole queue waits for the retry-after (queue.rateLimit) and the job goes
+ *   back to waiting without using an attempt (Worker.RateLimitError);
+ * - our UnrecoverableError (bad payload, invalid request): BullMQ's, so the job fails without retry;
+ *   credential and eligibility errors also stop the country's queue;
+ * - anything else: a retry with exponential backoff and jitter (queue default options).
+ */
+export function createProcessor(ctx: JobContext, country: Country, stopCountry: StopCountry, rateLimit: (ms: number) => Promise<void>) {
+  return async (job: Job): Promise<unknown> => {
+    const log = ctx.logger.child({ jobId: job.id, job: job.name, country, attempt: job.attemptsMade + 1 });
+    try {
+      if (!isJobName(job.name)) throw new InvalidJobPayloadError(`unknown job name ${job.name}`);
+      const started = Date.now();
+      let result: unknown;
+      switch (job.name) {
+        case 'world.update':
+          result = await refreshBatch(ctx, parseJob('world.update', job.data), 'forced');
+          break;
+        case 'refresh.p1':
+          result = await refreshBatch(ctx, parseJob('refresh.p1', job.data), '1');
+          break;
+        case 'refresh.p0':
+          result = await refreshBatch(ctx, parseJob('refresh.p0', job.data), '0');
+          break;
+        case 'ean.resolve':
+          result = await resolveEan(ctx, parseJob('ean.resolve', job.data));
+          break;
+        case 'browse.crawl':
+          result = await crawlBrowsePage(ctx, parseJob('browse.crawl', job.data), job.id);
+          break;
+      }
+      log.debug({ ms: Date.now() - started }, 'job done');
+      return result;
+    } catch (err) {
+      if (err instanceof RateLimitedError) {
+        log.warn({ retryAfterMs: err.retryAfterMs }, 'upstream throttled: holding the queue');
+        ctx.metrics.jobs.inc({ country, name: job.name, outcome: 'rate_limited' });
+        await rateLimit(Math.max(1, err.retryAfterMs));
+        throw Worker.RateLimitError();
+      }
+      if (err instanceof UpstreamAuthError || err instanceof UpstreamNotEligibleError) {
+        await stopCountry(country, err);
+        throw new BullUnrecoverable(err.message);
+      }
+      if (err instanceof UnrecoverableError || err instanceof InvalidJobPayloadError) {
+        log.warn({ err: { name: err.name, message: err.message } }, 'job failed for good');
+        throw new BullUnrecoverable(`${err.name}: ${err.message}`);
+      }
+      log.warn({ err: { name: (err as Error).name, message: (err as Error).message } }, 'job failed; will retry');
+      throw err;
+    }
+  };
+}
