@@ -17,8 +17,14 @@ const asinBatch = z.array(asin).min(1).max(10).refine((a) => new Set(a).size ===
 export const jobPayloads = {
   /** `/api/world/update`: a client waits for this one. */
   'world.update': z.object({ country: countrySchema, asins: asinBatch }),
-  /** Resolve one EAN import in one country. */
-  'ean.resolve': z.object({ country: countrySchema, importId: objectId, userId: objectId, ean: z.string().refine(isValidEan13) }),
+  /**
+   * One page of resolving an EAN import in one country. Like a browse crawl, each page is its own
+   * job (enqueued by the one before), so every search call passes the queue's limiter.
+   */
+  'ean.resolve': z.object({
+    country: countrySchema, importId: objectId, userId: objectId, ean: z.string().refine(isValidEan13),
+    page: z.number().int().min(1).max(10).default(1),
+  }),
   /** Scheduled refreshes, by the products' effective priority. */
   // `due`: the earliest due time in the batch (epoch ms), for the refresh-lag metric.
   'refresh.p1': z.object({ country: countrySchema, asins: asinBatch, due: z.number().int().optional() }),
@@ -51,6 +57,15 @@ export const JOB_PRIORITY: Readonly<Record<JobName, number>> = {
   'refresh.p0': 4,
   'browse.crawl': 5,
 };
+
+/**
+ * The id of an import's resolve job for one country and page. Every producer (the api, the job of
+ * the page before, the scheduler's sweep) uses it, so a page is never queued twice while its job
+ * exists. Page 1 keeps the id it had before resolving went page by page.
+ */
+export function eanResolveJobId(importId: string, country: string, page: number): string {
+  return page === 1 ? `ean-${importId}-${country}` : `ean-${importId}-${country}-p${page}`;
+}
 
 export class InvalidJobPayloadError extends Error {
   override readonly name = 'InvalidJobPayloadError';

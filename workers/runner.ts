@@ -70,7 +70,7 @@ export async function startWorkers(ctx: JobContext, connection: Redis, prefix: s
       if (final && job?.name === 'ean.resolve') {
         const data = job.data as { importId?: string };
         if (data.importId) {
-          recordCountryAnswer(ctx, data.importId, country, 'failed', [], err.message).catch((e: Error) =>
+          recordCountryAnswer(ctx, data.importId, country, 'failed', null, err.message).catch((e: Error) =>
             ctx.logger.error({ err: { message: e.message }, jobId: job.id }, 'could not record the failed import'));
         }
       }

@@ -16,8 +16,11 @@ export interface EanImportFields {
   user_id: Types.ObjectId;
   ean: string;
   status: ImportStatus;
-  /** Per country: its status and the ASINs it found. */
-  countries: { country: Country; status: CountryImportStatus; asins: string[]; error: string | null }[];
+  /**
+   * Per country: its status, the ASINs it found so far and the search page its next job reads
+   * (absent on imports written before resolving went page by page: read as 1).
+   */
+  countries: { country: Country; status: CountryImportStatus; asins: string[]; error: string | null; page?: number }[];
   /**
    * `<user>:<ean>` while the import is pending, absent once it ends: a unique sparse index on it
    * makes a second pending import of the same code impossible, even under concurrent requests.
@@ -33,6 +36,7 @@ const countrySchema = new Schema(
     status: { type: String, enum: COUNTRY_IMPORT_STATUSES, default: 'queued' },
     asins: { type: [String], default: [] },
     error: { type: String, default: null },
+    page: { type: Number, min: 1, max: 10, default: 1 },
   },
   { _id: false },
 );

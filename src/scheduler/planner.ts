@@ -3,13 +3,14 @@ import mongoose, { type Connection } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import type { WorkersConfig } from '../../config/workers.js';
 import type { JobProducer } from '../../jobs/queues.js';
+import { eanResolveJobId } from '../../jobs/registry.js';
 import type { Country } from '../catalog/identifiers.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics/registry.js';
 import { productModel } from '../models/product.js';
 import { watchModel } from '../models/watch.js';
 import { eanImportModel } from '../models/ean-import.js';
-import type { DailyUsage} from '../quota/daily-usage.js';
+import type { DailyUsage } from '../quota/daily-usage.js';
 import { dayOf, sustainableRate } from '../quota/daily-usage.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 
@@ -145,7 +146,8 @@ export async function requeueStalledImports(deps: PlannerDeps, now = new Date())
     const importId = imp._id.toHexString();
     for (const c of imp.countries) {
       if (c.status !== 'queued' || !deps.config.countries.includes(c.country)) continue;
-      await deps.jobs.add('ean.resolve', { country: c.country, importId, userId: imp.user_id.toHexString(), ean: imp.ean }, { jobId: `ean-${importId}-${c.country}` });
+      const page = c.page ?? 1;
+      await deps.jobs.add('ean.resolve', { country: c.country, importId, userId: imp.user_id.toHexString(), ean: imp.ean, page }, { jobId: eanResolveJobId(importId, c.country, page) });
       added++;
     }
   }

@@ -46,7 +46,8 @@ export class CodeMap {
 
   /**
    * How many ASINs list this EAN: most codes one, some none, a few several (research §1.10 and
-   * §3: one code can map to many ASINs).
+   * §3: one code can map to many ASINs), and one in five hundred more than a search page holds, so
+   * that resolving a code page by page is exercised.
    */
   asinCount(ean: string): number {
     const u = unit(this.seed, this.market, 'ean-count', ean);
@@ -54,7 +55,8 @@ export class CodeMap {
     if (u < 0.88) return 1;
     if (u < 0.96) return 2;
     if (u < 0.99) return 3;
-    return 5;
+    if (u < 0.998) return 5;
+    return 23;
   }
 
   asinsOf(ean: string): string[] {

@@ -38,7 +38,7 @@ export function instrumentPort(port: UpstreamPort, metrics: Metrics, usage: Dail
   return {
     country,
     getItems: (asins) => measure('getItems', () => port.getItems(asins), (r) => r.outcomes),
-    findByCode: (ean) => measure('searchItems', () => port.findByCode(ean)),
+    findByCode: (ean, page) => measure('searchItems', () => port.findByCode(ean, page)),
     browseNode: (nodeId, page) => measure('browseNode', () => port.browseNode(nodeId, page)),
     getBrowseNodes: (ids) => measure('getBrowseNodes', () => port.getBrowseNodes(ids)),
     close: () => port.close(),

@@ -18,11 +18,15 @@ export interface GetItemsResult {
   readonly outcomes: Readonly<Record<string, ItemOutcome>>;
 }
 
+/** One page (1-10) of the search for a code. */
 export interface FindByCodeResult {
   /** The code as searched (EAN-13; a 12-digit UPC is zero-padded). */
   readonly ean: string;
-  /** Every item whose EAN list contains the code: zero, one or several. */
+  readonly page: number;
+  /** The items of this page whose EAN list contains the code: zero, one or several. */
   readonly items: readonly UpstreamItem[];
+  /** Whether page + 1 may list more of them (never past page 10). */
+  readonly hasMore: boolean;
 }
 
 export interface BrowseNodePage {
@@ -49,8 +53,11 @@ export interface UpstreamPort {
   readonly country: Country;
   /** Up to 10 distinct valid ASINs; otherwise UpstreamInvalidRequestError before any request. */
   getItems(asins: readonly string[]): Promise<GetItemsResult>;
-  /** Items listing a JAN/EAN-13 (or a 12-digit UPC). */
-  findByCode(ean: string): Promise<FindByCodeResult>;
+  /**
+   * One page (1-10) of the items listing a JAN/EAN-13 (or a 12-digit UPC). One call per page, so
+   * that the caller spaces every call under its limiter.
+   */
+  findByCode(ean: string, page: number): Promise<FindByCodeResult>;
   /** One page (1-10) of a browse node's items. */
   browseNode(nodeId: string, page: number): Promise<BrowseNodePage>;
   /** Up to 10 browse nodes with their parent and children, for walking the tree. */

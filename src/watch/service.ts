@@ -1,6 +1,7 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import type { JobProducer } from '../../jobs/queues.js';
+import { eanResolveJobId } from '../../jobs/registry.js';
 import { watchModel, type WatchDoc } from '../models/watch.js';
 import { eanImportModel, type EanImportDoc } from '../models/ean-import.js';
 import { applyWatchChange } from './priority.js';
@@ -112,7 +113,7 @@ export class WatchService {
       const importId = entry._id.toHexString();
       // Deterministic job ids: a retried request can never enqueue one country twice.
       await Promise.all(this.config.countries.map((country) =>
-        this.jobs.add('ean.resolve', { country, importId, userId: userIdHex, ean }, { jobId: `ean-${importId}-${country}` })));
+        this.jobs.add('ean.resolve', { country, importId, userId: userIdHex, ean, page: 1 }, { jobId: eanResolveJobId(importId, country, 1) })));
     } catch (err) {
       // Without its jobs the import would stay queued for ever: remove it, and the client may retry.
       await imports.deleteOne({ _id: entry._id });

@@ -54,23 +54,36 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
   };
 }
 
-/** Resolves once `count` jobs have completed on the worker (failures are collected, not awaited). */
+/**
+ * Resolves once `count` jobs have completed on the worker. Failures are not awaited but collected:
+ * when the wait runs out, the message lists them (attempt and reason), so a CI log says why.
+ */
 export function completions(worker: Worker, count: number, timeoutMs = 75_000): Promise<Job[]> {
   return new Promise((resolve, reject) => {
     const done: Job[] = [];
-    const timer = setTimeout(() => {
+    const failures: string[] = [];
+    const stop = (): void => {
+      clearTimeout(timer);
       worker.off('completed', onDone);
-      reject(new Error(`only ${done.length} of ${count} jobs completed within ${timeoutMs} ms`));
+      worker.off('failed', onFailed);
+    };
+    const timer = setTimeout(() => {
+      stop();
+      const why = failures.length ? `; failures seen: ${failures.slice(-10).join(' | ')}` : '; no job failed meanwhile';
+      reject(new Error(`only ${done.length} of ${count} jobs completed within ${timeoutMs} ms${why}`));
     }, timeoutMs);
     const onDone = (job: Job): void => {
       done.push(job);
       if (done.length >= count) {
-        clearTimeout(timer);
-        worker.off('completed', onDone);
+        stop();
         resolve(done);
       }
     };
+    const onFailed = (job: Job | undefined, err: Error): void => {
+      failures.push(`${job?.name ?? '?'} ${job?.id ?? '?'} attempt ${job?.attemptsMade ?? '?'}: ${err.name}: ${err.message}`);
+    };
     worker.on('completed', onDone);
+    worker.on('failed', onFailed);
   });
 }
 

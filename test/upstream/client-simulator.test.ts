@@ -57,10 +57,36 @@ describe('Creators client against the simulator, over HTTP', () => {
       // Pick one the simulator also pads with unrelated results, to prove they are filtered.
       if (h.sim.catalog.asinsForEan('JP', code).length === 2 && h.sim.catalog.search('JP', code).length > 2) ean = code;
     }
-    const res = await h.port('JP').findByCode(ean);
+    const res = await h.port('JP').findByCode(ean, 1);
     expect(res.ean).toBe(ean);
     expect(res.items.map((i) => i.asin).sort()).toEqual(h.sim.catalog.asinsForEan('JP', ean).sort());
     for (const item of res.items) expect(item.eans).toContain(ean);
+    expect(res.hasMore).toBe(false);
+  });
+
+  it('findByCode: one call per page; more pages only while a full page listed nothing else', async () => {
+    // A code more ASINs list than one page holds, its own items ranked first.
+    let ean = '';
+    for (let n = 0; !ean; n++) {
+      const first12 = `49${String(n).padStart(10, '0')}`;
+      let sum = 0;
+      for (let i = 0; i < 12; i++) sum += Number(first12[i]) * (i % 2 === 0 ? 1 : 3);
+      const code = first12 + ((10 - (sum % 10)) % 10);
+      const own = h.sim.catalog.asinsForEan('JP', code);
+      if (own.length > 20 && h.sim.catalog.search('JP', code).slice(0, own.length).every((a) => own.includes(a))) ean = code;
+    }
+    const own = h.sim.catalog.asinsForEan('JP', ean);
+    const calls0 = totalCalls(h.sim);
+    const pages = [];
+    for (let page = 1; ; page++) {
+      const res = await h.port('JP').findByCode(ean, page);
+      expect(res.page).toBe(page);
+      pages.push(res);
+      if (!res.hasMore) break;
+    }
+    expect(pages.map((r) => r.items.length)).toEqual([10, 10, own.length - 20]);
+    expect(totalCalls(h.sim) - calls0).toBe(3);
+    expect(pages.flatMap((r) => r.items.map((i) => i.asin)).sort()).toEqual([...own].sort());
   });
 
   it('findByCode: a code nobody lists gives no items (404 from the service)', async () => {
@@ -72,7 +98,7 @@ describe('Creators client against the simulator, over HTTP', () => {
       const code = first12 + ((10 - (sum % 10)) % 10);
       if (h.sim.catalog.search('JP', code).length === 0) ean = code;
     }
-    expect((await h.port('JP').findByCode(ean)).items).toEqual([]);
+    expect((await h.port('JP').findByCode(ean, 1)).items).toEqual([]);
   });
 
   it('browseNode walks a full node to page 10 and stops there', async () => {
@@ -124,8 +150,9 @@ describe('Creators client against the simulator, over HTTP', () => {
       ['no ASIN', () => jp.getItems([])],
       ['a duplicate', () => jp.getItems([ok[0]!, ok[1]!, ok[0]!.toLowerCase()])],
       ['a malformed ASIN', () => jp.getItems([ok[0]!, 'B0SHORT'])],
-      ['a bad check digit', () => jp.findByCode('4901234567890')],
-      ['letters in an EAN', () => jp.findByCode('49012345678AB')],
+      ['a bad check digit', () => jp.findByCode('4901234567890', 1)],
+      ['letters in an EAN', () => jp.findByCode('49012345678AB', 1)],
+      ['search page 11', () => jp.findByCode('4901234567894', 11)],
       ['page 11', () => jp.browseNode('2127209051', 11)],
       ['page 0', () => jp.browseNode('2127209051', 0)],
       ['a non-numeric node', () => jp.browseNode('abc', 1)],

@@ -164,13 +164,13 @@ describe('requests on the wire', () => {
   });
 
   it('findByCode: searchItems with the code as keywords, keeping only items that list it', async () => {
-    const res = await jp.findByCode('0012345678905');
+    const res = await jp.findByCode('0012345678905', 1);
     const [call] = catalogCalls();
     expect(call!.path).toBe('/catalog/v1/searchItems');
     checkCommon(call!, 'www.amazon.co.jp', 'Bearer Atza|tok-lwa');
     expect(json(call!)).toMatchObject({ partnerTag: 'tag-22', keywords: '0012345678905', searchIndex: 'All', itemPage: 1, itemCount: 10 });
     expect(res.items.map((i) => i.asin)).toEqual([]); // the search answer's items do not list the code
-    const none = await jp.findByCode('4006381333931'); // 200 with errors[NoResults]
+    const none = await jp.findByCode('4006381333931', 1); // 200 with errors[NoResults]
     expect(none.items).toEqual([]);
   });
 
@@ -211,7 +211,7 @@ describe('requests on the wire', () => {
   });
 
   it('an answer that does not match the schema is an UpstreamUnavailableError', async () => {
-    const err = await jp.findByCode('0000000000000').catch((e: unknown) => e);
+    const err = await jp.findByCode('0000000000000', 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect((err as Error).message).toMatch(/searchResult\.items\.0\.asin/);
   });

@@ -15,14 +15,28 @@ afterAll(async () => {
   await p?.close();
 });
 
-/** The first EAN (from a deterministic walk) that the simulator maps to exactly `n` ASINs in JP. */
-function eanWith(n: number): string {
+/** The first EAN (from a deterministic walk) whose JP listing passes `accept`. */
+function eanWhere(accept: (own: string[], ean: string) => boolean): string {
   for (let i = 0; i < 100_000; i++) {
     const first12 = `490${String(i).padStart(9, '0')}`;
     const ean = first12 + eanCheckDigit(first12);
-    if (p.sim.catalog.asinsForEan('JP', ean).length === n) return ean;
+    if (accept(p.sim.catalog.asinsForEan('JP', ean), ean)) return ean;
   }
-  throw new Error(`no EAN with ${n} ASINs`);
+  throw new Error('no such EAN');
+}
+/** The first EAN that the simulator maps to exactly `n` ASINs in JP. */
+const eanWith = (n: number): string => eanWhere((own) => own.length === n);
+
+/** How many search pages the client reads for a code: on while a full page lists nothing else. */
+function searchPages(country: 'JP' | 'US', ean: string): number {
+  const hits = p.sim.catalog.search(country, ean);
+  const own = new Set(p.sim.catalog.asinsForEan(country, ean));
+  let page = 1;
+  for (;;) {
+    const items = hits.slice((page - 1) * 10, page * 10);
+    if (page < 10 && items.length === 10 && items.every((a) => own.has(a))) page++;
+    else return page;
+  }
 }
 
 describe('EAN import end to end', () => {
@@ -53,6 +67,50 @@ describe('EAN import end to end', () => {
     const again = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     expect(again.body.created).toBe(true);
     await Promise.all([completions(p.workers.workers.get('JP')!, 1), completions(p.workers.workers.get('US')!, 1)]);
+  });
+
+  it('a code listed by more ASINs than a search page holds: one job per page, all of them watched', async () => {
+    const u = await p.user('ean-many@example.com');
+    const ean = eanWhere((own, code) => own.length > 20 && searchPages('JP', code) === 3);
+    const own = p.sim.catalog.asinsForEan('JP', ean);
+    const jp = completions(p.workers.workers.get('JP')!, 3);
+    const us = completions(p.workers.workers.get('US')!, searchPages('US', ean));
+    const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
+    const [jpJobs] = await Promise.all([jp, us]);
+
+    // Three jobs, pages 1 to 3, each one search call, and each taken by the limiter in its turn.
+    expect(jpJobs.map((j) => [j.name, j.data.page])).toEqual([['ean.resolve', 1], ['ean.resolve', 2], ['ean.resolve', 3]]);
+    for (let i = 1; i < jpJobs.length; i++) expect(jpJobs[i]!.processedOn!).toBeGreaterThanOrEqual(jpJobs[i - 1]!.processedOn! + 15);
+    const imp = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
+    expect(imp.body.data.status).toBe('done');
+    expect(imp.body.data.countries.find((c: { country: string }) => c.country === 'JP').asins.sort()).toEqual([...own].sort());
+    const watched = await watchModel(p.ctx.mongo).countDocuments({ user_id: new mongoose.Types.ObjectId(u.id), kind: 'asin', key: mongoose.trusted({ $in: own }) });
+    expect(watched).toBe(own.length);
+  });
+
+  it('a page job that comes again after its progress was recorded spends no call and queues the page after it', async () => {
+    const u = await p.user('ean-again@example.com');
+    const ean = eanWhere((own, code) => own.length > 20 && searchPages('JP', code) === 3);
+    const done = Promise.all([completions(p.workers.workers.get('JP')!, 3), completions(p.workers.workers.get('US')!, searchPages('US', ean))]);
+    const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
+    await done;
+    const importId = res.body.data.id as string;
+    // As if page 1's worker died after recording its progress and before adding page 2, and page 1
+    // then ran again (its retry, or the sweep): the import is re-opened at page 2 for JP, and the
+    // later pages' jobs are gone.
+    await eanImportModel(p.ctx.mongo).updateOne(
+      { _id: new mongoose.Types.ObjectId(importId), 'countries.country': 'JP' },
+      { $set: { status: 'resolving', 'countries.$.status': 'queued', 'countries.$.page': 2 } },
+    );
+    const calls0 = p.sim.stats().countries.JP?.searchItems?.calls ?? 0;
+    const again = completions(p.workers.workers.get('JP')!, 3);
+    for (const page of [2, 3]) await p.ctx.jobs.queue('JP').remove(`ean-${importId}-JP-p${page}`);
+    await p.ctx.jobs.add('ean.resolve', { country: 'JP', importId, userId: u.id, ean, page: 1 }, { jobId: `ean-${importId}-JP-retry` });
+    const jobs = await again;
+    expect(jobs.map((j) => [j.data.page, j.returnvalue.last])).toEqual([[1, false], [2, false], [3, true]]);
+    // Pages 2 and 3 were read again; page 1 was not.
+    expect((p.sim.stats().countries.JP?.searchItems?.calls ?? 0) - calls0).toBe(2);
+    expect((await eanImportModel(p.ctx.mongo).findById(importId).lean())?.status).toBe('done');
   });
 
   it('an EAN nobody lists ends not_found', async () => {

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import type { JobContext } from '../context.js';
-import type { JobPayload } from '../../jobs/registry.js';
+import { eanResolveJobId, type JobPayload } from '../../jobs/registry.js';
 import { eanImportModel, type CountryImportStatus } from '../../src/models/ean-import.js';
 import { WatchService } from '../../src/watch/service.js';
 import { writeFoundItems } from '../catalog-writes.js';
@@ -10,14 +10,14 @@ import type { Country } from '../../src/catalog/identifiers.js';
  * Records one country's answer on the import, then settles the import once every country has
  * answered: done when any found an ASIN, failed when none found one and some failed, else not
  * found. Each country writes its own slot, so two countries finishing at once cannot lose a write;
- * whichever settles last sees all answers.
+ * whichever settles last sees all answers. `asins` null keeps what earlier pages found (a failure).
  */
-export async function recordCountryAnswer(ctx: Pick<JobContext, 'mongo'>, importId: string, country: Country, status: CountryImportStatus, asins: readonly string[], error: string | null = null): Promise<void> {
+export async function recordCountryAnswer(ctx: Pick<JobContext, 'mongo'>, importId: string, country: Country, status: CountryImportStatus, asins: readonly string[] | null, error: string | null = null): Promise<void> {
   const imports = eanImportModel(ctx.mongo);
   const id = new Types.ObjectId(importId);
   await imports.updateOne(
     { _id: id, 'countries.country': country },
-    { $set: { 'countries.$.status': status, 'countries.$.asins': [...asins], 'countries.$.error': error } },
+    { $set: { 'countries.$.status': status, 'countries.$.error': error, ...(asins ? { 'countries.$.asins': [...asins] } : {}) } },
   );
   const doc = await imports.findById(id).lean();
   if (!doc) return;
@@ -31,21 +31,46 @@ export async function recordCountryAnswer(ctx: Pick<JobContext, 'mongo'>, import
   await imports.updateOne({ _id: id }, { $set: { status: found ? 'done' : failed ? 'failed' : 'not_found' }, $unset: { pending_key: 1 } });
 }
 
+async function enqueuePage(ctx: JobContext, data: JobPayload<'ean.resolve'>, page: number): Promise<void> {
+  await ctx.jobs.add('ean.resolve', { ...data, page }, { jobId: eanResolveJobId(data.importId, data.country, page) });
+}
+
 /**
- * Resolves the import's EAN in the job's country: writes the products it finds (search answers
- * carry the same item data as getItems), adds their ASINs to the importing user's watchlist at
- * priority 0 (which schedules their next refresh), and records the country's answer.
+ * One search page of the import's EAN in the job's country: writes the products it lists (search
+ * answers carry the same item data as getItems) and adds their ASINs to the importing user's
+ * watchlist at priority 0 (which schedules their next refresh). While the search has more pages,
+ * records the progress on the import and enqueues the next page; on the last, records the
+ * country's answer.
+ *
+ * Progress is written before the next page's job is added: a crash between the two is healed by
+ * this job's retry (or the scheduler's sweep), which finds the next page recorded and adds its job
+ * under the same id, without spending a call on a page already read.
  */
-export async function resolveEan(ctx: JobContext, data: JobPayload<'ean.resolve'>): Promise<{ asins: string[] }> {
+export async function resolveEan(ctx: JobContext, data: JobPayload<'ean.resolve'>): Promise<{ page: number; asins: string[]; last: boolean }> {
   const imports = eanImportModel(ctx.mongo);
   const current = await imports.findById(data.importId).select({ countries: 1 }).lean();
+  const slot = current?.countries.find((c) => c.country === data.country);
   // The import was deleted (its enqueue failed half-way), or this country already answered.
-  if (!current || current.countries.find((c) => c.country === data.country)?.status !== 'queued') return { asins: [] };
+  if (!slot || slot.status !== 'queued') return { page: data.page, asins: [], last: true };
+  const next = slot.page ?? 1;
+  if (data.page !== next) {
+    if (data.page < next) await enqueuePage(ctx, data, next);
+    return { page: data.page, asins: [], last: false };
+  }
 
-  const result = await ctx.upstream(data.country).findByCode(data.ean);
-  const asins = result.items.map((i) => i.asin);
+  const result = await ctx.upstream(data.country).findByCode(data.ean, data.page);
+  const found = result.items.map((i) => i.asin);
   await writeFoundItems(ctx.mongo, data.country, result.items);
-  if (asins.length) await new WatchService(ctx.mongo, ctx.config, ctx.jobs).watchFoundAsins(new Types.ObjectId(data.userId), asins);
+  if (found.length) await new WatchService(ctx.mongo, ctx.config, ctx.jobs).watchFoundAsins(new Types.ObjectId(data.userId), found);
+  const asins = [...new Set([...slot.asins, ...found])];
+  if (result.hasMore) {
+    await imports.updateOne(
+      { _id: new Types.ObjectId(data.importId), 'countries.country': data.country },
+      { $set: { 'countries.$.page': data.page + 1, 'countries.$.asins': asins } },
+    );
+    await enqueuePage(ctx, data, data.page + 1);
+    return { page: data.page, asins: found, last: false };
+  }
   await recordCountryAnswer(ctx, data.importId, data.country, asins.length ? 'done' : 'not_found', asins);
-  return { asins };
+  return { page: data.page, asins, last: true };
 }

@@ -68,22 +68,21 @@ export class CreatorsClient implements UpstreamPort {
 
   /**
    * The official recipe (research §1.10): searchItems with the code as keywords, keeping only items
-   * whose EAN list holds it. Another page is read only while a full page matched throughout, since
-   * each page spends a call of a scarce quota and one code rarely lists more than a few items.
+   * whose EAN list holds it. A next page is worth a call only when this one was full and matched
+   * throughout: results are ranked by relevance, so the first unrelated hit means the code's own
+   * items have all been listed, and each page spends a call of a scarce quota.
    */
-  async findByCode(raw: string): Promise<FindByCodeResult> {
+  async findByCode(raw: string, rawPage: number): Promise<FindByCodeResult> {
     const ean = checkEan(raw);
-    const found = new Map<string, UpstreamItem>();
-    for (let page = 1; page <= MAX_PAGE; page++) {
-      const data = await this.#call('searchItems', {
-        partnerTag: this.opts.partnerTag, keywords: ean, searchIndex: 'All', itemCount: PAGE_SIZE, itemPage: page, resources: [...ITEM_RESOURCES],
-      }, searchItemsResponseSchema);
-      const items = (data?.searchResult?.items ?? []).map(normalizeItem);
-      const matching = items.filter((i) => i.eans.includes(ean));
-      for (const i of matching) found.set(i.asin, i);
-      if (items.length < PAGE_SIZE || matching.length < items.length) break;
-    }
-    return { ean, items: [...found.values()] };
+    const page = checkPage(rawPage);
+    const data = await this.#call('searchItems', {
+      partnerTag: this.opts.partnerTag, keywords: ean, searchIndex: 'All', itemCount: PAGE_SIZE, itemPage: page, resources: [...ITEM_RESOURCES],
+    }, searchItemsResponseSchema);
+    const items = (data?.searchResult?.items ?? []).map(normalizeItem);
+    const matching = new Map<string, UpstreamItem>();
+    for (const i of items) if (i.eans.includes(ean)) matching.set(i.asin, i);
+    const hasMore = page < MAX_PAGE && items.length === PAGE_SIZE && matching.size === items.length;
+    return { ean, page, items: [...matching.values()], hasMore };
   }
 
   /** A browse node's items through searchItems with browseNodeId, 10 per page, 10 pages at most. */
