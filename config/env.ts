@@ -61,6 +61,8 @@ export const envSchema = z.object({
   REFRESH_INTERVAL_P0: duration.default(86_400_000),
   /** Area C: requests a minute per client on the public directory; 0 turns the limit off. */
   DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
+  /** How long a /api/world list's total is reused; 0 counts on every request. */
+  WORLD_TOTAL_TTL: duration.default(10_000),
 }).extend(workersEnvSchema.shape);
 
 export type Env = z.infer<typeof envSchema>;
@@ -94,6 +96,8 @@ export interface Config {
   readonly workers: WorkersConfig;
   /** Area C: the public directory. */
   readonly directory: { readonly rateLimitPerMinute: number };
+  /** Area B: how long a world list's total is reused (ms; 0: counted on every request). */
+  readonly world: { readonly totalTtlMs: number };
 }
 
 export class ConfigError extends Error {
@@ -157,5 +161,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     upstream: upstream.config!,
     workers: workers.config!,
     directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT }),
+    world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL }),
   });
 }

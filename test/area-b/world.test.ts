@@ -146,3 +146,25 @@ describe('single products', () => {
     expect((await t.http.get('/api/world/ean/4006381333931').set(auth)).status).toBe(404);
   });
 });
+
+describe('list totals', () => {
+  it('a list reuses its total for WORLD_TOTAL_TTL (10 s by default), while its page is read fresh', async () => {
+    const url = '/api/world?country=US&limit=1';
+    const before = await t.http.get(url).set(auth).expect(200);
+    const now = new Date();
+    await productModel(t.ctx.mongo).create({
+      country: 'US', asin: 'B0TOTAL001', title: 'Fresh arrival', search_keys: searchKeys('Fresh arrival'), status: 'ok', priority: 0,
+      created_at: now, updated_at: now, last_attempt_at: now, next_refresh_at: new Date(now.getTime() + 86_400_000),
+    });
+    try {
+      const after = await t.http.get(url).set(auth).expect(200);
+      expect(after.body.data[0].asin).toBe('B0TOTAL001');
+      expect(after.body.meta.total).toBe(before.body.meta.total);
+      // Another filter is counted afresh.
+      const searched = await t.http.get('/api/world?country=US&search=fresh').set(auth).expect(200);
+      expect(searched.body.meta.total).toBe(1);
+    } finally {
+      await productModel(t.ctx.mongo).deleteOne({ asin: 'B0TOTAL001' });
+    }
+  });
+});

@@ -10,6 +10,7 @@ import { countriesParam, identifierOf, searchParam, sinceParam } from '../../cat
 import { PRODUCT_HIDDEN_FIELDS, presentProduct } from '../../catalog/present.js';
 import { productModel } from '../../models/product.js';
 import { searchFilter } from '../../search/keys.js';
+import { TotalCache } from '../../catalog/total-cache.js';
 
 /** Area B lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
 const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
@@ -23,11 +24,13 @@ export function worldRoutes(ctx: AppContext): Router {
   const listQuery = pageQuerySchema(PAGE).extend({ country: countries, search: searchParam });
   const newQuery = pageQuerySchema(PAGE).extend({ country: countries, since: sinceParam(tz) });
   const oneQuery = z.object({ country: countries });
+  const totals = new TotalCache(ctx.config.world.totalTtlMs);
 
   /** A page of products matching `filter`, newest first by `field`, in the Laravel envelope. */
   async function page(req: Parameters<Parameters<typeof router.get>[1]>[0], filter: Record<string, unknown>, field: 'updated_at' | 'created_at', pageNo: number, limit: number) {
     const [total, items] = await Promise.all([
-      products().countDocuments(filter),
+      // The filter's JSON names it exactly: the server builds every part of it from parsed input.
+      totals.total(`${field}:${JSON.stringify(filter)}`, () => products().countDocuments(filter)),
       products().find(filter).sort({ [field]: -1, _id: -1 }).skip((pageNo - 1) * limit).limit(limit).select(PRODUCT_HIDDEN_FIELDS).lean(),
     ]);
     return paginate({

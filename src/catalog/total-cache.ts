@@ -1,0 +1,31 @@
+import { LRUCache } from 'lru-cache';
+
+type Count = () => Promise<number>;
+
+/**
+ * The totals of world lists, reused for a few seconds. Laravel's paginator puts a total on every
+ * page, and counting what a filter matches among 10^6 products (an index scan on MongoDB) costs
+ * far more than reading the page itself; a list that clients page through, poll or search again
+ * counts once per `ttlMs`, and concurrent requests for one filter share one count (lru-cache's
+ * fetch coalesces them). A total may be up to `ttlMs` old; the page's items never are.
+ */
+export class TotalCache {
+  readonly #cache: LRUCache<string, number, Count> | undefined;
+
+  constructor(ttlMs: number, opts: { readonly max?: number; readonly now?: () => number } = {}) {
+    this.#cache = ttlMs > 0
+      ? new LRUCache<string, number, Count>({
+        max: opts.max ?? 1_000,
+        ttl: ttlMs,
+        fetchMethod: (_key, _stale, { context }) => context(),
+        ...(opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {}),
+      })
+      : undefined;
+  }
+
+  /** `key` must name the filter exactly (its JSON); `count` runs when no fresh total is kept. */
+  async total(key: string, count: Count): Promise<number> {
+    if (!this.#cache) return count();
+    return (await this.#cache.fetch(key, { context: count })) ?? count();
+  }
+}
