@@ -44,9 +44,9 @@ describe('MongoDB unreachable', () => {
     p.sim.faults.update({ latencyMs: 500 });
     const worker = p.workers.workers.get('JP')!;
     const active = new Promise<void>((resolve) => worker.once('active', () => resolve()));
+    const allDone = completions(worker, 6, 55_000);
     const plan = await planCountry(p.planner, 'JP');
     expect(plan.enqueued.batches).toBe(6);
-    const allDone = completions(worker, 6, 55_000);
     await active;
     proxy.cut();
     const cutAt = Date.now();

@@ -1,4 +1,4 @@
-import type { Worker, Job } from 'bullmq';
+import type { Worker, Job, Queue } from 'bullmq';
 import { createTestContext, type TestContext } from './context.js';
 import { runSimulator } from '../../src/roles/simulator.js';
 import { startWorkerRole } from '../../src/roles/worker.js';
@@ -85,6 +85,21 @@ export function completions(worker: Worker, count: number, timeoutMs = 75_000): 
     worker.on('completed', onDone);
     worker.on('failed', onFailed);
   });
+}
+
+/**
+ * Resolves once `queue` holds `count` completed jobs: for workers started after their jobs were
+ * queued, whose first 'completed' events may fire before a listener could be attached to them.
+ * Polls, since a count in Redis has no event of its own.
+ */
+export async function completedInQueue(queue: Queue, count: number, timeoutMs = 75_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const n = await queue.getCompletedCount();
+    if (n >= count) return;
+    if (Date.now() > deadline) throw new Error(`only ${n} of ${count} jobs completed within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /** `n` distinct well-formed ASINs sharing `prefix` (prefix + zero-padded index, 10 characters). */

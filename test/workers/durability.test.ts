@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asins, completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { asins, completedInQueue, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { planCountry, requeueStalledImports } from '../../src/scheduler/planner.js';
 import { productModel } from '../../src/models/product.js';
 import { queueName } from '../../jobs/queues.js';
@@ -38,7 +38,7 @@ describe('durability', () => {
     const again = await planCountry(p.planner, 'JP', new Date(Date.now() + 10 * 60_000 + 1_000));
     expect(again.enqueued.p1).toBe(30);
     const workers = await startWorkerRole(p.ctx, { simulatorUrl: p.sim.url });
-    await completions(workers.workers.get('JP')!, 3);
+    await completedInQueue(p.ctx.jobs.queue('JP'), 3);
     await workers.close();
     expect(await products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: null })).toBe(0);
   });
@@ -56,7 +56,7 @@ describe('durability', () => {
     await requeueStalledImports(p.planner, later);
     expect(await p.ctx.jobs.queue('JP').count()).toBe(1);
     const workers = await startWorkerRole(p.ctx, { simulatorUrl: p.sim.url });
-    await completions(workers.workers.get('JP')!, 1);
+    await completedInQueue(p.ctx.jobs.queue('JP'), 1);
     await workers.close();
     const status = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
     expect(['done', 'not_found']).toContain(status.body.data.status);

@@ -64,9 +64,10 @@ describe('EAN import end to end', () => {
       expect(d.next_refresh_at).not.toBeNull();
     }
     // The import has ended: the same code may be imported again.
+    const againDone = Promise.all([completions(p.workers.workers.get('JP')!, 1), completions(p.workers.workers.get('US')!, 1)]);
     const again = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     expect(again.body.created).toBe(true);
-    await Promise.all([completions(p.workers.workers.get('JP')!, 1), completions(p.workers.workers.get('US')!, 1)]);
+    await againDone;
   });
 
   it('a code listed by more ASINs than a search page holds: one job per page, all of them watched', async () => {

@@ -19,9 +19,10 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
     const asins = asinList('B0PIPE', 23);
     for (const asin of asins) await p.http.post('/api/watch/asin').set(u.headers).send({ asin }).expect(201);
 
+    const done = completions(p.workers.workers.get('JP')!, 3);
     const plan = await planCountry(p.planner, 'JP');
     expect(plan.enqueued).toEqual({ batches: 3, p1: 0, p0: 23 });
-    const jobs = await completions(p.workers.workers.get('JP')!, 3);
+    const jobs = await done;
     for (const job of jobs) expect((job.data as { asins: string[] }).asins.length).toBeLessThanOrEqual(10);
 
     const docs = await productModel(p.ctx.mongo).find({ asin: mongoose.trusted({ $in: asins }) }).lean();
@@ -53,15 +54,17 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
       ...asinList('B0HIGH', 30).map((asin, i) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(now - 1_000 - i), created_at: new Date(), status: 'ok' })),
     ]);
     // Budget: 4 calls (QUOTA 50/s × 45 s is far more, so cap it through a tiny horizon).
+    const firstFour = completions(p.workers.workers.get('JP')!, 4);
     const plan = await planCountry({ ...p.planner, workers: { ...p.planner.workers, quota: { ...p.planner.workers.quota, JP: { perSecond: 1, perDay: 1e9 } }, scheduler: { ...p.planner.workers.scheduler, horizonS: 4 } } }, 'JP');
     expect(plan.budget).toBe(4);
     expect(plan.enqueued).toEqual({ batches: 4, p1: 30, p0: 10 });
-    await completions(p.workers.workers.get('JP')!, 4);
+    await firstFour;
     const leftLow = await products.countDocuments({ asin: mongoose.trusted({ $regex: '^B0LOWP' }), last_attempt_at: null });
     expect(leftLow).toBe(20);
     expect(await products.countDocuments({ asin: mongoose.trusted({ $regex: '^B0HIGH' }), last_attempt_at: null })).toBe(0);
+    const rest = completions(p.workers.workers.get('JP')!, 2);
     await planCountry(p.planner, 'JP');
-    await completions(p.workers.workers.get('JP')!, 2);
+    await rest;
   });
 
   it('two schedulers planning at once enqueue every due product exactly once', async () => {

@@ -21,9 +21,11 @@ async function due(prefix: string, n: number): Promise<void> {
 describe('quota and throttling', () => {
   it('the limiter keeps the workers within the quota: no 429 from the simulator', async () => {
     await due('B0LIMIT', 120);
+    // Listen before planning: the first job may be done before planCountry returns.
+    const done = completions(p.workers.workers.get('JP')!, 12);
     const plan = await planCountry(p.planner, 'JP');
     expect(plan.enqueued.batches).toBe(12);
-    await completions(p.workers.workers.get('JP')!, 12);
+    await done;
     const jp = p.sim.stats().countries.JP!;
     expect(jp.getItems!.calls).toBeGreaterThanOrEqual(12);
     expect(jp.getItems!.throttled).toBe(0);
@@ -37,8 +39,9 @@ describe('quota and throttling', () => {
     const worker = p.workers.workers.get('JP')!;
     const onFailed = (job: { id?: string } | undefined): void => void failed.push(String(job?.id));
     worker.on('failed', onFailed);
+    const done = completions(worker, 3);
     await planCountry(p.planner, 'JP');
-    await completions(worker, 3);
+    await done;
     worker.off('failed', onFailed);
     expect(p.sim.stats().countries.JP!.getItems!.throttled - before).toBe(3);
     expect(failed).toEqual([]);
