@@ -23,9 +23,19 @@ export class TotalCache {
       : undefined;
   }
 
-  /** `key` must name the filter exactly (its JSON); `count` runs when no fresh total is kept. */
-  async total(key: string, count: Count): Promise<number> {
+  /**
+   * `key` must name the filter exactly (its JSON); `count` runs when no fresh total is kept, or
+   * when `atLeast` (what the caller has just seen) shows the kept one to be too low.
+   */
+  async total(key: string, count: Count, atLeast = 0): Promise<number> {
     if (!this.#cache) return count();
-    return (await this.#cache.fetch(key, { context: count })) ?? count();
+    const kept = (await this.#cache.fetch(key, { context: count })) ?? (await count());
+    if (kept >= atLeast) return kept;
+    return (await this.#cache.fetch(key, { context: count, forceRefresh: true })) ?? count();
+  }
+
+  /** Keeps a total the caller knows exactly (a page that was not full ends the list). */
+  set(key: string, total: number): void {
+    this.#cache?.set(key, total);
   }
 }

@@ -1,3 +1,4 @@
+import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { productModel } from '../../src/models/product.js';
@@ -165,6 +166,31 @@ describe('list totals', () => {
       expect(searched.body.meta.total).toBe(1);
     } finally {
       await productModel(t.ctx.mongo).deleteOne({ asin: 'B0TOTAL001' });
+    }
+  });
+
+  it('a kept total below what a page shows is counted again; a page that is not full gives the exact total at once', async () => {
+    const products = productModel(t.ctx.mongo);
+    const at = (i: number) => new Date(Date.now() - i * 1_000);
+    const fresh = (asin: string, i: number) => ({
+      country: 'JP', asin, title: `Fresh ${asin}`, search_keys: searchKeys(`Fresh ${asin}`), status: 'ok', priority: 0,
+      created_at: at(i), updated_at: at(i), last_attempt_at: at(i), next_refresh_at: new Date(Date.now() + 86_400_000),
+    });
+    const added = ['B0TOTAL101', 'B0TOTAL102', 'B0TOTAL103', 'B0TOTAL104'];
+    expect((await t.http.get('/api/world?country=JP&limit=4').set(auth).expect(200)).body.meta.total).toBe(12);
+    await products.insertMany(added.slice(0, 3).map(fresh));
+    try {
+      // 12 is kept, but page 7 of 2 is full (items 13 and 14): the kept total is too low, so it is counted again.
+      const p7 = await t.http.get('/api/world?country=JP&limit=2&page=7').set(auth).expect(200);
+      expect(p7.body.data).toHaveLength(2);
+      expect(p7.body.meta).toMatchObject({ total: 15, from: 13, to: 14, last_page: 8 });
+      expect(p7.body.links.next).toMatch(/page=8$/);
+      // 15 is kept now; a page that is not full ends the list, so it tells the total itself.
+      await products.insertMany([fresh('B0TOTAL104', 0)]);
+      const whole = await t.http.get('/api/world?country=JP').set(auth).expect(200);
+      expect(whole.body.meta).toMatchObject({ total: 16, to: 16, last_page: 1 });
+    } finally {
+      await products.deleteMany({ asin: mongoose.trusted({ $in: added }) });
     }
   });
 });

@@ -46,6 +46,25 @@ describe('TotalCache', () => {
     expect(await cache.total('k', async () => 3)).toBe(3);
   });
 
+  it('counts again when the caller has seen more than the kept total', async () => {
+    const cache = new TotalCache(10_000);
+    const c = counter([3, 9]);
+    expect(await cache.total('k', c.fn)).toBe(3);
+    expect(await cache.total('k', c.fn, 3)).toBe(3);
+    expect(await cache.total('k', c.fn, 4)).toBe(9);
+    expect(await cache.total('k', c.fn)).toBe(9);
+    expect(c.calls()).toBe(2);
+  });
+
+  it('keeps a total the caller knows exactly', async () => {
+    const cache = new TotalCache(10_000);
+    cache.set('k', 41);
+    expect(await cache.total('k', async () => -1)).toBe(41);
+    const off = new TotalCache(0);
+    off.set('k', 41);
+    expect(await off.total('k', async () => 7)).toBe(7);
+  });
+
   it('holds at most `max` keys', async () => {
     const cache = new TotalCache(10_000, { max: 2 });
     const c = counter([1, 2, 3, 4]);

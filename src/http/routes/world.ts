@@ -28,11 +28,19 @@ export function worldRoutes(ctx: AppContext): Router {
 
   /** A page of products matching `filter`, newest first by `field`, in the Laravel envelope. */
   async function page(req: Parameters<Parameters<typeof router.get>[1]>[0], filter: Record<string, unknown>, field: 'updated_at' | 'created_at', pageNo: number, limit: number) {
-    const [total, items] = await Promise.all([
-      // The filter's JSON names it exactly: the server builds every part of it from parsed input.
-      totals.total(`${field}:${JSON.stringify(filter)}`, () => products().countDocuments(filter)),
-      products().find(filter).sort({ [field]: -1, _id: -1 }).skip((pageNo - 1) * limit).limit(limit).select(PRODUCT_HIDDEN_FIELDS).lean(),
-    ]);
+    const offset = (pageNo - 1) * limit;
+    const items = await products().find(filter).sort({ [field]: -1, _id: -1 }).skip(offset).limit(limit).select(PRODUCT_HIDDEN_FIELDS).lean();
+    // The filter's JSON names it exactly: the server builds every part of it from parsed input.
+    const key = `${field}:${JSON.stringify(filter)}`;
+    let total: number;
+    if (items.length < limit && (items.length > 0 || offset === 0)) {
+      // A page that is not full ends the list: its total needs no count, and is kept for the pages before it.
+      total = offset + items.length;
+      totals.set(key, total);
+    } else {
+      // A kept total below what this page shows is out of date: count again.
+      total = await totals.total(key, () => products().countDocuments(filter), offset + items.length);
+    }
     return paginate({
       items: items.map((p) => presentProduct(p, tz)),
       total,
