@@ -1,9 +1,10 @@
 import mongoose from 'mongoose';
+import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { planCrawls } from '../../src/scheduler/planner.js';
 import { productModel } from '../../src/models/product.js';
-import { eanImportModel } from '../../src/models/ean-import.js';
+import { eanImportModel, type EanImportFields } from '../../src/models/ean-import.js';
 import { watchModel } from '../../src/models/watch.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';
 
@@ -76,8 +77,24 @@ describe('EAN import end to end', () => {
     const own = p.sim.catalog.asinsForEan('JP', ean);
     const jp = completions(p.workers.workers.get('JP')!, 3);
     const us = completions(p.workers.workers.get('US')!, searchPages('US', ean));
+    // Midway (page 2 taken), the import shows what page 1 found and that it is resolving.
+    const midway = new Promise<EanImportFields | null>((resolve) => {
+      const worker = p.workers.workers.get('JP')!;
+      const onActive = (job: Job): void => {
+        if (job.name !== 'ean.resolve' || (job.data as { page: number }).page !== 2) return;
+        worker.off('active', onActive);
+        resolve(eanImportModel(p.ctx.mongo).findById((job.data as { importId: string }).importId).lean());
+      };
+      worker.on('active', onActive);
+    });
     const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     const [jpJobs] = await Promise.all([jp, us]);
+    const mid = (await midway)!;
+    expect(mid.status).toBe('resolving');
+    const midJp = mid.countries.find((c) => c.country === 'JP')!;
+    expect(midJp.status).toBe('queued');
+    expect(midJp.page).toBeGreaterThanOrEqual(2);
+    expect(midJp.asins.length).toBeGreaterThanOrEqual(10);
 
     // Three jobs, pages 1 to 3, each one search call, and each taken by the limiter in its turn.
     expect(jpJobs.map((j) => [j.name, j.data.page])).toEqual([['ean.resolve', 1], ['ean.resolve', 2], ['ean.resolve', 3]]);

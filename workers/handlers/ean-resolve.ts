@@ -66,7 +66,8 @@ export async function resolveEan(ctx: JobContext, data: JobPayload<'ean.resolve'
   if (result.hasMore) {
     await imports.updateOne(
       { _id: new Types.ObjectId(data.importId), 'countries.country': data.country },
-      { $set: { 'countries.$.page': data.page + 1, 'countries.$.asins': asins } },
+      // While this country's slot is open the import cannot have ended, so it is resolving.
+      { $set: { status: 'resolving', 'countries.$.page': data.page + 1, 'countries.$.asins': asins } },
     );
     await enqueuePage(ctx, data, data.page + 1);
     return { page: data.page, asins: found, last: false };
