@@ -152,9 +152,12 @@ describe('upstream storms', () => {
     expect(metric(metrics, 'shelfwatch_country_stopped', { country: 'US' })).toBe(1);
     expect(p.logs.lines.some((l) => l.includes('"country":"US"') && l.includes('pausing its queue'))).toBe(true);
 
-    // Once an operator resumes JP, the held work is done.
-    const jpDone = completions(p.workers.workers.get('JP')!, 3, 20_000);
+    // Once an operator resumes JP, the held job is done, and the planner takes the rest (20 of 30;
+    // planning before the held job has written would also take its 10 again).
+    const heldDone = completions(p.workers.workers.get('JP')!, 1, 20_000);
     await jp.resume();
+    await heldDone;
+    const jpDone = completions(p.workers.workers.get('JP')!, 2, 20_000);
     expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(2);
     await jpDone;
     expect(await products().countDocuments({ asin: mongoose.trusted({ $in: jpHeld }), last_attempt_at: null })).toBe(0);
