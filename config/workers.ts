@@ -20,6 +20,7 @@ export const workersEnvSchema = z.object({
   WORKER_CONCURRENCY: int(1, 200).optional(),
   WORKER_LOCK_MS: int(5_000, 600_000).default(30_000),
   WORKER_SHUTDOWN_MS: duration.pipe(z.number().min(100).max(600_000)).default(8_000),
+  WORKER_JOB_TIMEOUT: duration.pipe(z.number().min(1_000).max(3_600_000)).default(120_000),
   SCHEDULER_REFRESH_CRON: cronExpr.default('*/15 * * * * *'),
   SCHEDULER_BROWSE_CRON: cronExpr.default('*/10 * * * *'),
   SCHEDULER_HORIZON_S: int(1, 3_600).default(45),
@@ -47,6 +48,8 @@ export interface WorkersConfig {
   concurrency(country: Country): number;
   readonly lockMs: number;
   readonly shutdownMs: number;
+  /** A job still running after this fails with JobTimeoutError and is retried. */
+  readonly jobTimeoutMs: number;
   readonly scheduler: {
     readonly refreshCron: string;
     readonly browseCron: string;
@@ -82,6 +85,7 @@ export function buildWorkersConfig(env: z.infer<typeof workersEnvSchema>): { con
       concurrency: (country: Country) => env.WORKER_CONCURRENCY ?? Math.min(50, Math.max(2, quota[country].perSecond * 2)),
       lockMs: env.WORKER_LOCK_MS,
       shutdownMs: env.WORKER_SHUTDOWN_MS,
+      jobTimeoutMs: env.WORKER_JOB_TIMEOUT,
       scheduler: Object.freeze({
         refreshCron: env.SCHEDULER_REFRESH_CRON,
         browseCron: env.SCHEDULER_BROWSE_CRON,

@@ -1,12 +1,44 @@
 import { UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { JobContext } from './context.js';
 import { isJobName, parseJob, InvalidJobPayloadError } from '../jobs/registry.js';
-import { RateLimitedError, UnrecoverableError } from '../src/errors/index.js';
+import { JobTimeoutError, RateLimitedError, UnrecoverableError } from '../src/errors/index.js';
 import { UpstreamAuthError, UpstreamNotEligibleError } from '../src/upstream/errors.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import { refreshBatch } from './handlers/refresh.js';
 import { resolveEan } from './handlers/ean-resolve.js';
 import { crawlBrowsePage } from './handlers/browse-crawl.js';
+
+function run(ctx: JobContext, job: Job): Promise<unknown> {
+  switch (job.name) {
+    case 'world.update':
+      return refreshBatch(ctx, parseJob('world.update', job.data), 'forced');
+    case 'refresh.p1':
+      return refreshBatch(ctx, parseJob('refresh.p1', job.data), '1');
+    case 'refresh.p0':
+      return refreshBatch(ctx, parseJob('refresh.p0', job.data), '0');
+    case 'ean.resolve':
+      return resolveEan(ctx, parseJob('ean.resolve', job.data));
+    case 'browse.crawl':
+      return crawlBrowsePage(ctx, parseJob('browse.crawl', job.data), job.id);
+    default:
+      return Promise.reject(new InvalidJobPayloadError(`unknown job name ${job.name}`));
+  }
+}
+
+/**
+ * The job's deadline. BullMQ keeps extending the lock of a job whose handler never settles (a
+ * MongoDB connection black-holed by the network: the driver sets no socket timeout), so without
+ * one the job would hold its slot for ever and never be retried. Past the deadline the attempt
+ * fails as retryable; the hung handler may still finish later, which is harmless because every
+ * write of a handler is an idempotent upsert or a conditional update.
+ */
+function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`)), ms);
+  });
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
 
 /** Called when an upstream error means the country cannot be served until an operator acts. */
 export type StopCountry = (country: Country, err: Error) => Promise<void>;
@@ -26,24 +58,7 @@ export function createProcessor(ctx: JobContext, country: Country, stopCountry: 
     try {
       if (!isJobName(job.name)) throw new InvalidJobPayloadError(`unknown job name ${job.name}`);
       const started = Date.now();
-      let result: unknown;
-      switch (job.name) {
-        case 'world.update':
-          result = await refreshBatch(ctx, parseJob('world.update', job.data), 'forced');
-          break;
-        case 'refresh.p1':
-          result = await refreshBatch(ctx, parseJob('refresh.p1', job.data), '1');
-          break;
-        case 'refresh.p0':
-          result = await refreshBatch(ctx, parseJob('refresh.p0', job.data), '0');
-          break;
-        case 'ean.resolve':
-          result = await resolveEan(ctx, parseJob('ean.resolve', job.data));
-          break;
-        case 'browse.crawl':
-          result = await crawlBrowsePage(ctx, parseJob('browse.crawl', job.data), job.id);
-          break;
-      }
+      const result = await withDeadline(run(ctx, job), ctx.workers.jobTimeoutMs);
       log.debug({ ms: Date.now() - started }, 'job done');
       return result;
     } catch (err) {

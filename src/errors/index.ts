@@ -11,6 +11,11 @@ export class RetryableError extends Error {
   }
 }
 
+/** A job ran past its deadline (WORKER_JOB_TIMEOUT); a later attempt may not hang. */
+export class JobTimeoutError extends RetryableError {
+  override readonly name = 'JobTimeoutError';
+}
+
 /** No retry will help: bad input, a missing credential, an eligibility loss. */
 export class UnrecoverableError extends Error {
   override readonly name: string = 'UnrecoverableError';

@@ -46,6 +46,11 @@ export function metric(text: string, name: string, labels: Record<string, string
 export interface TcpProxy {
   readonly port: number;
   cut(): void;
+  /**
+   * Black-holes the traffic: connections stay open (and new ones are accepted) but nothing is
+   * forwarded either way until `restore()`, as when a network drops packets without a reset.
+   */
+  stall(): void;
   restore(): void;
   close(): Promise<void>;
   /** Connections refused while cut. */
@@ -54,7 +59,19 @@ export interface TcpProxy {
 
 export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
   const open = new Set<net.Socket>();
+  const pairs = new Set<[net.Socket, net.Socket]>();
   let cut = false;
+  let stalled = false;
+  const hold = ([a, b]: [net.Socket, net.Socket]): void => {
+    a.unpipe(b);
+    b.unpipe(a);
+    a.pause();
+    b.pause();
+  };
+  const flow = ([a, b]: [net.Socket, net.Socket]): void => {
+    a.pipe(b);
+    b.pipe(a);
+  };
   let refused = 0;
   const server = net.createServer((client) => {
     if (cut) {
@@ -63,18 +80,21 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       return;
     }
     const upstream = net.connect(targetPort, targetHost);
+    const pair: [net.Socket, net.Socket] = [client, upstream];
     open.add(client);
     open.add(upstream);
+    pairs.add(pair);
     const drop = (): void => {
       client.destroy();
       upstream.destroy();
       open.delete(client);
       open.delete(upstream);
+      pairs.delete(pair);
     };
     client.on('error', drop).on('close', drop);
     upstream.on('error', drop).on('close', drop);
-    client.pipe(upstream);
-    upstream.pipe(client);
+    if (stalled) hold(pair);
+    else flow(pair);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
@@ -88,8 +108,16 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       for (const s of open) s.destroy();
       open.clear();
     },
+    stall() {
+      stalled = true;
+      for (const pair of pairs) hold(pair);
+    },
     restore() {
       cut = false;
+      if (stalled) {
+        stalled = false;
+        for (const pair of pairs) flow(pair);
+      }
     },
     close() {
       for (const s of open) s.destroy();
