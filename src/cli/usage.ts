@@ -27,6 +27,8 @@ admin commands:
   seed --users N --posts M
                           deterministic demo users and posts (English and Japanese);
                           running it again updates the same records
+  queues:status           per country: paused or not, jobs by state, products due in MongoDB,
+                          upstream calls today against the quota; one JSON line
   queues:resume --country CC
                           resume a country queue that a fatal upstream error paused
   watch:sync              create and schedule the products of every watched ASIN in every

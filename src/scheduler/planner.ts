@@ -41,6 +41,21 @@ function batchId(country: Country, asins: readonly string[], leaseUntil: number)
   return `refresh-${country}-${h}-${leaseUntil}`;
 }
 
+function dueFilterOf(country: Country, now: Date) {
+  return { country, next_refresh_at: mongoose.trusted({ $lte: now }) };
+}
+
+/** Products of a country due for refresh and not yet planned (the backlog kept in MongoDB), by priority. */
+export async function countDue(mongo: Connection, country: Country, now = new Date()): Promise<{ p1: number; p0: number }> {
+  const products = productModel(mongo);
+  const dueFilter = dueFilterOf(country, now);
+  const [p1, p0] = await Promise.all([
+    products.countDocuments({ ...dueFilter, priority: 1 }),
+    products.countDocuments({ ...dueFilter, priority: 0 }),
+  ]);
+  return { p1, p0 };
+}
+
 /**
  * One planning pass for one country. Takes the due products from MongoDB, priority 1 first and
  * the most overdue first, as many as the quota can serve within the horizon (less what is already
@@ -50,11 +65,8 @@ function batchId(country: Country, asins: readonly string[], leaseUntil: number)
 export async function planCountry(deps: PlannerDeps, country: Country, now = new Date()): Promise<CountryPlan> {
   const queue = deps.jobs.queue(country);
   const products = productModel(deps.mongo);
-  const dueFilter = { country, next_refresh_at: mongoose.trusted({ $lte: now }) };
-  const [p1Due, p0Due] = await Promise.all([
-    products.countDocuments({ ...dueFilter, priority: 1 }),
-    products.countDocuments({ ...dueFilter, priority: 0 }),
-  ]);
+  const dueFilter = dueFilterOf(country, now);
+  const { p1: p1Due, p0: p0Due } = await countDue(deps.mongo, country, now);
   deps.metrics.productsDue.set({ country, priority: '1' }, p1Due);
   deps.metrics.productsDue.set({ country, priority: '0' }, p0Due);
   const empty = { batches: 0, p1: 0, p0: 0 };

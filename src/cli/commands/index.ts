@@ -3,12 +3,12 @@ import { allCommand, apiCommand, schedulerCommand, workerCommand } from './serve
 import { simulatorCommand } from './simulator.js';
 import { usersCreateCommand, usersTokenCommand } from './users.js';
 import { postsCreateCommand, seedCommand } from './posts.js';
-import { queuesResumeCommand } from './queues.js';
+import { queuesResumeCommand, queuesStatusCommand } from './queues.js';
 import { watchSyncCommand } from './watch-sync.js';
 import { keyGenerateCommand, syncIndexesCommand, versionCommand } from './admin.js';
 
 /** Every command of the program, by name. Roles and admin commands of later issues join here. */
 export const COMMANDS: ReadonlyMap<string, Command> = new Map(
-  [allCommand, apiCommand, workerCommand, schedulerCommand, simulatorCommand, usersCreateCommand, usersTokenCommand, postsCreateCommand, seedCommand, queuesResumeCommand, watchSyncCommand, keyGenerateCommand, syncIndexesCommand, versionCommand]
+  [allCommand, apiCommand, workerCommand, schedulerCommand, simulatorCommand, usersCreateCommand, usersTokenCommand, postsCreateCommand, seedCommand, queuesStatusCommand, queuesResumeCommand, watchSyncCommand, keyGenerateCommand, syncIndexesCommand, versionCommand]
     .map((c) => [c.name, c]),
 );

@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { runCli } from '../helpers/cli.js';
+import { cliDatabase, uniqueName } from '../helpers/context.js';
+import { queueName } from '../../jobs/queues.js';
+
+const db = cliDatabase('sw_qcli');
+const prefix = uniqueName('swq');
+const env = { ...db.env, REDIS_PREFIX: prefix, COUNTRIES: 'JP,US', QUOTA_RPS: '3', QUOTA_PER_DAY: '5000' };
+let redis: Redis;
+let jp: Queue;
+beforeAll(() => {
+  redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
+  jp = new Queue(queueName('JP'), { connection: redis, prefix });
+});
+afterAll(async () => {
+  await jp?.obliterate({ force: true }).catch(() => undefined);
+  await jp?.close();
+  const keys = await redis.keys(`${prefix}:*`);
+  if (keys.length) await redis.del(...keys);
+  redis?.disconnect();
+  await db.close();
+});
+
+async function status(): Promise<Record<string, { paused: boolean; jobs: Record<string, number>; due: { p1: number; p0: number }; quota: Record<string, number> }>> {
+  const res = await runCli(['queues:status'], env);
+  expect(res.stderr).toBe('');
+  expect(res.code).toBe(0);
+  return (JSON.parse(res.stdout) as { countries: Awaited<ReturnType<typeof status>> }).countries;
+}
+
+describe('queues:status and queues:resume', () => {
+  it('report each country and resume a paused one', async () => {
+    const now = Date.now();
+    const product = (asin: string, priority: 0 | 1, dueIn: number) => ({ country: 'JP', asin, priority, next_refresh_at: new Date(now + dueIn), created_at: new Date(now), status: 'ok' });
+    await db.conn.collection('products').insertMany([
+      product('B0QSTAT001', 1, -1_000), product('B0QSTAT002', 1, -2_000), product('B0QSTAT003', 0, -1_000),
+      product('B0QSTAT004', 0, 3_600_000),
+    ]);
+    // As a fatal upstream error leaves it: JP paused with work waiting.
+    await jp.pause();
+    await jp.add('refresh.p1', { country: 'JP', asins: ['B0QSTAT009'] }, { priority: 3 });
+
+    const before = await status();
+    expect(Object.keys(before)).toEqual(['JP', 'US']);
+    expect(before.JP).toMatchObject({ paused: true, due: { p1: 2, p0: 1 }, quota: { perSecond: 3, perDay: 5000, usedToday: 0 } });
+    expect((before.JP!.jobs.prioritized ?? 0) + (before.JP!.jobs.wait ?? 0)).toBe(1);
+    expect(before.US).toMatchObject({ paused: false, due: { p1: 0, p0: 0 } });
+
+    const resumed = await runCli(['queues:resume', '--country', 'jp'], env);
+    expect(resumed.code).toBe(0);
+    expect(JSON.parse(resumed.stdout)).toEqual({ country: 'JP', resumed: true });
+    expect((await status()).JP!.paused).toBe(false);
+    expect(await jp.isPaused()).toBe(false);
+    // Resuming a queue that runs is harmless, and says so.
+    expect(JSON.parse((await runCli(['queues:resume', '--country', 'JP'], env)).stdout)).toEqual({ country: 'JP', resumed: false });
+  });
+
+  it('refuses an unknown country with the usage and exit code 2', async () => {
+    const res = await runCli(['queues:resume', '--country', 'FR'], env);
+    expect(res.code).toBe(2);
+    expect(res.stderr).toMatch(/--country must be one of JP, US/);
+    expect(res.stdout).toBe('');
+  });
+});
