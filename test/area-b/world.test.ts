@@ -161,6 +161,10 @@ describe('list totals', () => {
       const after = await t.http.get(url).set(auth).expect(200);
       expect(after.body.data[0].asin).toBe('B0TOTAL001');
       expect(after.body.meta.total).toBe(before.body.meta.total);
+      // A page past the end shows nothing, so it keeps the kept total too.
+      const past = await t.http.get('/api/world?country=US&limit=1&page=999').set(auth).expect(200);
+      expect(past.body.data).toEqual([]);
+      expect(past.body.meta.total).toBe(before.body.meta.total);
       // Another filter is counted afresh.
       const searched = await t.http.get('/api/world?country=US&search=fresh').set(auth).expect(200);
       expect(searched.body.meta.total).toBe(1);

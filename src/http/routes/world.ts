@@ -38,8 +38,9 @@ export function worldRoutes(ctx: AppContext): Router {
       total = offset + items.length;
       totals.set(key, total);
     } else {
-      // A kept total below what this page shows is out of date: count again.
-      total = await totals.total(key, () => products().countDocuments(filter), offset + items.length);
+      // A kept total below what this page shows is out of date: count again. (A page past the end
+      // shows nothing, so it proves nothing either.)
+      total = await totals.total(key, () => products().countDocuments(filter), items.length ? offset + items.length : 0);
     }
     return paginate({
       items: items.map((p) => presentProduct(p, tz)),
