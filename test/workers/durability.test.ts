@@ -11,7 +11,7 @@ import { startWorkerRole } from '../../src/roles/worker.js';
 
 let p: Pipeline;
 beforeAll(async () => {
-  p = await startPipeline({ SCHEDULER_LEASE: '10m' });
+  p = await startPipeline({ SCHEDULER_LEASE: '10m', UPDATE_WAIT: '1s' });
 });
 afterAll(async () => {
   await p?.close();
@@ -60,6 +60,37 @@ describe('durability', () => {
     await workers.close();
     const status = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
     expect(['done', 'not_found']).toContain(status.body.data.status);
+  });
+
+  it('Redis flushed after a forced update was queued: its products come due when the lease ends', async () => {
+    await p.workers.close();
+    const u = await p.user('flushed-update@example.com');
+    const now = Date.now();
+    await products().insertMany([
+      { country: 'JP', asin: 'B0FORCED01', priority: 0, next_refresh_at: new Date(now + 20 * 3_600_000), created_at: new Date(now), status: 'ok' },
+      { country: 'JP', asin: 'B0FORCED02', priority: 1, next_refresh_at: new Date(now - 60_000), created_at: new Date(now), status: 'ok' },
+    ]);
+    // No worker runs: the request gives up waiting (202) and the job sits in Redis, then is lost.
+    const res = await p.http.get('/api/world/update?asin=B0FORCED01,B0FORCED02,B0FORCED03&country=JP').set(u.headers).expect(202);
+    expect(await p.ctx.jobs.queue('JP').getJob(res.body.job.id)).toBeDefined();
+    const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
+    await p.ctx.redis.del(...keys);
+
+    const byAsin = new Map((await products().find({ asin: mongoose.trusted({ $regex: '^B0FORCED' }) }).lean()).map((d) => [d.asin, d]));
+    // Pulled forward to the lease's end, not further; a product due earlier keeps its time; an ASIN
+    // nobody watches is not created by the request.
+    const pulled = byAsin.get('B0FORCED01')!.next_refresh_at!.getTime();
+    expect(pulled).toBeGreaterThan(now);
+    expect(pulled).toBeLessThanOrEqual(Date.now() + 10 * 60_000);
+    expect(byAsin.get('B0FORCED02')!.next_refresh_at!.getTime()).toBe(now - 60_000);
+    expect(byAsin.has('B0FORCED03')).toBe(false);
+    // The planner leaves the pulled product to the (lost) job until the lease ends, then takes it.
+    const soon = await planCountry(p.planner, 'JP');
+    expect(soon.enqueued.p0).toBe(0);
+    const later = await planCountry(p.planner, 'JP', new Date(Date.now() + 10 * 60_000 + 1_000));
+    expect(later.enqueued.p0).toBe(1);
+    // Leave an empty queue to the next test, whose worker must take its own job first.
+    await p.ctx.jobs.queue('JP').obliterate({ force: true });
   });
 
   it('SIGTERM to a worker process during a batch: the batch finishes, the process exits 0, the products are written once', async () => {

@@ -83,6 +83,12 @@ export function worldUpdateRoutes(ctx: AppContext): Router {
     if (req.method !== 'GET' && req.method !== 'POST') return next();
     const { asin: asins, country } = validate(schema, inputOf(req));
     const qe = await eventsOf(country);
+    // The job lives in Redis only. Pull the products' next refresh forward to a lease from now (never
+    // back): if Redis loses the job, the planner refreshes them when the lease ends, as it does for
+    // its own lost jobs; until then it leaves them to this job. ($min keeps an earlier due time, and
+    // leaves unscheduled products, whose next refresh is null, unscheduled.)
+    const leaseEnd = new Date(Date.now() + ctx.config.workers.scheduler.leaseMs);
+    await productModel(ctx.mongo).updateMany({ country, asin: mongoose.trusted({ $in: asins }) }, { $min: { next_refresh_at: leaseEnd } });
     const jobId = await ctx.jobs.add('world.update', { country, asins }, { attempts: FORCED_ATTEMPTS });
     const job = (await ctx.jobs.queue(country).getJob(jobId)) as Job | undefined;
     const outcome = job ? await waitFor(job, qe, ctx.config.workers.updateWaitMs) : { kind: 'pending' as const };
