@@ -4,7 +4,7 @@ import type { JobContext } from './context.js';
 import { createProcessor } from './processor.js';
 import { queueName } from '../jobs/queues.js';
 import type { Country } from '../src/catalog/identifiers.js';
-import { recordCountryAnswer } from './handlers/ean-resolve.js';
+import { recordCountryAnswer } from '../src/watch/ean-imports.js';
 import { withTimeout } from '../src/db/mongo.js';
 
 export interface RunningWorkers {
@@ -70,7 +70,7 @@ export async function startWorkers(ctx: JobContext, connection: Redis, prefix: s
       if (final && job?.name === 'ean.resolve') {
         const data = job.data as { importId?: string };
         if (data.importId) {
-          recordCountryAnswer(ctx, data.importId, country, 'failed', null, err.message).catch((e: Error) =>
+          recordCountryAnswer(ctx.mongo, data.importId, country, 'failed', null, err.message).catch((e: Error) =>
             ctx.logger.error({ err: { message: e.message }, jobId: job.id }, 'could not record the failed import'));
         }
       }

@@ -10,6 +10,7 @@ import type { Metrics } from '../metrics/registry.js';
 import { productModel } from '../models/product.js';
 import { watchModel } from '../models/watch.js';
 import { eanImportModel } from '../models/ean-import.js';
+import { recordCountryAnswer } from '../watch/ean-imports.js';
 import type { DailyUsage } from '../quota/daily-usage.js';
 import { dayOf, sustainableRate } from '../quota/daily-usage.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
@@ -144,7 +145,9 @@ export async function planCrawls(deps: PlannerDeps, now = new Date()): Promise<n
 /**
  * Puts back the resolve jobs of EAN imports that have waited longer than a lease: their jobs may
  * have been lost with Redis. The job ids are the ones the api used, so a job that still exists is
- * not added twice, and the handler skips a country that has answered meanwhile.
+ * not added twice, and the handler skips a country that has answered meanwhile. A country that is
+ * no longer in COUNTRIES has no worker to answer: its slot fails with a reason, so the import can
+ * end (and its code be imported again) instead of resolving for ever.
  */
 export async function requeueStalledImports(deps: PlannerDeps, now = new Date()): Promise<number> {
   const cutoff = new Date(now.getTime() - deps.workers.scheduler.leaseMs);
@@ -157,7 +160,11 @@ export async function requeueStalledImports(deps: PlannerDeps, now = new Date())
   for (const imp of stalled) {
     const importId = imp._id.toHexString();
     for (const c of imp.countries) {
-      if (c.status !== 'queued' || !deps.config.countries.includes(c.country)) continue;
+      if (c.status !== 'queued') continue;
+      if (!deps.config.countries.includes(c.country)) {
+        await recordCountryAnswer(deps.mongo, importId, c.country, 'failed', null, `${c.country} is no longer in COUNTRIES`);
+        continue;
+      }
       const page = c.page ?? 1;
       await deps.jobs.add('ean.resolve', { country: c.country, importId, userId: imp.user_id.toHexString(), ean: imp.ean, page }, { jobId: eanResolveJobId(importId, c.country, page) });
       added++;

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asins, completedInQueue, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { planCountry, requeueStalledImports } from '../../src/scheduler/planner.js';
 import { productModel } from '../../src/models/product.js';
+import { eanImportModel } from '../../src/models/ean-import.js';
 import { queueName } from '../../jobs/queues.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { mongoUriFor, testEnv } from '../helpers/context.js';
@@ -60,6 +61,27 @@ describe('durability', () => {
     await workers.close();
     const status = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
     expect(['done', 'not_found']).toContain(status.body.data.status);
+  });
+
+  it('an import still waiting on a country that is no longer configured ends, so its code can be imported again', async () => {
+    const u = await p.user('dropped-country@example.com');
+    const ean = '4901234567894';
+    // As left by a run with COUNTRIES=JP,US: JP answered, US never will (this pipeline has JP only).
+    const imp = await eanImportModel(p.ctx.mongo).create({
+      user_id: new mongoose.Types.ObjectId(u.id), ean, status: 'resolving', pending_key: `${u.id}:${ean}`,
+      countries: [{ country: 'JP', status: 'done', asins: ['B0DROPPED1'], error: null }, { country: 'US', status: 'queued', asins: [], error: null }],
+    });
+    expect(await requeueStalledImports(p.planner, new Date(Date.now() + 10 * 60_000 + 1_000))).toBe(0);
+    const after = await eanImportModel(p.ctx.mongo).findById(imp._id).lean();
+    expect(after?.status).toBe('done');
+    expect(after?.pending_key).toBeUndefined();
+    expect(after?.countries.find((c) => c.country === 'US')).toMatchObject({ status: 'failed', error: 'US is no longer in COUNTRIES' });
+    expect(after?.countries.find((c) => c.country === 'JP')?.asins).toEqual(['B0DROPPED1']);
+    // No JP job was added for it (JP had answered), and the code may be imported again.
+    expect(await p.ctx.jobs.queue('JP').count()).toBe(0);
+    const again = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
+    expect(again.body.created).toBe(true);
+    await p.ctx.jobs.queue('JP').obliterate({ force: true });
   });
 
   it('Redis flushed after a forced update was queued: its products come due when the lease ends', async () => {

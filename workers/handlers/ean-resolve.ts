@@ -1,35 +1,10 @@
 import { Types } from 'mongoose';
 import type { JobContext } from '../context.js';
 import { eanResolveJobId, type JobPayload } from '../../jobs/registry.js';
-import { eanImportModel, type CountryImportStatus } from '../../src/models/ean-import.js';
+import { eanImportModel } from '../../src/models/ean-import.js';
+import { recordCountryAnswer } from '../../src/watch/ean-imports.js';
 import { WatchService } from '../../src/watch/service.js';
 import { writeFoundItems } from '../catalog-writes.js';
-import type { Country } from '../../src/catalog/identifiers.js';
-
-/**
- * Records one country's answer on the import, then settles the import once every country has
- * answered: done when any found an ASIN, failed when none found one and some failed, else not
- * found. Each country writes its own slot, so two countries finishing at once cannot lose a write;
- * whichever settles last sees all answers. `asins` null keeps what earlier pages found (a failure).
- */
-export async function recordCountryAnswer(ctx: Pick<JobContext, 'mongo'>, importId: string, country: Country, status: CountryImportStatus, asins: readonly string[] | null, error: string | null = null): Promise<void> {
-  const imports = eanImportModel(ctx.mongo);
-  const id = new Types.ObjectId(importId);
-  await imports.updateOne(
-    { _id: id, 'countries.country': country },
-    { $set: { 'countries.$.status': status, 'countries.$.error': error, ...(asins ? { 'countries.$.asins': [...asins] } : {}) } },
-  );
-  const doc = await imports.findById(id).lean();
-  if (!doc) return;
-  const open = doc.countries.some((c) => c.status === 'queued');
-  if (open) {
-    if (doc.status === 'queued') await imports.updateOne({ _id: id, status: 'queued' }, { $set: { status: 'resolving' } });
-    return;
-  }
-  const found = doc.countries.some((c) => c.asins.length > 0);
-  const failed = doc.countries.some((c) => c.status === 'failed');
-  await imports.updateOne({ _id: id }, { $set: { status: found ? 'done' : failed ? 'failed' : 'not_found' }, $unset: { pending_key: 1 } });
-}
 
 async function enqueuePage(ctx: JobContext, data: JobPayload<'ean.resolve'>, page: number): Promise<void> {
   await ctx.jobs.add('ean.resolve', { ...data, page }, { jobId: eanResolveJobId(data.importId, data.country, page) });
@@ -72,6 +47,6 @@ export async function resolveEan(ctx: JobContext, data: JobPayload<'ean.resolve'
     await enqueuePage(ctx, data, data.page + 1);
     return { page: data.page, asins: found, last: false };
   }
-  await recordCountryAnswer(ctx, data.importId, data.country, asins.length ? 'done' : 'not_found', asins);
+  await recordCountryAnswer(ctx.mongo, data.importId, data.country, asins.length ? 'done' : 'not_found', asins);
   return { page: data.page, asins, last: true };
 }
