@@ -104,7 +104,7 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   onCleanup('planner Redis connection', () => closeRedis(redis));
   const jobs = new JobProducer(redis, prefix, logger);
   onCleanup('planner queues', () => jobs.close());
-  const deps: PlannerDeps = { mongo: db.conn, config, workers: config.workers, jobs, usage: new DailyUsage(redis, prefix), metrics: new Metrics({ defaultMetrics: false }), logger };
+  const deps: PlannerDeps = { mongo: db.conn, config, workers: config.workers, jobs, usage: new DailyUsage(redis, prefix, db.conn), metrics: new Metrics({ defaultMetrics: false }), logger };
   const products = productModel(db.conn);
   const coll = db.conn.db!.collection('products');
   const limit = Math.floor(opts.quota * config.workers.scheduler.horizonS) * MAX_ITEMS_PER_CALL;

@@ -132,7 +132,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       redisPrefix,
       jobs,
       metrics: new Metrics({ defaultMetrics: opts.defaultMetrics ?? true }),
-      usage: new DailyUsage(redis, redisPrefix),
+      usage: new DailyUsage(redis, redisPrefix, mongo),
       appKey: ep.appKey,
       users: new UserService(mongo, ep.appKey),
       embedded: ep.embedded,

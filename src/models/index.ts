@@ -4,6 +4,7 @@ import { postModel } from './post.js';
 import { productModel } from './product.js';
 import { watchModel } from './watch.js';
 import { eanImportModel } from './ean-import.js';
+import { quotaUsageModel } from './quota-usage.js';
 
 /**
  * Registers every model on a connection, so that index builds (`syncIndexes`) see them all.
@@ -15,4 +16,5 @@ export function registerModels(conn: Connection): void {
   productModel(conn);
   watchModel(conn);
   eanImportModel(conn);
+  quotaUsageModel(conn);
 }

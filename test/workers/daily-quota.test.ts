@@ -77,4 +77,21 @@ describe('the planner and the daily quota', () => {
     expect(nextDay.budget).toBeGreaterThan(0);
     expect(nextDay.enqueued.batches).toBe(nextDay.budget);
   });
+
+  it('the day\'s count survives a Redis flush: MongoDB keeps a copy, and the higher count wins', async () => {
+    const noon19 = new Date('2026-11-19T12:00:00Z');
+    await t.ctx.usage.record('US', 56_800, noon19);
+    await t.ctx.usage.settled();
+    expect(await t.ctx.usage.used('US', noon19)).toBe(56_800);
+    // Redis loses its data (FLUSHALL, or a restart without AOF).
+    const keys = await t.ctx.redis.keys(`${t.ctx.redisPrefix}:*`);
+    await t.ctx.redis.del(...keys);
+    expect(await t.ctx.usage.used('US', noon19)).toBe(56_800);
+    // So the planner still spreads what is left: 1 call a second, not 100,000 over half a day.
+    expect((await planCountry(deps, 'US', noon19)).budget).toBe(45);
+    // Calls after the flush count on both sides; MongoDB's is the higher until Redis catches up.
+    await t.ctx.usage.record('US', 6, noon19);
+    await t.ctx.usage.settled();
+    expect(await t.ctx.usage.used('US', noon19)).toBe(56_806);
+  });
 });

@@ -1,0 +1,30 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+
+/**
+ * Upstream calls per country and UTC day, a copy of the Redis counter that survives Redis: after a
+ * flush or a restart without AOF, the planner would otherwise believe nothing was spent today and
+ * spend the day's quota again. One document per country and day (`_id` `CC:YYYY-MM-DD`), so a
+ * write is one upsert by primary key.
+ */
+export interface QuotaUsageFields {
+  _id: string;
+  country: string;
+  day: string;
+  calls: number;
+}
+
+export const quotaUsageSchema = new Schema<QuotaUsageFields>(
+  {
+    _id: { type: String, required: true },
+    country: { type: String, required: true },
+    day: { type: String, required: true },
+    calls: { type: Number, default: 0 },
+  },
+  { collection: 'quota_usage', versionKey: false, strict: 'throw' },
+);
+
+export type QuotaUsageModel = Model<QuotaUsageFields>;
+
+export function quotaUsageModel(conn: Connection): QuotaUsageModel {
+  return (conn.models.QuotaUsage as QuotaUsageModel | undefined) ?? conn.model<QuotaUsageFields>('QuotaUsage', quotaUsageSchema);
+}
