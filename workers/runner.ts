@@ -39,6 +39,9 @@ export async function startWorkers(ctx: JobContext, connection: Redis, prefix: s
   const queues: Queue[] = [];
   for (const country of ctx.config.countries) {
     const queue = new Queue(queueName(country), { connection, prefix });
+    // Without a listener BullMQ prints connection errors to stderr (QueueBase.emit falls back to
+    // console.error); they belong in the log, like the worker's own.
+    queue.on('error', (err) => ctx.logger.warn({ country, err: { message: err.message } }, 'queue error'));
     queues.push(queue);
     const stopCountry = async (c: Country, err: Error): Promise<void> => {
       ctx.metrics.countryStopped.set({ country: c }, 1);
