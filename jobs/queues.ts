@@ -9,6 +9,9 @@ export function queueName(country: Country): string {
   return `upstream-${country}`;
 }
 
+/** The job states an operator counts (metrics, `queues:status`): pending, running and finished. */
+export const JOB_STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
+
 /**
  * Defaults for every job: transient failures retry with exponential backoff and jitter; finished
  * jobs are kept within bounds (completed briefly, failed longer, for Bull Board and post-mortems).

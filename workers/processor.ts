@@ -1,6 +1,7 @@
 import { UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { JobContext } from './context.js';
-import { isJobName, parseJob, InvalidJobPayloadError } from '../jobs/registry.js';
+import { isJobName, parseJob, InvalidJobPayloadError, type JobName } from '../jobs/registry.js';
+import { withTimeout } from '../src/db/mongo.js';
 import { JobTimeoutError, RateLimitedError, UnrecoverableError } from '../src/errors/index.js';
 import { UpstreamAuthError, UpstreamNotEligibleError } from '../src/upstream/errors.js';
 import type { Country } from '../src/catalog/identifiers.js';
@@ -8,8 +9,8 @@ import { refreshBatch } from './handlers/refresh.js';
 import { resolveEan } from './handlers/ean-resolve.js';
 import { crawlBrowsePage } from './handlers/browse-crawl.js';
 
-function run(ctx: JobContext, job: Job): Promise<unknown> {
-  switch (job.name) {
+function run(ctx: JobContext, name: JobName, job: Job): Promise<unknown> {
+  switch (name) {
     case 'world.update':
       return refreshBatch(ctx, parseJob('world.update', job.data), 'forced');
     case 'refresh.p1':
@@ -20,24 +21,7 @@ function run(ctx: JobContext, job: Job): Promise<unknown> {
       return resolveEan(ctx, parseJob('ean.resolve', job.data));
     case 'browse.crawl':
       return crawlBrowsePage(ctx, parseJob('browse.crawl', job.data), job.id);
-    default:
-      return Promise.reject(new InvalidJobPayloadError(`unknown job name ${job.name}`));
   }
-}
-
-/**
- * The job's deadline. BullMQ keeps extending the lock of a job whose handler never settles (a
- * MongoDB connection black-holed by the network: the driver sets no socket timeout), so without
- * one the job would hold its slot for ever and never be retried. Past the deadline the attempt
- * fails as retryable; the hung handler may still finish later, which is harmless because every
- * write of a handler is an idempotent upsert or a conditional update.
- */
-function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`)), ms);
-  });
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** Called when an upstream error means the country cannot be served until an operator acts. */
@@ -58,7 +42,14 @@ export function createProcessor(ctx: JobContext, country: Country, stopCountry: 
     try {
       if (!isJobName(job.name)) throw new InvalidJobPayloadError(`unknown job name ${job.name}`);
       const started = Date.now();
-      const result = await withDeadline(run(ctx, job), ctx.workers.jobTimeoutMs);
+      // The job's deadline. BullMQ keeps extending the lock of a job whose handler never settles (a
+      // MongoDB connection black-holed by the network: the driver sets no socket timeout), so
+      // without one the job would hold its slot for ever and never be retried. Past it the attempt
+      // fails as retryable; the hung handler may still finish later, which is harmless because
+      // every handler write is an idempotent upsert or a conditional update.
+      const ms = ctx.workers.jobTimeoutMs;
+      const result = await withTimeout(run(ctx, job.name, job), ms, 'job',
+        () => new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`));
       log.debug({ ms: Date.now() - started }, 'job done');
       return result;
     } catch (err) {

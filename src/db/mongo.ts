@@ -34,10 +34,11 @@ export async function pingMongo(conn: Connection, timeoutMs: number): Promise<vo
   await withTimeout(db.admin().ping({ maxTimeMS: timeoutMs }), timeoutMs, 'MongoDB ping');
 }
 
-export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+/** Rejects with `timeoutError()` (a plain Error naming `what` by default) if `p` has not settled within `ms`. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string, timeoutError = (): Error => new Error(`${what} timed out after ${ms} ms`)): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer = setTimeout(() => reject(timeoutError()), ms);
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }

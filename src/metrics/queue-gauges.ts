@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
-
-const STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
+import { JOB_STATES } from '../../jobs/queues.js';
 
 /**
  * Reads the depth of every country queue, and the age of its oldest waiting job, into the gauges.
@@ -9,8 +8,8 @@ const STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed', 'completed
 export async function refreshQueueGauges(ctx: Pick<AppContext, 'config' | 'jobs' | 'metrics'>): Promise<void> {
   await Promise.all(ctx.config.countries.map(async (country) => {
     const queue = ctx.jobs.queue(country);
-    const counts = await queue.getJobCounts(...STATES);
-    for (const state of STATES) ctx.metrics.queueJobs.set({ country, state }, counts[state] ?? 0);
+    const counts = await queue.getJobCounts(...JOB_STATES);
+    for (const state of JOB_STATES) ctx.metrics.queueJobs.set({ country, state }, counts[state] ?? 0);
     // The next jobs to run (the most urgent first): how long the head of the queue has waited.
     const head = await queue.getJobs(['prioritized', 'wait'], 0, 49, true);
     const oldest = Math.min(...head.filter(Boolean).map((j) => j.timestamp));

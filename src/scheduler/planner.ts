@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import mongoose, { type Connection } from 'mongoose';
 import type { Config } from '../../config/env.js';
+import type { AppContext } from '../context.js';
 import type { WorkersConfig } from '../../config/workers.js';
 import type { JobProducer } from '../../jobs/queues.js';
 import { eanResolveJobId } from '../../jobs/registry.js';
@@ -23,6 +24,11 @@ export interface PlannerDeps {
   readonly usage: DailyUsage;
   readonly metrics: Metrics;
   readonly logger: Logger;
+}
+
+/** The planner's view of the app's context (the scheduler role's, or a test's). */
+export function plannerDepsOf(ctx: AppContext, logger: Logger = ctx.logger): PlannerDeps {
+  return { mongo: ctx.mongo, config: ctx.config, workers: ctx.config.workers, jobs: ctx.jobs, usage: ctx.usage, metrics: ctx.metrics, logger };
 }
 
 export interface CountryPlan {

@@ -4,30 +4,17 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
+import { inject } from 'vitest';
 import { freePort } from '../../src/embedded/free-port.js';
+import type { Metrics } from '../../src/metrics/registry.js';
+import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { until } from '../helpers/until.js';
 
 /** Test-side helpers for fault injection: real processes and real sockets, nothing mocked. */
 
 export { asins } from '../helpers/pipeline.js';
+export { until } from '../helpers/until.js';
 
-/**
- * Polls `check` until it returns a value other than undefined/false. For conditions that have no
- * event to wait on (a document count, a probe); bounded, and the message says what never happened.
- */
-export async function until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ''}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 /** One value of a Prometheus text exposition, e.g. metric(text, 'shelfwatch_country_stopped', { country: 'JP' }). */
 export function metric(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -194,4 +181,26 @@ export function mongoThrough(uri: string, proxyPort: number): { host: string; po
   const port = Number(u.port || 27017);
   u.host = `127.0.0.1:${proxyPort}`;
   return { host, port, proxied: u.toString() };
+}
+
+/** The pipeline with its MongoDB reached through a TCP proxy that the test can cut or stall. */
+export async function startPipelineBehindProxy(env: Record<string, string> = {}): Promise<{ p: Pipeline; proxy: TcpProxy; close(): Promise<void> }> {
+  const target = mongoThrough(inject('mongoUri'), 0);
+  const proxy = await startTcpProxy(target.host, target.port);
+  const p = await startPipeline({ ...env, MONGODB_URI: mongoThrough(inject('mongoUri'), proxy.port).proxied });
+  return {
+    p,
+    proxy,
+    async close() {
+      proxy.restore();
+      await p.close();
+      await proxy.close();
+    },
+  };
+}
+
+/** Job attempts of every name and country that ended with `outcome`, from the jobs counter. */
+export async function jobOutcomes(metrics: Metrics, outcome: string): Promise<number> {
+  const m = await metrics.jobs.get();
+  return m.values.filter((v) => v.labels.outcome === outcome).reduce((n, v) => n + v.value, 0);
 }

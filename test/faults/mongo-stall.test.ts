@@ -1,10 +1,10 @@
 import mongoose from 'mongoose';
-import { inject, afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
-import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { completions, type Pipeline } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { planCountry } from '../../src/scheduler/planner.js';
-import { asins, mongoThrough, startTcpProxy, until, type TcpProxy } from './helpers.js';
+import { asins, jobOutcomes, startPipelineBehindProxy, until, type TcpProxy } from './helpers.js';
 
 /**
  * Injects: MongoDB black-holed while refresh jobs are in flight: a TCP proxy keeps every connection
@@ -19,21 +19,14 @@ import { asins, mongoThrough, startTcpProxy, until, type TcpProxy } from './help
 const JOB_TIMEOUT_MS = 3_000;
 let proxy: TcpProxy;
 let p: Pipeline;
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  const target = mongoThrough(inject('mongoUri'), 0);
-  proxy = await startTcpProxy(target.host, target.port);
-  p = await startPipeline({ MONGODB_URI: mongoThrough(inject('mongoUri'), proxy.port).proxied, WORKER_JOB_TIMEOUT: `${JOB_TIMEOUT_MS}ms` });
+  ({ p, proxy, close } = await startPipelineBehindProxy({ WORKER_JOB_TIMEOUT: `${JOB_TIMEOUT_MS}ms` }));
 });
 afterAll(async () => {
-  proxy?.restore();
-  await p?.close();
-  await proxy?.close();
+  await close?.();
 });
-
-async function jobCount(outcome: string): Promise<number> {
-  const m = await p.ctx.metrics.jobs.get();
-  return m.values.filter((v) => v.labels.outcome === outcome).reduce((n, v) => n + v.value, 0);
-}
+const jobCount = (outcome: string): Promise<number> => jobOutcomes(p.ctx.metrics, outcome);
 
 describe('MongoDB black-holed', () => {
   it('a job past WORKER_JOB_TIMEOUT fails as retryable and is done once traffic flows again', { timeout: 60_000 }, async () => {

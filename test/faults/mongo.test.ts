@@ -1,9 +1,9 @@
 import mongoose from 'mongoose';
-import { inject, afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { completions, type Pipeline } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { planCountry } from '../../src/scheduler/planner.js';
-import { asins, mongoThrough, startTcpProxy, until, type TcpProxy } from './helpers.js';
+import { asins, jobOutcomes, startPipelineBehindProxy, until, type TcpProxy } from './helpers.js';
 
 /**
  * Injects: MongoDB unreachable for 12 s while refresh jobs are in flight (a TCP proxy between the
@@ -17,21 +17,14 @@ import { asins, mongoThrough, startTcpProxy, until, type TcpProxy } from './help
  */
 let proxy: TcpProxy;
 let p: Pipeline;
+let close: (() => Promise<void>) | undefined;
 beforeAll(async () => {
-  const target = mongoThrough(inject('mongoUri'), 0);
-  proxy = await startTcpProxy(target.host, target.port);
-  p = await startPipeline({ MONGODB_URI: mongoThrough(inject('mongoUri'), proxy.port).proxied });
+  ({ p, proxy, close } = await startPipelineBehindProxy());
 });
 afterAll(async () => {
-  proxy?.restore();
-  await p?.close();
-  await proxy?.close();
+  await close?.();
 });
-
-async function jobCount(outcome: string): Promise<number> {
-  const m = await p.ctx.metrics.jobs.get();
-  return m.values.filter((v) => v.labels.outcome === outcome).reduce((n, v) => n + v.value, 0);
-}
+const jobCount = (outcome: string): Promise<number> => jobOutcomes(p.ctx.metrics, outcome);
 
 describe('MongoDB unreachable', () => {
   it('jobs fail and retry with backoff, none is lost; readyz 503 then 200', { timeout: 60_000 }, async () => {

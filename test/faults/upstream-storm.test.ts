@@ -4,7 +4,7 @@ import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.j
 import { productModel } from '../../src/models/product.js';
 import { planCountry } from '../../src/scheduler/planner.js';
 import type { Country } from '../../src/catalog/identifiers.js';
-import { asins, metric, until } from './helpers.js';
+import { asins, jobOutcomes, metric, until } from './helpers.js';
 
 /**
  * Upstream storms against the real workers and the simulator over HTTP (faults set through the
@@ -46,10 +46,7 @@ async function due(country: Country, prefix: string, n: number): Promise<string[
 }
 const calls = (country: Country): number => p.sim.stats().countries[country]?.getItems?.calls ?? 0;
 const stat = (country: Country, what: 'errors' | 'throttled'): number => p.sim.stats().countries[country]?.getItems?.[what] ?? 0;
-async function jobs(outcome: string): Promise<number> {
-  const m = await p.ctx.metrics.jobs.get();
-  return m.values.filter((v) => v.labels.outcome === outcome).reduce((n, v) => n + v.value, 0);
-}
+const jobs = (outcome: string): Promise<number> => jobOutcomes(p.ctx.metrics, outcome);
 
 describe('upstream storms', () => {
   // Each call fails with p = 0.3 + 0.7 × 0.1 = 0.37. With 30 batches the chance that fewer than

@@ -4,7 +4,8 @@ import { runSimulator } from '../../src/roles/simulator.js';
 import { startWorkerRole } from '../../src/roles/worker.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { RunningWorkers } from '../../workers/runner.js';
-import type { PlannerDeps } from '../../src/scheduler/planner.js';
+import { plannerDepsOf, type PlannerDeps } from '../../src/scheduler/planner.js';
+import { until } from './until.js';
 
 export interface Pipeline extends TestContext {
   readonly sim: RunningSimulator;
@@ -33,15 +34,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
   const t = await createTestContext({ ...PIPELINE_ENV, ...env });
   const sim = await runSimulator(t.ctx.config, t.ctx.logger, t.ctx.resources);
   const workers = await startWorkerRole(t.ctx, { simulatorUrl: sim.url });
-  const planner: PlannerDeps = {
-    mongo: t.ctx.mongo,
-    config: t.ctx.config,
-    workers: t.ctx.config.workers,
-    jobs: t.ctx.jobs,
-    usage: t.ctx.usage,
-    metrics: t.ctx.metrics,
-    logger: t.ctx.logger,
-  };
+  const planner = plannerDepsOf(t.ctx);
   return {
     ...t,
     sim,
@@ -93,13 +86,7 @@ export function completions(worker: Worker, count: number, timeoutMs = 75_000): 
  * Polls, since a count in Redis has no event of its own.
  */
 export async function completedInQueue(queue: Queue, count: number, timeoutMs = 75_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const n = await queue.getCompletedCount();
-    if (n >= count) return;
-    if (Date.now() > deadline) throw new Error(`only ${n} of ${count} jobs completed within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await until(`${count} jobs completed`, async () => (await queue.getCompletedCount()) >= count, timeoutMs, 50);
 }
 
 /** `n` distinct well-formed ASINs sharing `prefix` (prefix + zero-padded index, 10 characters). */

@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamItemSchema } from '../../src/catalog/product.js';
 import { UpstreamInvalidRequestError } from '../../src/upstream/errors.js';
+import { eanCheckDigit } from '../../src/simulator/codes.js';
 import { findAsins, startHarness, totalCalls, type SimHarness } from './helpers.js';
+
+/** A valid EAN-13 from its first 12 digits. */
+const eanOf = (first12: string): string => first12 + eanCheckDigit(first12);
 
 describe('Creators client against the simulator, over HTTP', () => {
   let h: SimHarness;
@@ -50,10 +54,7 @@ describe('Creators client against the simulator, over HTTP', () => {
   it('findByCode: an EAN listed by two ASINs gives exactly those two, unrelated hits left out', async () => {
     let ean = '';
     for (let n = 0; !ean; n++) {
-      const first12 = `49${String(n).padStart(10, '0')}`;
-      let sum = 0;
-      for (let i = 0; i < 12; i++) sum += Number(first12[i]) * (i % 2 === 0 ? 1 : 3);
-      const code = first12 + ((10 - (sum % 10)) % 10);
+      const code = eanOf(`49${String(n).padStart(10, '0')}`);
       // Pick one the simulator also pads with unrelated results, to prove they are filtered.
       if (h.sim.catalog.asinsForEan('JP', code).length === 2 && h.sim.catalog.search('JP', code).length > 2) ean = code;
     }
@@ -68,10 +69,7 @@ describe('Creators client against the simulator, over HTTP', () => {
     // A code more ASINs list than one page holds, its own items ranked first.
     let ean = '';
     for (let n = 0; !ean; n++) {
-      const first12 = `49${String(n).padStart(10, '0')}`;
-      let sum = 0;
-      for (let i = 0; i < 12; i++) sum += Number(first12[i]) * (i % 2 === 0 ? 1 : 3);
-      const code = first12 + ((10 - (sum % 10)) % 10);
+      const code = eanOf(`49${String(n).padStart(10, '0')}`);
       const own = h.sim.catalog.asinsForEan('JP', code);
       if (own.length > 20 && h.sim.catalog.search('JP', code).slice(0, own.length).every((a) => own.includes(a))) ean = code;
     }
@@ -92,10 +90,7 @@ describe('Creators client against the simulator, over HTTP', () => {
   it('findByCode: a code nobody lists gives no items (404 from the service)', async () => {
     let ean = '';
     for (let n = 0; !ean; n++) {
-      const first12 = `45${String(n).padStart(10, '0')}`;
-      let sum = 0;
-      for (let i = 0; i < 12; i++) sum += Number(first12[i]) * (i % 2 === 0 ? 1 : 3);
-      const code = first12 + ((10 - (sum % 10)) % 10);
+      const code = eanOf(`45${String(n).padStart(10, '0')}`);
       if (h.sim.catalog.search('JP', code).length === 0) ean = code;
     }
     expect((await h.port('JP').findByCode(ean, 1)).items).toEqual([]);

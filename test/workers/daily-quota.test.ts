@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
-import { planCountry, type PlannerDeps } from '../../src/scheduler/planner.js';
+import { planCountry, plannerDepsOf, type PlannerDeps } from '../../src/scheduler/planner.js';
 import { msLeftInDay, sustainableRate } from '../../src/quota/daily-usage.js';
 import { productModel } from '../../src/models/product.js';
 import type { Country } from '../../src/catalog/identifiers.js';
@@ -33,7 +33,7 @@ const NOON = new Date('2026-11-20T12:00:00Z');
 beforeAll(async () => {
   t = await createTestContext({ COUNTRIES: 'JP,US', QUOTA_RPS: '10', QUOTA_PER_DAY: '100000', SCHEDULER_HORIZON_S: '45' });
   const { ctx } = t;
-  deps = { mongo: ctx.mongo, config: ctx.config, workers: ctx.config.workers, jobs: ctx.jobs, usage: ctx.usage, metrics: ctx.metrics, logger: ctx.logger };
+  deps = plannerDepsOf(ctx);
   for (const country of ['JP', 'US'] as const) {
     const due = new Date(NOON.getTime() - 3_600_000);
     await productModel(ctx.mongo).insertMany([

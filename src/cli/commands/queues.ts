@@ -3,8 +3,7 @@ import { UsageError } from '../usage.js';
 import { withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
 import { countDue } from '../../scheduler/planner.js';
-
-const JOB_STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
+import { JOB_STATES } from '../../../jobs/queues.js';
 
 /**
  * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether
