@@ -15,6 +15,7 @@ import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics/registry.js';
 import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
+import { QuotaGovernor } from '../src/quota/governor.js';
 import { planCountry, type PlannerDeps } from '../src/scheduler/planner.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
@@ -104,7 +105,11 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   onCleanup('planner Redis connection', () => closeRedis(redis));
   const jobs = new JobProducer(redis, prefix, logger);
   onCleanup('planner queues', () => jobs.close());
-  const deps: PlannerDeps = { mongo: db.conn, config, workers: config.workers, jobs, usage: new DailyUsage(redis, prefix, db.conn), metrics: new Metrics({ defaultMetrics: false }), logger };
+  const usage = new DailyUsage(db.conn);
+  const quota = new QuotaGovernor(redis, prefix, {
+    quotas: config.workers.quota, dayTimeZone: 'UTC', onDemandShare: config.workers.onDemandShare, onDemandReserve: config.workers.onDemandReserve, usage,
+  });
+  const deps: PlannerDeps = { mongo: db.conn, config, workers: config.workers, jobs, quota, redis, prefix, metrics: new Metrics({ defaultMetrics: false }), logger };
   const products = productModel(db.conn);
   const coll = db.conn.db!.collection('products');
   const limit = Math.floor(opts.quota * config.workers.scheduler.horizonS) * MAX_ITEMS_PER_CALL;
@@ -135,6 +140,8 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
       // budget would be spent by the previous tick's jobs).
       await coll.updateMany({ created_at: DUE_MARK }, { $set: { next_refresh_at: dueAt, plan_token: null } });
       await jobs.queue(COUNTRY).obliterate({ force: true });
+      // And the same credit: one horizon's worth, as a scheduler's first pass has.
+      await redis.del(`${prefix}:plan:credit:${COUNTRY}`);
       const started = performance.now();
       const plan = await planCountry(deps, COUNTRY, new Date());
       tickMs.push(performance.now() - started);

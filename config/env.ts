@@ -6,21 +6,13 @@
  */
 import { z } from 'zod';
 import { parseAppKey } from './app-key.js';
-import { bool, duration, int, url } from './parsers.js';
+import { bool, duration, int, timeZone, url } from './parsers.js';
 import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
 import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
+import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
 import { COUNTRY_CODES, type Country } from '../src/catalog/identifiers.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-
-const timeZone = z.string().refine((tz) => {
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be an IANA time zone such as UTC or Asia/Tokyo');
 
 /**
  * Express's "trust proxy": `false`/`0` (the socket address is the client), a number of hops, or a
@@ -45,7 +37,9 @@ export const envSchema = z.object({
   APP_TIMEZONE: timeZone.default('UTC'),
   MONGODB_URI: url(/^mongodb(\+srv)?:$/, 'a mongodb://').optional(),
   REDIS_URL: url(/^rediss?:$/, 'a redis://').optional(),
-  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]{1,40}$/, 'must be 1-40 letters, digits, _ or -').default('shelfwatch'),
+  // In braces by default: a Redis Cluster hashes only the tag, so every queue, lock and quota key
+  // of the program lands in one slot, as BullMQ's scripts and the quota governor's need.
+  REDIS_PREFIX: z.string().regex(/^(\{[A-Za-z0-9_-]{1,40}\}|[A-Za-z0-9_-]{1,40})$/, 'must be 1-40 letters, digits, _ or -, optionally in braces ({shelfwatch})').default('{shelfwatch}'),
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   LOG_PRETTY: bool.default(false),
   TRUST_PROXY: trustProxy.default(false),
@@ -63,7 +57,7 @@ export const envSchema = z.object({
   DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
   /** How long a /api/world list's total is reused; 0 counts on every request. */
   WORLD_TOTAL_TTL: duration.default(10_000),
-}).extend(workersEnvSchema.shape);
+}).extend(workersEnvSchema.shape).extend(accountsEnvSchema.shape);
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -98,6 +92,8 @@ export interface Config {
   readonly directory: { readonly rateLimitPerMinute: number };
   /** Area B: how long a world list's total is reused (ms; 0: counted on every request). */
   readonly world: { readonly totalTtlMs: number };
+  /** Area B: per-account caps on watches, pending EAN imports and forced updates (config/accounts.ts). */
+  readonly accounts: AccountsConfig;
 }
 
 export class ConfigError extends Error {
@@ -128,7 +124,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   }
   const env = parsed.data;
   problems.push(...upstream.problems);
-  const workers = buildWorkersConfig(env);
+  const workers = buildWorkersConfig(env, env.NODE_ENV);
   problems.push(...workers.problems);
   let appKey: Buffer | undefined;
   if (env.APP_KEY !== undefined) {
@@ -162,5 +158,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     workers: workers.config!,
     directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT }),
     world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL }),
+    accounts: buildAccountsConfig(env),
   });
 }

@@ -33,3 +33,20 @@ export const url = (protocols: RegExp, what: string) =>
       return false;
     }
   }, `must be ${what} URL`);
+
+/** A decimal number such as `0.5` or `120`. */
+export const decimal = (min: number, max: number) =>
+  z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, `must be a number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
+
+export const timeZone = z.string().refine((tz) => {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}, 'must be an IANA time zone such as UTC or Asia/Tokyo');

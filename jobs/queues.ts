@@ -2,11 +2,17 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
-import { JOB_PRIORITY, parseJob, type JobInput, type JobName } from './registry.js';
+import { JOB_PRIORITY, QUEUE_KINDS, parseJob, queueKindOf, type JobInput, type JobName, type QueueKind } from './registry.js';
+import { DEFAULT_RETRY, FORCED_RETRY } from './retry.js';
 
-/** One queue per country for every upstream call of that country (no `:` in BullMQ names). */
-export function queueName(country: Country): string {
-  return `upstream-${country}`;
+/** A country's queues (no `:` in BullMQ names): `upstream-JP` for most work, `update-JP` for forced updates. */
+export function queueName(country: Country, kind: QueueKind = 'work'): string {
+  return kind === 'update' ? `update-${country}` : `upstream-${country}`;
+}
+
+/** Every queue of the given countries, for dashboards and status. */
+export function allQueues(countries: readonly Country[]): { country: Country; kind: QueueKind; name: string }[] {
+  return countries.flatMap((country) => QUEUE_KINDS.map((kind) => ({ country, kind, name: queueName(country, kind) })));
 }
 
 /** The job states an operator counts (metrics, `queues:status`): pending, running and finished. */
@@ -17,11 +23,13 @@ export const JOB_STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed',
  * jobs are kept within bounds (completed briefly, failed longer, for Bull Board and post-mortems).
  */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
-  attempts: 8,
-  backoff: { type: 'exponential', delay: 2_000, jitter: 0.5 },
+  ...DEFAULT_RETRY,
   removeOnComplete: { age: 3_600, count: 1_000 },
   removeOnFail: { age: 7 * 86_400, count: 10_000 },
 };
+
+/** A forced update retries quickly and a few times only: a client is waiting for it. */
+const UPDATE_JOB_OPTIONS: JobsOptions = { ...DEFAULT_JOB_OPTIONS, ...FORCED_RETRY };
 
 /**
  * Adds jobs to the country queues. Payloads are parsed against the registry before they reach Redis.
@@ -29,7 +37,7 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
  * route answers 503 instead of hanging.
  */
 export class JobProducer {
-  readonly #queues = new Map<Country, Queue>();
+  readonly #queues = new Map<string, Queue>();
 
   constructor(
     private readonly connection: Redis,
@@ -37,20 +45,33 @@ export class JobProducer {
     private readonly logger: Logger,
   ) {}
 
-  queue(country: Country): Queue {
-    let q = this.#queues.get(country);
+  queue(country: Country, kind: QueueKind = 'work'): Queue {
+    const name = queueName(country, kind);
+    let q = this.#queues.get(name);
     if (!q) {
-      q = new Queue(queueName(country), { connection: this.connection, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
-      q.on('error', (err) => this.logger.warn({ err: { message: err.message }, queue: queueName(country) }, 'queue error'));
-      this.#queues.set(country, q);
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: kind === 'update' ? UPDATE_JOB_OPTIONS : DEFAULT_JOB_OPTIONS });
+      q.on('error', (err) => this.logger.warn({ err: { message: err.message }, queue: name }, 'queue error'));
+      this.#queues.set(name, q);
     }
     return q;
   }
 
   async add<N extends JobName>(name: N, data: JobInput<N>, opts: Omit<JobsOptions, 'priority'> = {}): Promise<string> {
     const payload = parseJob(name, data);
-    const job = await this.queue(payload.country).add(name, payload, { ...opts, priority: JOB_PRIORITY[name] });
+    const job = await this.queue(payload.country, queueKindOf(name)).add(name, payload, { ...opts, priority: JOB_PRIORITY[name] });
     return job.id!;
+  }
+
+  /** Adds jobs of one kind and country in one round trip (the planner's batches). */
+  async addBulk<N extends JobName>(jobs: readonly { name: N; data: JobInput<N>; opts?: Omit<JobsOptions, 'priority'> }[]): Promise<void> {
+    const byQueue = new Map<Queue, { name: N; data: unknown; opts: JobsOptions }[]>();
+    for (const j of jobs) {
+      const payload = parseJob(j.name, j.data);
+      const q = this.queue(payload.country, queueKindOf(j.name));
+      if (!byQueue.has(q)) byQueue.set(q, []);
+      byQueue.get(q)!.push({ name: j.name, data: payload, opts: { ...j.opts, priority: JOB_PRIORITY[j.name] } });
+    }
+    for (const [q, list] of byQueue) await q.addBulk(list);
   }
 
   async close(): Promise<void> {

@@ -3,11 +3,15 @@
  * payload before adding it and workers parse it again when they take it, because data in Redis is
  * untyped at rest (it may have been written by an older version, or by hand).
  *
- * Every upstream call of a country goes through that country's queue, so one BullMQ limiter holds
- * the country's quota. Job kinds share the queue and are ordered by priority (lower runs first).
+ * Every upstream call of a country takes a permit of that country's quota governor, whatever job
+ * makes it. A country has two queues: forced updates, which a client waits for, have one of their
+ * own, so a job never waits for a worker slot behind a backlog of refreshes (and stalled refreshes,
+ * which BullMQ puts back ahead of every prioritized job, never overtake them); every other kind
+ * shares the work queue, ordered by priority (lower runs first).
  */
 import { z } from 'zod';
 import { ASIN_RE, countrySchema, isValidEan13 } from '../src/catalog/identifiers.js';
+import type { Lane } from '../src/quota/lanes.js';
 
 const asin = z.string().regex(ASIN_RE);
 const objectId = z.string().regex(/^[0-9a-f]{24}$/);
@@ -16,7 +20,7 @@ const asinBatch = z.array(asin).min(1).max(10).refine((a) => new Set(a).size ===
 
 export const jobPayloads = {
   /** `/api/world/update`: a client waits for this one. */
-  'world.update': z.object({ country: countrySchema, asins: asinBatch }),
+  'world.update': z.object({ country: countrySchema, asins: asinBatch, claim: z.string().max(64).optional() }),
   /**
    * One page of resolving an EAN import in one country. Like a browse crawl, each page is its own
    * job (enqueued by the one before), so every search call passes the queue's limiter.
@@ -27,8 +31,9 @@ export const jobPayloads = {
   }),
   /** Scheduled refreshes, by the products' effective priority. */
   // `due`: the earliest due time in the batch (epoch ms), for the refresh-lag metric.
-  'refresh.p1': z.object({ country: countrySchema, asins: asinBatch, due: z.number().int().optional() }),
-  'refresh.p0': z.object({ country: countrySchema, asins: asinBatch, due: z.number().int().optional() }),
+  // `claim`: the plan's token on the products; a worker skips those whose claim has moved on.
+  'refresh.p1': z.object({ country: countrySchema, asins: asinBatch, due: z.number().int().optional(), claim: z.string().max(64).optional() }),
+  'refresh.p0': z.object({ country: countrySchema, asins: asinBatch, due: z.number().int().optional(), claim: z.string().max(64).optional() }),
   /**
    * One page of a watched browse node. Each page is its own job, so every upstream call passes the
    * queue's limiter; the next page is enqueued by the job before it. `found`: ASINs on earlier pages.
@@ -57,6 +62,23 @@ export const JOB_PRIORITY: Readonly<Record<JobName, number>> = {
   'refresh.p0': 4,
   'browse.crawl': 5,
 };
+
+/** Whose share of the quota a job's calls take (src/quota/lanes.ts). */
+export const JOB_LANE: Readonly<Record<JobName, Lane>> = {
+  'world.update': 'ondemand',
+  'ean.resolve': 'ondemand',
+  'refresh.p1': 'scheduled',
+  'refresh.p0': 'scheduled',
+  'browse.crawl': 'scheduled',
+};
+
+export const QUEUE_KINDS = ['work', 'update'] as const;
+export type QueueKind = (typeof QUEUE_KINDS)[number];
+
+/** Which of its country's queues a job goes to. */
+export function queueKindOf(name: JobName): QueueKind {
+  return name === 'world.update' ? 'update' : 'work';
+}
 
 /**
  * The id of an import's resolve job for one country and page. Every producer (the api, the job of

@@ -14,6 +14,7 @@ import { registerModels } from './models/index.js';
 import { JobProducer } from '../jobs/queues.js';
 import { Metrics } from './metrics/registry.js';
 import { DailyUsage } from './quota/daily-usage.js';
+import { QuotaGovernor } from './quota/governor.js';
 
 /**
  * Everything a role needs, built once at start-up and passed down. Nothing here is a module-level
@@ -34,8 +35,10 @@ export interface AppContext {
   readonly jobs: JobProducer;
   /** This process's metrics (served at /metrics by the api, or on METRICS_PORT by other roles). */
   readonly metrics: Metrics;
-  /** Upstream calls per country and day, shared by every process through Redis. */
+  /** The MongoDB copy of the day's upstream calls per country (the governor's count survives Redis through it). */
   readonly usage: DailyUsage;
+  /** Every upstream call's permit: the pace and the day's cap per country, shared by every process. */
+  readonly quota: QuotaGovernor;
   /** True when this process started MongoDB and Redis itself. */
   readonly embedded: boolean;
 }
@@ -122,6 +125,12 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     });
     const redisPrefix = opts.redisPrefix ?? config.redis.prefix;
     const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger), (j) => j.close());
+    const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
+    const usage = new DailyUsage(mongo);
+    const w = config.workers;
+    const quota = resources.own('quota governor', new QuotaGovernor(redis, redisPrefix, {
+      quotas: w.quota, dayTimeZone: w.quotaDayTimeZone, onDemandShare: w.onDemandShare, onDemandReserve: w.onDemandReserve, usage, metrics,
+    }), (g) => g.close());
     return {
       config,
       logger,
@@ -131,8 +140,9 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       redisUrl: ep.redisUrl,
       redisPrefix,
       jobs,
-      metrics: new Metrics({ defaultMetrics: opts.defaultMetrics ?? true }),
-      usage: new DailyUsage(redis, redisPrefix, mongo),
+      metrics,
+      usage,
+      quota,
       appKey: ep.appKey,
       users: new UserService(mongo, ep.appKey),
       embedded: ep.embedded,

@@ -62,7 +62,8 @@ export async function writeOutcomes(
     const prior = state.get(asin);
     const priority = prior?.priority ?? null;
     const next = priority === null ? null : new Date(now.getTime() + config.refresh.intervalMs[priority]);
-    const schedule = { last_attempt_at: now, next_refresh_at: next };
+    // The refresh ends every claim on the product: a batch still queued with it skips the product.
+    const schedule = { last_attempt_at: now, next_refresh_at: next, plan_token: null };
     const item = byAsin.get(asin);
     let set: Partial<ProductFields>;
     if (outcome === 'found' && item) {

@@ -5,17 +5,19 @@ import type { JobProducer } from '../jobs/queues.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
-import type { DailyUsage } from '../src/quota/daily-usage.js';
+import type { QuotaGovernor } from '../src/quota/governor.js';
+import type { Lane } from '../src/quota/lanes.js';
 import type { Metrics } from '../src/metrics/registry.js';
 
 /** What a job handler may use: the database, the upstream of its country, and the queues. */
 export interface JobContext {
   readonly mongo: Connection;
-  readonly config: Pick<Config, 'countries' | 'refresh' | 'timeZone'>;
+  readonly config: Pick<Config, 'countries' | 'refresh' | 'timeZone' | 'accounts'>;
   readonly workers: WorkersConfig;
   readonly jobs: JobProducer;
-  readonly upstream: (country: Country) => UpstreamPort;
-  readonly usage: DailyUsage;
+  /** The country's upstream, each request taking its permit in the given lane. */
+  readonly upstream: (country: Country, lane: Lane) => UpstreamPort;
+  readonly quota: QuotaGovernor;
   readonly metrics: Metrics;
   readonly logger: Logger;
 }

@@ -25,6 +25,8 @@ export interface BenchOptions {
   readonly apiSeconds: number;
   readonly connections: number;
   readonly apiProducts: number;
+  /** Limiter benchmark: the quotas Q (calls a second per country) it measures, one run each. */
+  readonly rates: readonly number[];
 }
 
 const SPEC = {
@@ -40,6 +42,7 @@ const SPEC = {
   'api-seconds': { env: 'BENCH_API_SECONDS', def: '10' },
   connections: { env: 'BENCH_CONNECTIONS', def: '10' },
   'api-products': { env: 'BENCH_API_PRODUCTS', def: '10000' },
+  rates: { env: 'BENCH_LIMITER_RATES', def: '1,10,20,50,120,300' },
 } as const;
 
 type Key = keyof typeof SPEC;
@@ -71,5 +74,7 @@ export function parseBenchArgs(argv: readonly string[] = process.argv.slice(2), 
     apiSeconds: num('api-seconds', get('api-seconds'), 1, 600),
     connections: Math.round(num('connections', get('connections'), 1, 1_000)),
     apiProducts: Math.round(num('api-products', get('api-products'), 10, 1_000_000)),
+    // Same bounds as QUOTA_RPS (config/workers.ts), which takes decimals.
+    rates: list('rates').map((r) => num('rates', r, 0.01, 10_000)),
   };
 }

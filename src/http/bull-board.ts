@@ -1,3 +1,4 @@
+import { QUEUE_KINDS } from '../../jobs/registry.js';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
@@ -34,7 +35,7 @@ export function bullBoardRoutes(ctx: AppContext): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: ctx.config.countries.map((c) => new BullMQAdapter(ctx.jobs.queue(c), { readOnlyMode: conf.readOnly })),
+    queues: ctx.config.countries.flatMap((c) => QUEUE_KINDS.map((kind) => new BullMQAdapter(ctx.jobs.queue(c, kind), { readOnlyMode: conf.readOnly }))),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'shelfwatch' } },
   });

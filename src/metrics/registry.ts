@@ -49,15 +49,15 @@ export class Metrics {
 
   readonly queueJobs = new Gauge({
     name: 'shelfwatch_queue_jobs',
-    help: 'Jobs in each country queue, by state',
-    labelNames: ['country', 'state'] as const,
+    help: 'Jobs in each country queue (work: refreshes, EAN pages, crawls; update: forced updates), by state',
+    labelNames: ['country', 'queue', 'state'] as const,
     registers: [this.registry],
   });
 
   readonly queueLag = new Gauge({
     name: 'shelfwatch_queue_oldest_waiting_seconds',
     help: 'Age of the oldest job waiting in each country queue',
-    labelNames: ['country'] as const,
+    labelNames: ['country', 'queue'] as const,
     registers: [this.registry],
   });
 
@@ -85,6 +85,35 @@ export class Metrics {
   readonly countryStopped = new Gauge({
     name: 'shelfwatch_country_stopped',
     help: '1 when a fatal upstream error (credential, eligibility) stopped the country queue',
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+  });
+
+  readonly permits = new Counter({
+    name: 'shelfwatch_quota_permits_total',
+    help: 'Permits the quota governor granted this process, by country and lane (scheduled, ondemand): one per upstream call',
+    labelNames: ['country', 'lane'] as const,
+    registers: [this.registry],
+  });
+
+  readonly permitWait = new Histogram({
+    name: 'shelfwatch_quota_permit_wait_seconds',
+    help: 'How long a call waited for its permit, by country and lane',
+    labelNames: ['country', 'lane'] as const,
+    buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
+    registers: [this.registry],
+  });
+
+  readonly callsLeftToday = new Gauge({
+    name: 'shelfwatch_quota_calls_left_today',
+    help: 'Upstream calls left in the quota day (QUOTA_PER_DAY less every process\'s calls), as of this process\'s last permit',
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+  });
+
+  readonly onDemandShareUsed = new Gauge({
+    name: 'shelfwatch_quota_on_demand_share_used_ratio',
+    help: 'On-demand calls today per on-demand calls allowed today (ON_DEMAND_SHARE of QUOTA_PER_DAY), as of this process\'s last permit',
     labelNames: ['country'] as const,
     registers: [this.registry],
   });

@@ -20,7 +20,7 @@ export interface EanImportFields {
    * Per country: its status, the ASINs it found so far and the search page its next job reads
    * (absent on imports written before resolving went page by page: read as 1).
    */
-  countries: { country: Country; status: CountryImportStatus; asins: string[]; error: string | null; page?: number }[];
+  countries: { country: Country; status: CountryImportStatus; asins: string[]; error: string | null; page?: number; waiting_until?: Date | null }[];
   /**
    * `<user>:<ean>` while the import is pending, absent once it ends: a unique sparse index on it
    * makes a second pending import of the same code impossible, even under concurrent requests.
@@ -37,6 +37,8 @@ const countrySchema = new Schema(
     asins: { type: [String], default: [] },
     error: { type: String, default: null },
     page: { type: Number, min: 1, max: 10, default: 1 },
+    // Set while the country's next page waits for the next quota day (the day's quota is spent).
+    waiting_until: { type: Date, default: null },
   },
   { _id: false },
 );

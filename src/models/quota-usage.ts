@@ -1,7 +1,7 @@
 import { Schema, type Connection, type Model } from 'mongoose';
 
 /**
- * Upstream calls per country and UTC day, a copy of the Redis counter that survives Redis: after a
+ * Upstream calls per country and quota day (QUOTA_DAY_TZ), a copy of the Redis counter that survives Redis: after a
  * flush or a restart without AOF, the planner would otherwise believe nothing was spent today and
  * spend the day's quota again. One document per country and day (`_id` `CC:YYYY-MM-DD`), so a
  * write is one upsert by primary key.
@@ -11,6 +11,8 @@ export interface QuotaUsageFields {
   country: string;
   day: string;
   calls: number;
+  /** Of them, on-demand calls (forced updates, EAN resolves), which have a share of the day. */
+  od_calls: number;
 }
 
 export const quotaUsageSchema = new Schema<QuotaUsageFields>(
@@ -19,6 +21,7 @@ export const quotaUsageSchema = new Schema<QuotaUsageFields>(
     country: { type: String, required: true },
     day: { type: String, required: true },
     calls: { type: Number, default: 0 },
+    od_calls: { type: Number, default: 0 },
   },
   { collection: 'quota_usage', versionKey: false, strict: 'throw' },
 );

@@ -13,6 +13,8 @@ export interface WatchFields {
   /** Browse entries: when the last crawl finished and how many ASINs it found. */
   last_crawl_at: Date | null;
   last_crawl_count: number | null;
+  /** Browse entries: set while the node's crawl waits for the next quota day (the day's quota is spent). */
+  crawl_waiting_until?: Date | null;
   /** Where the entry came from: the API, or the EAN import that found the ASIN. */
   source: 'api' | 'ean';
   created_at: Date;
@@ -27,6 +29,7 @@ export const watchSchema = new Schema<WatchFields>(
     priority: { type: Number, enum: [0, 1], default: 0 },
     last_crawl_at: { type: Date, default: null },
     last_crawl_count: { type: Number, default: null },
+    crawl_waiting_until: { type: Date, default: null },
     source: { type: String, enum: ['api', 'ean'], default: 'api' },
   },
   { collection: 'watches', versionKey: false, strict: 'throw', timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
@@ -37,6 +40,9 @@ watchSchema.index({ user_id: 1, kind: 1, key: 1 }, { unique: true });
 watchSchema.index({ user_id: 1, created_at: -1, _id: -1 });
 // Effective priority of an ASIN: the highest among its watchers; and the crawl plan of browse nodes.
 watchSchema.index({ kind: 1, key: 1, priority: -1 });
+// ACCOUNT_MAX_P1_WATCHES: counts an account's priority-1 entries from the index alone (the unique
+// index would fetch every entry of the account to read its priority).
+watchSchema.index({ user_id: 1, kind: 1, priority: 1 });
 
 export type WatchModel = Model<WatchFields>;
 export type WatchDoc = HydratedDocument<WatchFields>;

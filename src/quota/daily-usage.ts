@@ -1,71 +1,45 @@
-import type { Redis } from 'ioredis';
 import type { Connection } from 'mongoose';
 import type { Country } from '../catalog/identifiers.js';
 import { quotaUsageModel } from '../models/quota-usage.js';
+import type { Lane } from './lanes.js';
 
-const DAY_MS = 86_400_000;
-
-/** The upstream's daily quota is counted per UTC day. */
-export function dayOf(now: Date): string {
-  return now.toISOString().slice(0, 10);
-}
-
-export function msLeftInDay(now: Date): number {
-  return DAY_MS - (now.getTime() % DAY_MS);
+export interface DayCount {
+  /** Upstream calls of the day, every kind of work. */
+  readonly calls: number;
+  /** Of them, on-demand calls (forced updates, EAN resolves). */
+  readonly onDemand: number;
 }
 
 /**
- * Upstream calls made today, per country, shared by every worker process. The planner reads it to
- * spread the rest of the day's quota over the rest of the day. Counted twice: in Redis (read on
- * every plan) and in MongoDB (kept when Redis loses its data). Both count the same calls, so the
- * higher of the two is the truth as far as either knows.
+ * The MongoDB copy of the day's upstream calls per country. The quota governor counts every permit
+ * in Redis, atomically with the pace; this copy outlives Redis, so after a flush or a restart
+ * without AOF the governor starts the day's count from here instead of from zero and the day's
+ * quota is not spent twice.
  *
- * The MongoDB increment is not awaited: every upstream call records itself, and it must not wait
- * for a MongoDB that is cut or black-holed. A lost increment only lets the copy lag behind Redis,
- * whose count wins while it lasts.
+ * Writes are not awaited by the call they count: a call must not wait for a MongoDB that is cut or
+ * black-holed. A lost increment only lets the copy lag behind Redis, whose count wins while it lasts.
  */
 export class DailyUsage {
   readonly #pending = new Set<Promise<unknown>>();
 
-  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly mongo: Connection) {}
+  constructor(private readonly mongo: Connection) {}
 
-  private key(country: Country, now: Date): string {
-    return `${this.prefix}:quota:${country}:${dayOf(now)}`;
-  }
-
-  async record(country: Country, calls = 1, now = new Date()): Promise<void> {
-    const key = this.key(country, now);
-    const day = dayOf(now);
-    const copy = quotaUsageModel(this.mongo)
-      .updateOne({ _id: `${country}:${day}` }, { $inc: { calls }, $setOnInsert: { country, day } }, { upsert: true })
+  record(country: Country, day: string, lane: Lane, calls = 1): void {
+    const inc = lane === 'ondemand' ? { calls, od_calls: calls } : { calls };
+    const write = quotaUsageModel(this.mongo)
+      .updateOne({ _id: `${country}:${day}` }, { $inc: inc, $setOnInsert: { country, day } }, { upsert: true })
       .catch(() => undefined)
-      .finally(() => this.#pending.delete(copy));
-    this.#pending.add(copy);
-    await this.redis.multi().incrby(key, calls).pexpire(key, 2 * DAY_MS).exec();
+      .finally(() => this.#pending.delete(write));
+    this.#pending.add(write);
   }
 
-  /** Resolves when the MongoDB copies of the calls recorded so far are written (or given up). */
+  /** Resolves when the copies of the calls recorded so far are written (or given up). */
   async settled(): Promise<void> {
     await Promise.all([...this.#pending]);
   }
 
-  async used(country: Country, now = new Date()): Promise<number> {
-    const [inRedis, inMongo] = await Promise.allSettled([
-      this.redis.get(this.key(country, now)),
-      quotaUsageModel(this.mongo).findById(`${country}:${dayOf(now)}`).lean(),
-    ]);
-    if (inRedis.status === 'rejected' && inMongo.status === 'rejected') throw inRedis.reason;
-    const redisCalls = inRedis.status === 'fulfilled' ? Number(inRedis.value ?? 0) : 0;
-    const mongoCalls = inMongo.status === 'fulfilled' ? inMongo.value?.calls ?? 0 : 0;
-    return Math.max(redisCalls, mongoCalls);
+  async read(country: Country, day: string): Promise<DayCount> {
+    const doc = await quotaUsageModel(this.mongo).findById(`${country}:${day}`).lean();
+    return { calls: doc?.calls ?? 0, onDemand: doc?.od_calls ?? 0 };
   }
-}
-
-/**
- * Requests a second the planner may spend now: the per-second quota, or the rest of the day's
- * quota spread evenly over the rest of the day, whichever is lower.
- */
-export function sustainableRate(quota: { perSecond: number; perDay: number }, usedToday: number, now: Date): number {
-  const left = Math.max(0, quota.perDay - usedToday);
-  return Math.min(quota.perSecond, left / (msLeftInDay(now) / 1_000));
 }

@@ -4,19 +4,25 @@ import { createUpstream, createUpstreamShared } from '../upstream/factory.js';
 import { instrumentPort } from '../upstream/instrumented.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { Country } from '../catalog/identifiers.js';
+import { LANES, type Lane } from '../quota/lanes.js';
+import { governPort } from '../quota/governed-port.js';
 import { startWorkers, type RunningWorkers } from '../../workers/runner.js';
 
 /**
- * The worker role: one BullMQ worker per country queue, calling the upstream of that country.
+ * The worker role: BullMQ workers on each country's queues, calling the upstream of that country.
+ * Each country has a port per lane, so every request takes its permit from the quota governor in
+ * the lane of the job that makes it; the ports share connections and tokens.
  * Opened in this order so that shutdown closes the workers (letting active jobs finish), then their
  * Redis connection, then the upstream's connections.
  */
 export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: string } = {}): Promise<RunningWorkers> {
   const shared = ctx.resources.own('upstream connections', createUpstreamShared(), (s) => s.close());
-  const ports = new Map<Country, UpstreamPort>();
+  const ports = new Map<string, UpstreamPort>();
   for (const country of ctx.config.countries) {
-    const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared });
-    ports.set(country, instrumentPort(port, ctx.metrics, ctx.usage));
+    for (const lane of LANES) {
+      const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend: async () => void (await ctx.quota.permit(country, lane)) });
+      ports.set(`${country}:${lane}`, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
+    }
   }
   const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisUrl, 'blocking', ctx.logger, 'worker'), closeRedis);
   const running = await startWorkers(
@@ -25,12 +31,12 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
       config: ctx.config,
       workers: ctx.config.workers,
       jobs: ctx.jobs,
-      upstream: (country) => {
-        const port = ports.get(country);
+      upstream: (country: Country, lane: Lane) => {
+        const port = ports.get(`${country}:${lane}`);
         if (!port) throw new Error(`no upstream for ${country}`);
         return port;
       },
-      usage: ctx.usage,
+      quota: ctx.quota,
       metrics: ctx.metrics,
       logger: ctx.logger.child({ role: 'worker' }),
     },

@@ -1,4 +1,5 @@
 import cron, { type ScheduledTask } from 'node-cron';
+import pLimit from 'p-limit';
 import type { Redis } from 'ioredis';
 import { planCountry, planCrawls, requeueStalledImports, type CountryPlan, type PlannerDeps } from './planner.js';
 import { withLock } from './lock.js';
@@ -10,20 +11,23 @@ export interface RunningScheduler {
   close(): Promise<void>;
 }
 
+/** Countries planned at once: each pass is a few MongoDB and Redis round trips. */
+const COUNTRIES_AT_ONCE = 4;
+
 /**
  * The scheduler role: node-cron ticks that only plan and enqueue (the work itself is the workers').
  * A Redis lock makes two schedulers, or a slow tick and the next one, plan one at a time, so nothing
  * is enqueued twice; the job ids are deterministic as a second guard.
  */
 export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string): RunningScheduler {
-  const lockTtl = Math.max(30_000, deps.workers.scheduler.horizonS * 1_000);
+  const lockTtl = 30_000;
   const inFlight = new Set<Promise<unknown>>();
   let closing: Promise<void> | undefined;
-  // Every pass is tracked, whoever starts it (a tick, the start-up pass, or the api's nudge through
-  // planNow), and none starts once closing began, so close() waits for all of them. Before, a nudged
-  // pass was not waited for: on SIGTERM it ran on while Redis and MongoDB closed under it, could not
-  // release the plan lock, and every scheduler stopped planning until the lock's TTL ran out.
-  // Found by test/faults/sigterm.test.ts.
+  let recheck: NodeJS.Timeout | undefined;
+  // Every pass is tracked, whoever starts it (a tick, the start-up pass, a recheck, or the api's
+  // nudge through planNow), and none starts once closing began, so close() waits for all of them:
+  // a pass left running while Redis and MongoDB close could not release the plan lock, and every
+  // scheduler would stop planning until the lock's TTL ran out.
   const tracked = <T>(fn: () => Promise<T | undefined>) => (): Promise<T | undefined> => {
     if (closing) return Promise.resolve(undefined);
     const run = fn();
@@ -32,20 +36,25 @@ export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string):
     return run;
   };
 
+  const perCountry = pLimit(COUNTRIES_AT_ONCE);
   const planNow = async (): Promise<CountryPlan[] | undefined> => {
-    const res = await withLock(redis, `${prefix}:lock:plan`, lockTtl, async () => {
-      const plans: CountryPlan[] = [];
-      for (const country of deps.config.countries) plans.push(await planCountry(deps, country));
-      return plans;
-    });
+    const res = await withLock(redis, `${prefix}:lock:plan`, lockTtl, () =>
+      Promise.all(deps.config.countries.map((country) => perCountry(() => planCountry(deps, country)))));
     if (!res.ran) return undefined;
     for (const p of res.value) {
-      if (p.enqueued.batches || p.due.p0 + p.due.p1 > 0) {
-        const level = p.due.p0 + p.due.p1 > p.enqueued.p0 + p.enqueued.p1 && p.budget > 0 ? 'info' : 'debug';
-        deps.logger[level]({ plan: p }, p.due.p0 + p.due.p1 > p.enqueued.p0 + p.enqueued.p1
-          ? `demand exceeds the quota in ${p.country}: ${p.due.p1 + p.due.p0 - p.enqueued.p1 - p.enqueued.p0} due products wait in MongoDB (priority 0 stretches first)`
+      const due = p.due ? p.due.p0 + p.due.p1 : 0;
+      const planned = p.enqueued.p0 + p.enqueued.p1;
+      if (p.enqueued.batches || due > 0) {
+        deps.logger[due > planned && p.budget > 0 ? 'info' : 'debug']({ plan: p }, due > planned
+          ? `demand exceeds the quota in ${p.country}: ${due - planned} due products wait in MongoDB (priority 0 stretches first)`
           : 'planned');
       }
+    }
+    // A part-filled batch was held back for more products: plan again when it may go as it is.
+    const next = Math.min(...res.value.map((p) => p.recheckAt ?? Infinity));
+    if (Number.isFinite(next) && !closing) {
+      clearTimeout(recheck);
+      recheck = setTimeout(guard('plan', tracked(planNow)), Math.max(0, next - Date.now()) + 10);
     }
     return res.value;
   };
@@ -55,17 +64,20 @@ export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string):
     return res.ran ? res.value : undefined;
   };
 
-  // Ticks never throw: a failed pass is logged and the next tick tries again.
-  const guard = (name: string, fn: () => Promise<unknown>) => (): void => {
-    void fn().catch((err: Error) => deps.logger.warn({ tick: name, err: { name: err.name, message: err.message } }, 'scheduler tick failed; the next tick tries again'));
-  };
+  // Ticks never throw: a failed pass is logged and the next tick tries again. The handler returns
+  // its promise, which is what node-cron's noOverlap waits for before it starts the next run.
+  function guard(name: string, fn: () => Promise<unknown>) {
+    return (): Promise<void> => fn().then(() => undefined, (err: Error) => {
+      deps.logger.warn({ tick: name, err: { name: err.name, message: err.message } }, 'scheduler tick failed; the next tick tries again');
+    });
+  }
   const tasks: ScheduledTask[] = [
     cron.schedule(deps.workers.scheduler.refreshCron, guard('plan', tracked(planNow)), { name: 'plan-refreshes', noOverlap: true }),
     cron.schedule(deps.workers.scheduler.browseCron, guard('crawl', tracked(crawlNow)), { name: 'plan-crawls', noOverlap: true }),
   ];
   // Plan once at start: a restarted scheduler should not wait a whole interval.
-  guard('plan', tracked(planNow))();
-  guard('crawl', tracked(crawlNow))();
+  void guard('plan', tracked(planNow))();
+  void guard('crawl', tracked(crawlNow))();
   deps.logger.info({ refresh: deps.workers.scheduler.refreshCron, crawl: deps.workers.scheduler.browseCron }, 'scheduler started');
 
   return {
@@ -73,6 +85,7 @@ export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string):
     crawlNow: tracked(crawlNow),
     close() {
       closing ??= (async () => {
+        clearTimeout(recheck);
         await Promise.all(tasks.map((t) => t.stop()));
         await Promise.all(tasks.map((t) => t.destroy()));
         await Promise.allSettled(inFlight);

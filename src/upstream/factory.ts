@@ -42,6 +42,8 @@ export interface CreateUpstreamOptions {
   readonly shared?: UpstreamShared;
   /** Clock for token expiry (tests). */
   readonly now?: () => number;
+  /** Awaited before every catalog request goes on the wire (the quota governor's permit). */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 export function createUpstream(config: Pick<Config, 'upstream'>, country: Country, opts: CreateUpstreamOptions = {}): UpstreamPort {
@@ -79,5 +81,6 @@ export function createUpstream(config: Pick<Config, 'upstream'>, country: Countr
     timeoutMs: up.timeoutMs,
     onClose: opts.shared ? undefined : () => shared.close(),
     now: opts.now,
+    beforeSend: opts.beforeSend,
   });
 }

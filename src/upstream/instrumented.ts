@@ -1,7 +1,6 @@
 import type { Metrics } from '../metrics/registry.js';
 import type { UpstreamPort } from './port.js';
 import { UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError } from './errors.js';
-import type { DailyUsage } from '../quota/daily-usage.js';
 
 function resultOf(err: unknown): string {
   if (err instanceof UpstreamRateLimitedError) return 'throttled';
@@ -12,10 +11,11 @@ function resultOf(err: unknown): string {
 }
 
 /**
- * The port with metrics and the daily usage count around every call, so that every adapter is
- * measured the same way and none of them knows about Prometheus.
+ * The port with metrics around every call, so that every adapter is measured the same way and none
+ * of them knows about Prometheus. (The day's count of calls is the quota governor's: it counts the
+ * permits, one per request on the wire.)
  */
-export function instrumentPort(port: UpstreamPort, metrics: Metrics, usage: DailyUsage): UpstreamPort {
+export function instrumentPort(port: UpstreamPort, metrics: Metrics): UpstreamPort {
   const country = port.country;
   async function measure<T>(operation: string, call: () => Promise<T>, items?: (r: T) => Record<string, string>): Promise<T> {
     const end = metrics.upstreamLatency.startTimer({ country, operation });
@@ -32,7 +32,6 @@ export function instrumentPort(port: UpstreamPort, metrics: Metrics, usage: Dail
       throw err;
     } finally {
       end();
-      await usage.record(country).catch(() => undefined);
     }
   }
   return {

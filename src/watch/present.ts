@@ -13,6 +13,8 @@ export function presentWatch(w: WatchFields, timeZone: string): Record<string, u
         browse: w.key,
         last_crawl_at: formatNullableDateTime(w.last_crawl_at, timeZone),
         last_crawl_count: w.last_crawl_count,
+        // Beyond the contract: set while the crawl waits for the next quota day.
+        crawl_waiting_until: formatNullableDateTime(w.crawl_waiting_until ?? null, timeZone),
         ...dates,
       };
 }
@@ -24,7 +26,8 @@ export function presentImport(i: EanImportFields, timeZone: string): Record<stri
     ean: i.ean,
     status: i.status,
     asins: [...new Set(i.countries.flatMap((c) => c.asins))],
-    countries: i.countries.map((c) => ({ country: c.country, status: c.status, asins: c.asins })),
+    // waiting_until: set while the country's next search page waits for the next quota day.
+    countries: i.countries.map((c) => ({ country: c.country, status: c.status, asins: c.asins, waiting_until: formatNullableDateTime(c.waiting_until ?? null, timeZone) })),
     created_at: formatDateTime(i.created_at, timeZone),
     updated_at: formatDateTime(i.updated_at, timeZone),
   };

@@ -133,8 +133,8 @@ describe('POST /api/watch/ean', () => {
     const status = await t.http.get(`/api/watch/ean/${id}`).set(auth);
     expect(status.status).toBe(200);
     expect(status.body.data.countries).toEqual([
-      { country: 'JP', status: 'queued', asins: [] },
-      { country: 'US', status: 'queued', asins: [] },
+      { country: 'JP', status: 'queued', asins: [], waiting_until: null },
+      { country: 'US', status: 'queued', asins: [], waiting_until: null },
     ]);
     expect((await t.http.get(`/api/watch/ean/${id}`).set(auth2)).status).toBe(404);
     expect((await t.http.get('/api/watch/ean/not-an-id').set(auth)).status).toBe(404);

@@ -27,6 +27,8 @@ export const PIPELINE_ENV: Record<string, string> = {
   SCHEDULER_BROWSE_CRON: '0 0 1 1 *',
   WORKER_SHUTDOWN_MS: '5s',
   UPDATE_WAIT: '15s',
+  // Tests plan what they made due a moment ago: no waiting for more products to fill a batch.
+  SCHEDULER_COALESCE: '0',
 };
 
 /** The real app, a real simulator over HTTP and real BullMQ workers, on a database and prefix of their own. */

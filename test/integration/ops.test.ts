@@ -30,7 +30,7 @@ describe('Bull Board', () => {
     expect(page.headers['content-type']).toMatch(/text\/html/);
     const api = await withBoard.http.get('/admin/queues/api/queues').set('Authorization', basic('ops', 'correct horse battery'));
     expect(api.status).toBe(200);
-    expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['upstream-JP', 'upstream-US']);
+    expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['update-JP', 'update-US', 'upstream-JP', 'upstream-US']);
   });
 });
 
@@ -40,8 +40,9 @@ describe('GET /metrics', () => {
     const res = await without.http.get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    expect(res.text).toMatch(/shelfwatch_queue_jobs\{country="JP",state="prioritized"\} 1/);
-    for (const name of ['shelfwatch_upstream_calls_total', 'shelfwatch_refresh_lag_seconds', 'shelfwatch_products_due', 'shelfwatch_queue_oldest_waiting_seconds']) {
+    expect(res.text).toMatch(/shelfwatch_queue_jobs\{country="JP",queue="work",state="prioritized"\} 1/);
+    for (const name of ['shelfwatch_upstream_calls_total', 'shelfwatch_refresh_lag_seconds', 'shelfwatch_products_due', 'shelfwatch_queue_oldest_waiting_seconds',
+      'shelfwatch_quota_permits_total', 'shelfwatch_quota_permit_wait_seconds', 'shelfwatch_quota_calls_left_today', 'shelfwatch_quota_on_demand_share_used_ratio']) {
       expect(res.text).toContain(`# TYPE ${name}`);
     }
   });

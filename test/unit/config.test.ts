@@ -51,3 +51,32 @@ describe('configuration', () => {
     expect(loadConfig({ APP_KEY: key, MONGODB_URI: 'mongodb://h/db' }).appKey).toEqual(parseAppKey(key));
   });
 });
+
+describe('quota and lease configuration', () => {
+  it('takes decimal rates, a burst, a quota day zone and the on-demand shares', () => {
+    const c = loadConfig({ QUOTA_RPS: '0.5', QUOTA_BURST_US: '3', QUOTA_DAY_TZ: 'America/Los_Angeles', ON_DEMAND_SHARE: '0.25' });
+    expect(c.workers.quota.JP).toEqual({ perSecond: 0.5, burst: 1, perDay: 8_640 });
+    expect(c.workers.quota.US.burst).toBe(3);
+    expect(c.workers.quotaDayTimeZone).toBe('America/Los_Angeles');
+    expect(c.workers.onDemandShare).toBe(0.25);
+    expect(c.workers.concurrency('JP')).toBe(2);
+    expect(c.redis.prefix).toBe('{shelfwatch}');
+  });
+
+  it('derives a lease that outlasts a refresh job\'s whole retry schedule, and refuses a shorter one', () => {
+    // 5 attempts of up to 2 min, backoff 2 + 4 + 8 + 16 s, and a minute for the wait in the queue.
+    expect(loadConfig({}).workers.scheduler.leaseMs).toBe(5 * 120_000 + 30_000 + 60_000);
+    expect(loadConfig({ WORKER_JOB_TIMEOUT: '10s' }).workers.scheduler.leaseMs).toBe(5 * 10_000 + 30_000 + 60_000);
+    expect(problemsOf({ SCHEDULER_LEASE: '5m' })).toEqual([expect.stringMatching(/^SCHEDULER_LEASE must be at least 690s/)]);
+    expect(loadConfig({ SCHEDULER_LEASE: '1h' }).workers.scheduler.leaseMs).toBe(3_600_000);
+  });
+
+  it.each([
+    [{ QUOTA_RPS: '0' }, /^QUOTA_RPS must be at least/],
+    [{ QUOTA_DAY_TZ: 'Nowhere/Land' }, /^QUOTA_DAY_TZ must be an IANA time zone/],
+    [{ ON_DEMAND_SHARE: '1.5' }, /^ON_DEMAND_SHARE must be at most 1/],
+    [{ REDIS_PREFIX: '{open' }, /^REDIS_PREFIX /],
+  ])('refuses %j', (env, line) => {
+    expect(problemsOf(env)).toEqual([expect.stringMatching(line)]);
+  });
+});

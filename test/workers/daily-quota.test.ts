@@ -1,97 +1,155 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import mongoose from 'mongoose';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
 import { planCountry, plannerDepsOf, type PlannerDeps } from '../../src/scheduler/planner.js';
-import { msLeftInDay, sustainableRate } from '../../src/quota/daily-usage.js';
+import { QuotaGovernor } from '../../src/quota/governor.js';
 import { productModel } from '../../src/models/product.js';
+import { quotaUsageModel } from '../../src/models/quota-usage.js';
 import type { Country } from '../../src/catalog/identifiers.js';
 
 /**
- * The day's quota is spread over the day: the planner spends at most the rest of the day's calls
- * over the rest of the day, never the per-second quota until the day's calls are gone; when demand
- * exceeds that, priority 1 goes first and the shortfall is reported (metric and log line).
+ * The day's quota is spread over the day: each planning pass spends only the credit accrued since
+ * the last one at the sustainable rate (what the day still allows scheduled work, over the rest of
+ * the day). Driven here through a simulated day: the planner and a governor on the simulated clock,
+ * with the "workers" taking one permit per planned batch and marking its products refreshed.
  */
-describe('sustainableRate', () => {
-  const quota = { perSecond: 1, perDay: 8_640 };
-  it('spreads the day evenly: 8,640 calls a day is 0.1 a second from midnight on', () => {
-    expect(msLeftInDay(new Date('2026-11-20T00:00:00Z'))).toBe(86_400_000);
-    expect(sustainableRate(quota, 0, new Date('2026-11-20T00:00:00Z'))).toBeCloseTo(0.1, 6);
-    expect(sustainableRate(quota, 4_320, new Date('2026-11-20T12:00:00Z'))).toBeCloseTo(0.1, 6);
-  });
-  it('slows down after a busy morning, never goes past the per-second quota, stops at the day\'s end', () => {
-    expect(sustainableRate(quota, 8_000, new Date('2026-11-20T12:00:00Z'))).toBeCloseTo(640 / 43_200, 6);
-    expect(sustainableRate({ perSecond: 1, perDay: 1e9 }, 0, new Date('2026-11-20T12:00:00Z'))).toBe(1);
-    expect(sustainableRate(quota, 8_640, new Date('2026-11-20T12:00:00Z'))).toBe(0);
-    expect(sustainableRate(quota, 9_000, new Date('2026-11-20T23:59:59Z'))).toBe(0);
-  });
-});
-
 let t: TestContext;
-let deps: PlannerDeps;
-// Noon UTC: half of the quota's day is left.
-const NOON = new Date('2026-11-20T12:00:00Z');
+const DAY = Date.parse('2026-11-20T00:00:00Z');
+
 beforeAll(async () => {
-  t = await createTestContext({ COUNTRIES: 'JP,US', QUOTA_RPS: '10', QUOTA_PER_DAY: '100000', SCHEDULER_HORIZON_S: '45' });
-  const { ctx } = t;
-  deps = plannerDepsOf(ctx);
-  for (const country of ['JP', 'US'] as const) {
-    const due = new Date(NOON.getTime() - 3_600_000);
-    await productModel(ctx.mongo).insertMany([
-      ...asins(`B0DQ${country}1`, 100).map((asin) => ({ country, asin, priority: 1, next_refresh_at: due, created_at: due, status: 'ok' })),
-      ...asins(`B0DQ${country}0`, 1_000).map((asin) => ({ country, asin, priority: 0, next_refresh_at: due, created_at: due, status: 'ok' })),
-    ]);
-  }
+  t = await createTestContext({ COUNTRIES: 'JP', QUOTA_RPS: '1', QUOTA_PER_DAY: '1440', ON_DEMAND_RESERVE: '0.05', SCHEDULER_COALESCE: '0', SCHEDULER_HORIZON_S: '1800' });
 });
 afterAll(async () => {
   await t?.close();
 });
+beforeEach(async () => {
+  await productModel(t.ctx.mongo).deleteMany({});
+  await quotaUsageModel(t.ctx.mongo).deleteMany({});
+  const keys = await t.ctx.redis.keys(`${t.ctx.redisPrefix}:*`);
+  if (keys.length) await t.ctx.redis.del(...keys);
+});
 
-async function shortfall(country: Country): Promise<number | undefined> {
-  return (await t.ctx.metrics.budgetShortfall.get()).values.find((v) => v.labels.country === country)?.value;
+/** A governor and planner on a clock the test moves. */
+function simulated(perDay: number): { deps: PlannerDeps; quota: QuotaGovernor; clock: { now: number } } {
+  const clock = { now: DAY };
+  const w = t.ctx.config.workers;
+  const quota = new QuotaGovernor(t.ctx.redis, t.ctx.redisPrefix, {
+    quotas: { JP: { perSecond: 1, burst: 1, perDay } }, dayTimeZone: 'UTC', onDemandShare: w.onDemandShare, onDemandReserve: w.onDemandReserve,
+    usage: t.ctx.usage, clock: () => clock.now,
+  });
+  const deps: PlannerDeps = { ...plannerDepsOf(t.ctx), quota, workers: { ...w, quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay } } } };
+  return { deps, quota, clock };
 }
 
-describe('the planner and the daily quota', () => {
-  it('spends the rest of the day over the rest of the day; priority 1 first; the shortfall is measured', async () => {
-    // JP has used 56,800 of 100,000 by noon: 43,200 left over 43,200 s is 1 call a second, not 10.
-    await t.ctx.usage.record('JP', 56_800, NOON);
-    const jp = await planCountry(deps, 'JP', NOON);
-    expect(jp.budget).toBe(45);
-    expect(jp.enqueued).toEqual({ batches: 45, p1: 100, p0: 350 });
-    expect(jp.due).toEqual({ p1: 100, p0: 1_000 });
-    // 1,100 due against 45 calls × 10 ASINs.
-    expect(await shortfall('JP')).toBeCloseTo(1_100 / 450, 3);
+/** Runs the planner every `tickS` over the day; each planned batch takes a permit and is refreshed. Calls made by each hour's end. */
+async function runDay(perDay: number, tickS: number, country: Country = 'JP'): Promise<{ byHour: number[]; p1Late: number; p0Refreshed: number }> {
+  const { deps, quota, clock } = simulated(perDay);
+  const products = productModel(t.ctx.mongo);
+  const byHour: number[] = [];
+  let calls = 0;
+  let p1Late = 0;
+  for (clock.now = DAY; clock.now < DAY + 86_400_000; clock.now += tickS * 1_000) {
+    const now = new Date(clock.now);
+    await planCountry(deps, country, now);
+    const jobs = await t.ctx.jobs.queue(country).getJobs(['prioritized', 'wait']);
+    const tick = clock.now;
+    for (const job of jobs) {
+      const data = job.data as { asins: string[]; due: number };
+      // The calls of a tick follow each other at the pace (1/s).
+      clock.now += 1_000;
+      await quota.permit(country, 'scheduled');
+      calls++;
+      // An hourly product refreshed more than two ticks after it came due was late.
+      const rows = await products.find({ country, asin: mongoose.trusted({ $in: data.asins }) }).lean();
+      for (const p of rows) if (p.priority === 1 && data.due < clock.now - 2 * tickS * 1_000 - 3_600_000) p1Late++;
+      await products.bulkWrite(rows.map((p) => ({
+        updateOne: { filter: { _id: p._id }, update: { $set: { next_refresh_at: new Date(clock.now + (p.priority === 1 ? 3_600_000 : 86_400_000)), last_attempt_at: now, plan_token: null } } },
+      })));
+    }
+    await t.ctx.jobs.queue(country).obliterate({ force: true });
+    clock.now = tick;
+    const hour = Math.floor((clock.now - DAY) / 3_600_000);
+    byHour[hour] = calls;
+  }
+  quota.close();
+  const p0Refreshed = await products.countDocuments({ country, priority: 0, last_attempt_at: mongoose.trusted({ $ne: null }) });
+  return { byHour, p1Late, p0Refreshed };
+}
 
-    // US has used nothing: 100,000 over 43,200 s is 2.31 a second, still well under 10.
-    const us = await planCountry(deps, 'US', NOON);
-    expect(us.budget).toBe(Math.floor((100_000 / 43_200) * 45));
-    expect(us.enqueued.p1).toBe(100);
+async function watched(p1: number, p0: number): Promise<void> {
+  const due = new Date(DAY);
+  await productModel(t.ctx.mongo).insertMany([
+    ...asins('B0DQ1', p1).map((asin) => ({ country: 'JP', asin, priority: 1, next_refresh_at: due, created_at: due, status: 'ok' })),
+    ...asins('B0DQ0', p0).map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: due, created_at: due, status: 'ok' })),
+  ]);
+}
+
+describe('a simulated day with demand above the daily cap', () => {
+  it('spends at most 52 % by noon and at least 97 % by midnight; priority 1 keeps its interval', async () => {
+    // 288 calls a day (one every 5 minutes). Priority 1: 10 hourly products = 24 calls a day;
+    // priority 0: 4,000 daily products = 400 calls a day. Demand is 1.5 times the cap.
+    await watched(10, 4_000);
+    const day = await runDay(288, 600);
+    expect(day.byHour[11]! / 288).toBeLessThanOrEqual(0.52);
+    expect(day.byHour[11]! / 288).toBeGreaterThanOrEqual(0.45);
+    expect(day.byHour[23]! / 288).toBeGreaterThanOrEqual(0.97);
+    expect(day.byHour[23]!).toBeLessThanOrEqual(288);
+    expect(day.p1Late).toBe(0);
+    expect(day.p0Refreshed).toBeGreaterThan(2_000);
   });
 
-  it('plans nothing once the day\'s calls are spent, and starts again the next day', async () => {
-    await t.ctx.usage.record('JP', 100_000, NOON);
-    const spent = await planCountry(deps, 'JP', NOON);
-    expect(spent.budget).toBe(0);
-    expect(spent.enqueued.batches).toBe(0);
-    await t.ctx.jobs.queue('JP').obliterate({ force: true });
-    const nextDay = await planCountry(deps, 'JP', new Date('2026-11-21T00:00:00Z'));
-    expect(nextDay.budget).toBeGreaterThan(0);
-    expect(nextDay.enqueued.batches).toBe(nextDay.budget);
+  it('still plans with a cap of 100 calls a day (a fraction of a call per tick is carried)', async () => {
+    await watched(0, 5_000);
+    const day = await runDay(100, 900);
+    expect(day.byHour[5]!).toBeGreaterThan(0);
+    expect(day.byHour[23]!).toBeGreaterThanOrEqual(97);
+    expect(day.byHour[23]!).toBeLessThanOrEqual(100);
+  });
+});
+
+describe('the planner against the day\'s count', () => {
+  it('plans nothing once scheduled work has spent its part of the day, and starts again the next day', async () => {
+    await watched(10, 100);
+    const { deps, quota, clock } = simulated(20);
+    clock.now = DAY + 12 * 3_600_000;
+    // The whole day at once: 20 permits, less the reserve of forced updates.
+    let spent = 0;
+    for (;;) {
+      try {
+        clock.now += 1_000;
+        await quota.permit('JP', 'scheduled');
+        spent++;
+      } catch {
+        break;
+      }
+    }
+    expect(spent).toBeLessThan(20);
+    const plan = await planCountry(deps, 'JP', new Date(clock.now));
+    expect(plan.budget).toBe(0);
+    expect(plan.due).toBeNull();
+    clock.now = DAY + 86_400_000;
+    const next = await planCountry(deps, 'JP', new Date(clock.now));
+    expect(next.enqueued.batches).toBeGreaterThan(0);
+    quota.close();
   });
 
-  it('the day\'s count survives a Redis flush: MongoDB keeps a copy, and the higher count wins', async () => {
-    const noon19 = new Date('2026-11-19T12:00:00Z');
-    await t.ctx.usage.record('US', 56_800, noon19);
+  it('the day\'s count survives a Redis flush: the governor starts again from the MongoDB copy', async () => {
+    await watched(0, 100);
+    const { deps, quota, clock } = simulated(1_000);
+    clock.now = DAY + 12 * 3_600_000;
+    for (let i = 0; i < 500; i++) {
+      clock.now += 1_000;
+      await quota.permit('JP', 'scheduled');
+    }
     await t.ctx.usage.settled();
-    expect(await t.ctx.usage.used('US', noon19)).toBe(56_800);
-    // Redis loses its data (FLUSHALL, or a restart without AOF).
     const keys = await t.ctx.redis.keys(`${t.ctx.redisPrefix}:*`);
     await t.ctx.redis.del(...keys);
-    expect(await t.ctx.usage.used('US', noon19)).toBe(56_800);
-    // So the planner still spreads what is left: 1 call a second, not 100,000 over half a day.
-    expect((await planCountry(deps, 'US', noon19)).budget).toBe(45);
-    // Calls after the flush count on both sides; MongoDB's is the higher until Redis catches up.
-    await t.ctx.usage.record('US', 6, noon19);
-    await t.ctx.usage.settled();
-    expect(await t.ctx.usage.used('US', noon19)).toBe(56_806);
+    expect((await quota.day('JP')).used).toBe(500);
+    // Half the day spent by noon: the rest at the even pace (500 over 43,200 s, a horizon's worth
+    // of it now), not 1,000 more.
+    const plan = await planCountry(deps, 'JP', new Date(clock.now));
+    expect(plan.budget).toBeLessThanOrEqual(Math.ceil((500 / 43_200) * 1_800));
+    quota.close();
   });
 });

@@ -197,8 +197,8 @@ describe('GET|POST /api/world/update', () => {
 
   it('answers 202 with the job id when the wait runs out, and the job finishes later', async () => {
     const u = await p.user('update202@example.com');
-    const worker = p.workers.workers.get('JP')!;
-    const queue = p.ctx.jobs.queue('JP');
+    const worker = p.workers.updates.get('JP')!;
+    const queue = p.ctx.jobs.queue('JP', 'update');
     await queue.pause();
     const short = await startShortWaitApp();
     try {

@@ -31,7 +31,7 @@ describe('quota and throttling', () => {
     expect(jp.getItems!.throttled).toBe(0);
   });
 
-  it('a 429 burst from the upstream holds the queue, then every job completes without failing', async () => {
+  it('a 429 burst from the upstream holds the pace, each call is tried again, every job completes without failing', async () => {
     const before = p.sim.stats().countries.JP?.getItems?.throttled ?? 0;
     p.sim.faults.update({ throttleBurst: 3 });
     await due('B0BURST', 30);
@@ -45,8 +45,8 @@ describe('quota and throttling', () => {
     worker.off('failed', onFailed);
     expect(p.sim.stats().countries.JP!.getItems!.throttled - before).toBe(3);
     expect(failed).toEqual([]);
-    const metric = await p.ctx.metrics.jobs.get();
-    expect(metric.values.find((v) => v.labels.outcome === 'rate_limited')?.value).toBe(3);
+    const metric = await p.ctx.metrics.upstreamCalls.get();
+    expect(metric.values.filter((v) => v.labels.result === 'throttled').reduce((n, v) => n + v.value, 0)).toBe(3);
     expect(await productModel(p.ctx.mongo).countDocuments({ asin: mongoose.trusted({ $regex: '^B0BURST' }), status: 'pending' })).toBe(0);
   });
 });

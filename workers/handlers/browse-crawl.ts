@@ -16,7 +16,7 @@ import { watchModel } from '../../src/models/watch.js';
  * interval from now, since the crawl has just fetched them.
  */
 export async function crawlBrowsePage(ctx: JobContext, data: JobPayload<'browse.crawl'>, jobId: string | undefined): Promise<{ page: number; asins: number; last: boolean }> {
-  const result = await ctx.upstream(data.country).browseNode(data.nodeId, data.page);
+  const result = await ctx.upstream(data.country, 'scheduled').browseNode(data.nodeId, data.page);
   const now = new Date();
   await writeFoundItems(ctx.mongo, data.country, result.items, now);
   const asins = [...new Set(result.items.map((i) => i.asin))];
@@ -29,7 +29,7 @@ export async function crawlBrowsePage(ctx: JobContext, data: JobPayload<'browse.
   const found = data.found + asins.length;
   const last = !result.hasMore || data.page >= MAX_PAGE;
   if (last) {
-    await watchModel(ctx.mongo).updateMany({ kind: 'browse', key: data.nodeId }, { $set: { last_crawl_at: now, last_crawl_count: found } });
+    await watchModel(ctx.mongo).updateMany({ kind: 'browse', key: data.nodeId }, { $set: { last_crawl_at: now, last_crawl_count: found, crawl_waiting_until: null } });
   } else {
     const crawlId = data.crawlId ?? jobId ?? `${data.country}-${data.nodeId}`;
     // The next page's id derives from this crawl's: a retried page never enqueues its successor twice.

@@ -33,7 +33,7 @@ export async function resolveEan(ctx: JobContext, data: JobPayload<'ean.resolve'
     return { page: data.page, asins: [], last: false };
   }
 
-  const result = await ctx.upstream(data.country).findByCode(data.ean, data.page);
+  const result = await ctx.upstream(data.country, 'ondemand').findByCode(data.ean, data.page);
   const found = result.items.map((i) => i.asin);
   await writeFoundItems(ctx.mongo, data.country, result.items);
   if (found.length) await new WatchService(ctx.mongo, ctx.config, ctx.jobs).watchFoundAsins(new Types.ObjectId(data.userId), found);
@@ -42,7 +42,7 @@ export async function resolveEan(ctx: JobContext, data: JobPayload<'ean.resolve'
     await imports.updateOne(
       { _id: new Types.ObjectId(data.importId), 'countries.country': data.country },
       // While this country's slot is open the import cannot have ended, so it is resolving.
-      { $set: { status: 'resolving', 'countries.$.page': data.page + 1, 'countries.$.asins': asins } },
+      { $set: { status: 'resolving', 'countries.$.page': data.page + 1, 'countries.$.asins': asins, 'countries.$.waiting_until': null } },
     );
     await enqueuePage(ctx, data, data.page + 1);
     return { page: data.page, asins: found, last: false };

@@ -1,6 +1,9 @@
+import mongoose from 'mongoose';
 import type { JobContext } from '../context.js';
 import type { JobPayload } from '../../jobs/registry.js';
 import { writeOutcomes } from '../catalog-writes.js';
+import { productModel } from '../../src/models/product.js';
+import { DayQuotaSpentError } from '../../src/quota/errors.js';
 
 export interface RefreshResult {
   readonly country: string;
@@ -8,17 +11,57 @@ export interface RefreshResult {
   readonly found: number;
   readonly notFound: number;
   readonly notAccessible: number;
+  /** ASINs left out because their claim moved on (claimed again, or refreshed meanwhile). */
+  readonly skipped: number;
+  /** True when the day's quota was spent: the products went back to the planner, unrefreshed. */
+  readonly deferred: boolean;
+}
+
+type RefreshData = JobPayload<'refresh.p0' | 'refresh.p1' | 'world.update'>;
+
+/**
+ * The ASINs of a planned batch that still hold its claim. A forced update of one of them, or a
+ * later plan after a lost job, moved the claim on: refreshing them here would spend the quota twice
+ * on the same product within one lease.
+ */
+async function stillClaimed(ctx: JobContext, data: RefreshData & { claim: string }): Promise<string[]> {
+  const held = await productModel(ctx.mongo)
+    .find({ country: data.country, asin: mongoose.trusted({ $in: data.asins }), plan_token: data.claim })
+    .select({ asin: 1 })
+    .lean();
+  const mine = new Set(held.map((p) => p.asin));
+  return data.asins.filter((a) => mine.has(a));
 }
 
 /**
  * A batch of up to 10 ASINs of one country: one getItems call, one bulkWrite. Used by the scheduled
- * refreshes and by the forced update, which differ only in their priority on the queue.
+ * refreshes and by the forced update, which differ in their queue and their lane of the quota.
+ * A scheduled batch refreshes only the products that still hold its claim, and when the day's quota
+ * is spent gives them back to the planner (due as they were) instead of waiting in Redis: the
+ * backlog belongs in MongoDB, where the planner spreads the next day's quota over it.
  */
-export async function refreshBatch(ctx: JobContext, data: JobPayload<'refresh.p0' | 'refresh.p1' | 'world.update'>, priorityLabel: string): Promise<RefreshResult> {
-  const result = await ctx.upstream(data.country).getItems(data.asins);
+export async function refreshBatch(ctx: JobContext, data: RefreshData, priorityLabel: string): Promise<RefreshResult> {
+  const forced = priorityLabel === 'forced';
+  const claim = !forced ? data.claim : undefined;
+  const asins = claim ? await stillClaimed(ctx, { ...data, claim }) : data.asins;
+  const base = { country: data.country, asins, skipped: data.asins.length - asins.length };
+  if (asins.length === 0) return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: false };
+
+  let result;
+  try {
+    result = await ctx.upstream(data.country, forced ? 'ondemand' : 'scheduled').getItems(asins);
+  } catch (err) {
+    if (!(err instanceof DayQuotaSpentError) || !claim) throw err;
+    const due = new Date('due' in data && data.due !== undefined ? data.due : Date.now());
+    await productModel(ctx.mongo).updateMany(
+      { country: data.country, asin: mongoose.trusted({ $in: asins }), plan_token: claim },
+      { $set: { next_refresh_at: due, plan_token: null } },
+    );
+    return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: true };
+  }
   const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes);
   if ('due' in data && data.due !== undefined) {
     ctx.metrics.refreshLag.observe({ country: data.country, priority: priorityLabel }, Math.max(0, Date.now() - data.due) / 1_000);
   }
-  return { country: data.country, asins: data.asins, found: written.found, notFound: written.notFound, notAccessible: written.notAccessible };
+  return { ...base, found: written.found, notFound: written.notFound, notAccessible: written.notAccessible, deferred: false };
 }

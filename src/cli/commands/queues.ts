@@ -4,11 +4,13 @@ import { withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
 import { countDue } from '../../scheduler/planner.js';
 import { JOB_STATES } from '../../../jobs/queues.js';
+import { QUEUE_KINDS } from '../../../jobs/registry.js';
 
 /**
  * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether
- * its queue is paused (a fatal upstream error does that), its jobs by state, the backlog waiting in
- * MongoDB, and the day's upstream calls against the quota. One JSON line.
+ * its queues are paused (a fatal upstream error does that), their jobs by state, the backlog waiting
+ * in MongoDB, and the quota governor's day: permits granted, calls left, the on-demand share used
+ * and the mean wait for a permit. One JSON line.
  */
 export const queuesStatusCommand: Command = {
   name: 'queues:status',
@@ -18,15 +20,36 @@ export const queuesStatusCommand: Command = {
     return withAdminContext(env, async (ctx) => {
       const now = new Date();
       const countries = await Promise.all(ctx.config.countries.map(async (country) => {
-        const queue = ctx.jobs.queue(country);
-        const [paused, jobs, due, usedToday] = await Promise.all([
-          queue.isPaused(),
-          queue.getJobCounts(...JOB_STATES),
+        const [queues, due, day] = await Promise.all([
+          Promise.all(QUEUE_KINDS.map(async (kind) => {
+            const queue = ctx.jobs.queue(country, kind);
+            const [paused, jobs] = await Promise.all([queue.isPaused(), queue.getJobCounts(...JOB_STATES)]);
+            return [kind, { name: queue.name, paused, jobs }] as const;
+          })),
           countDue(ctx.mongo, country, now),
-          ctx.usage.used(country, now),
+          ctx.quota.day(country, now.getTime()),
         ]);
         const quota = ctx.config.workers.quota[country];
-        return [country, { paused, jobs, due, quota: { perSecond: quota.perSecond, perDay: quota.perDay, usedToday } }] as const;
+        const byKind = Object.fromEntries(queues);
+        return [country, {
+          paused: byKind.work!.paused,
+          jobs: byKind.work!.jobs,
+          updates: byKind.update!.jobs,
+          due,
+          quota: {
+            perSecond: quota.perSecond,
+            burst: quota.burst,
+            perDay: quota.perDay,
+            day: day.day.key,
+            usedToday: day.used,
+            permitsToday: day.used,
+            callsLeftToday: Math.max(0, day.limit - day.used),
+            onDemandUsedToday: day.onDemandUsed,
+            onDemandShareUsed: day.onDemandLimit > 0 ? day.onDemandUsed / day.onDemandLimit : 0,
+            meanPermitWaitMs: Math.round(day.meanWaitMs),
+            spent: day.spent,
+          },
+        }] as const;
       }));
       process.stdout.write(JSON.stringify({ countries: Object.fromEntries(countries) }) + '\n');
       return 0;
@@ -46,9 +69,9 @@ export const queuesResumeCommand: Command = {
     const country = String(flags.country).toUpperCase();
     if (!(COUNTRY_CODES as readonly string[]).includes(country)) throw new UsageError(`--country must be one of ${COUNTRY_CODES.join(', ')}`);
     return withAdminContext(env, async (ctx) => {
-      const queue = ctx.jobs.queue(country as Country);
-      const wasPaused = await queue.isPaused();
-      await queue.resume();
+      const queues = QUEUE_KINDS.map((kind) => ctx.jobs.queue(country as Country, kind));
+      const wasPaused = (await Promise.all(queues.map((q) => q.isPaused()))).some(Boolean);
+      await Promise.all(queues.map((q) => q.resume()));
       process.stdout.write(JSON.stringify({ country, resumed: wasPaused }) + '\n');
       return 0;
     });

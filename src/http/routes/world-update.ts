@@ -13,6 +13,10 @@ import { closeRedis, createRedis } from '../../db/redis.js';
 import { validate } from '../validate.js';
 import { HttpError } from '../../errors/index.js';
 import { MAX_ITEMS_PER_CALL } from '../../upstream/port.js';
+import { userOf } from '../auth.js';
+import { assertForcedUpdateTaken, takeForcedUpdate } from '../../accounts/limits.js';
+import { quotaDayOf } from '../../quota/quota-day.js';
+import { randomUUID } from 'node:crypto';
 
 /** `asin`: 1–10 ASINs separated by commas; duplicates count once. */
 const asinList = z.string({ error: 'must be a list of ASINs separated by commas.' })
@@ -22,7 +26,7 @@ const asinList = z.string({ error: 'must be a list of ASINs separated by commas.
   .transform((list) => [...new Set(list)])
   .refine((list) => list.length <= MAX_ITEMS_PER_CALL, `must not hold more than ${MAX_ITEMS_PER_CALL} ASINs (the upstream's limit).`);
 
-type Outcome = { kind: 'done' } | { kind: 'failed'; reason: string } | { kind: 'pending' };
+type Outcome = { kind: 'done' } | { kind: 'failed'; reason: string; quotaDay: boolean } | { kind: 'pending' };
 
 /**
  * Waits for the job up to `ms`. Our own timer decides "still pending" (BullMQ's ttl error is only
@@ -35,7 +39,7 @@ async function waitFor(job: Job, events: QueueEvents, ms: number): Promise<Outco
   });
   const finished = job.waitUntilFinished(events, ms + 1_000).then(
     (): Outcome => ({ kind: 'done' }),
-    (err: Error): Outcome => ({ kind: 'failed', reason: err.message.replace(/^\w+Error: /, '') }),
+    (err: Error): Outcome => ({ kind: 'failed', reason: err.message.replace(/^\w+Error: /, ''), quotaDay: err.message.startsWith('DayQuotaSpentError') }),
   );
   try {
     return await Promise.race([finished, pending]);
@@ -44,9 +48,6 @@ async function waitFor(job: Job, events: QueueEvents, ms: number): Promise<Outco
   }
 }
 
-/** A forced update gives up sooner than a scheduled refresh: a client is waiting for it. */
-const FORCED_ATTEMPTS = 3;
-
 /** GET reads the query; POST its body (and the query). A JSON body may give `asin` as an array. */
 function inputOf(req: Request): Record<string, unknown> {
   const body = req.method === 'POST' && req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? { ...(req.body as Record<string, unknown>) } : {};
@@ -54,11 +55,19 @@ function inputOf(req: Request): Record<string, unknown> {
   return { ...req.query, ...body };
 }
 
+/** The 429 of a country whose quota day has no call left for forced updates. */
+function quotaSpent(country: Country, resetAt: number, share: boolean): HttpError {
+  const why = share ? 'the share of today\'s upstream quota kept for on-demand work (ON_DEMAND_SHARE)' : 'today\'s upstream quota (QUOTA_PER_DAY)';
+  return new HttpError(429, `No forced update in ${country} until the quota renews: ${why} is spent.`, { 'Retry-After': String(Math.max(1, Math.ceil((resetAt - Date.now()) / 1_000))) });
+}
+
 /**
  * `GET|POST /api/world/update`: refreshes up to 10 ASINs of one country now. The job goes to the
- * front of that country's queue, so it spends the same quota as everything else and never exceeds
- * it; the request waits for it (QueueEvents) and answers the fresh records, or 202 with the job id
- * when the wait runs out (the job stays and finishes later).
+ * country's forced-update queue, whose calls take the quota governor's permits ahead of every
+ * scheduled call (within the on-demand share), so it spends the same quota as everything else and
+ * never exceeds it; the request waits for it (QueueEvents) and answers the fresh records, or 202
+ * with the job id when the wait runs out (the job stays and finishes later). The same ASINs asked
+ * again while their job is pending join that job instead of spending another call.
  */
 export function worldUpdateRoutes(ctx: AppContext): Router {
   const router = Router();
@@ -71,7 +80,7 @@ export function worldUpdateRoutes(ctx: AppContext): Router {
     let qe = events.get(country);
     if (!qe) {
       const connection = ctx.resources.own(`Redis (queue events ${country})`, createRedis(ctx.redisUrl, 'blocking', ctx.logger, `events-${country}`), closeRedis);
-      qe = ctx.resources.own(`queue events ${country}`, new QueueEvents(queueName(country), { connection, prefix: ctx.redisPrefix }), (q) => q.close());
+      qe = ctx.resources.own(`queue events ${country}`, new QueueEvents(queueName(country, 'update'), { connection, prefix: ctx.redisPrefix }), (q) => q.close());
       qe.on('error', (err) => ctx.logger.warn({ err: { message: err.message }, country }, 'queue events error'));
       events.set(country, qe);
       await qe.waitUntilReady();
@@ -83,19 +92,31 @@ export function worldUpdateRoutes(ctx: AppContext): Router {
     if (req.method !== 'GET' && req.method !== 'POST') return next();
     const { asin: asins, country } = validate(schema, inputOf(req));
     const qe = await eventsOf(country);
-    // The job lives in Redis only. Pull the products' next refresh forward to a lease from now (never
-    // back): if Redis loses the job, the planner refreshes them when the lease ends, as it does for
-    // its own lost jobs; until then it leaves them to this job. ($min keeps an earlier due time, and
-    // leaves unscheduled products, whose next refresh is null, unscheduled.)
+    const day = await ctx.quota.day(country);
+    if (day.spent || day.used >= day.limit) throw quotaSpent(country, day.day.end, false);
+    if (day.onDemandUsed >= day.onDemandLimit) throw quotaSpent(country, day.day.end, true);
+    // The account's own daily cap, counted per quota day so it renews with the quota.
+    const taken = await takeForcedUpdate(ctx.redis, ctx.redisPrefix, userOf(res)._id.toHexString(), day.day.key, ctx.config.accounts.maxUpdatesPerDay);
+    assertForcedUpdateTaken(taken, (day.day.end - Date.now()) / 1_000);
+    // The job lives in Redis only. The products' claim moves to this update, so a planned batch
+    // still queued with them skips them (one call per product, not two), and their next refresh moves
+    // to a lease from now: if Redis loses the job, the planner refreshes them when the lease ends.
+    // Products nobody watches (next refresh null) stay off the schedule.
     const leaseEnd = new Date(Date.now() + ctx.config.workers.scheduler.leaseMs);
-    await productModel(ctx.mongo).updateMany({ country, asin: mongoose.trusted({ $in: asins }) }, { $min: { next_refresh_at: leaseEnd } });
-    const jobId = await ctx.jobs.add('world.update', { country, asins }, { attempts: FORCED_ATTEMPTS });
-    const job = (await ctx.jobs.queue(country).getJob(jobId)) as Job | undefined;
+    const claim = `update-${randomUUID()}`;
+    await productModel(ctx.mongo).updateMany(
+      { country, asin: mongoose.trusted({ $in: asins }), next_refresh_at: mongoose.trusted({ $ne: null }) },
+      { $set: { next_refresh_at: leaseEnd, plan_token: claim } },
+    );
+    const dedupe = `update-${country}-${[...asins].sort().join(',')}`;
+    const jobId = await ctx.jobs.add('world.update', { country, asins, claim }, { deduplication: { id: dedupe } });
+    const job = (await ctx.jobs.queue(country, 'update').getJob(jobId)) as Job | undefined;
     const outcome = job ? await waitFor(job, qe, ctx.config.workers.updateWaitMs) : { kind: 'pending' as const };
     if (outcome.kind === 'pending') {
       res.status(202).json({ message: 'The update is queued and will finish later.', job: { id: jobId, country, asins } });
       return;
     }
+    if (outcome.kind === 'failed' && outcome.quotaDay) throw quotaSpent(country, quotaDayOf(Date.now(), ctx.config.workers.quotaDayTimeZone).end, outcome.reason.includes('share'));
     if (outcome.kind === 'failed') throw new HttpError(502, `The upstream could not refresh the products: ${outcome.reason}`);
     const found = await productModel(ctx.mongo).find({ country, asin: mongoose.trusted({ $in: asins }) }).select(PRODUCT_HIDDEN_FIELDS).lean();
     const byAsin = new Map(found.map((p) => [p.asin, p]));

@@ -37,6 +37,11 @@ export interface CreatorsClientOptions {
   /** Called by close(); the factory passes the dispatcher's close when this client owns it. */
   readonly onClose?: () => Promise<void>;
   readonly now?: () => number;
+  /**
+   * Awaited right before every catalog request goes on the wire, the re-send after a 401 included:
+   * where the quota governor hands out its permit.
+   */
+  readonly beforeSend?: () => Promise<void>;
 }
 
 export class CreatorsClient implements UpstreamPort {
@@ -137,7 +142,8 @@ export class CreatorsClient implements UpstreamPort {
     throw this.#error(op, res);
   }
 
-  #send(op: Operation, body: object, token: string): Promise<HttpAnswer> {
+  async #send(op: Operation, body: object, token: string): Promise<HttpAnswer> {
+    await this.opts.beforeSend?.();
     const v = this.opts.credentialVersion;
     return post(this.opts.dispatcher, `${this.opts.apiUrl}${CATALOG_PATH_PREFIX}${op}`, {
       // v2.x (Cognito) credentials name their version in the header; v3.x (LwA) do not (research §2).

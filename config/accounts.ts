@@ -1,0 +1,34 @@
+/**
+ * Per-account caps, so that one account cannot take the shared upstream quota and storage from the
+ * others. The defaults are far above what one person watches by hand; `0` turns a cap off. Parsed
+ * by loadConfig (env.ts), enforced by WatchService and src/accounts/limits.ts.
+ */
+import { z } from 'zod';
+import { int } from './parsers.js';
+
+export const accountsEnvSchema = z.object({
+  ACCOUNT_MAX_WATCHES: int(0, 100_000_000).default(10_000),
+  ACCOUNT_MAX_P1_WATCHES: int(0, 100_000_000).default(1_000),
+  ACCOUNT_MAX_PENDING_EAN: int(0, 1_000_000).default(20),
+  ACCOUNT_MAX_UPDATES_PER_DAY: int(0, 1_000_000_000).default(500),
+});
+
+export interface AccountsConfig {
+  /** ASIN watch entries one account may hold (0: no cap). */
+  readonly maxWatches: number;
+  /** Priority-1 ASIN watch entries one account may hold (0: no cap). */
+  readonly maxP1Watches: number;
+  /** EAN imports of one account queued or resolving at once (0: no cap). */
+  readonly maxPendingEan: number;
+  /** Forced-update calls one account may make a day (0: no cap). */
+  readonly maxUpdatesPerDay: number;
+}
+
+export function buildAccountsConfig(env: z.infer<typeof accountsEnvSchema>): AccountsConfig {
+  return Object.freeze({
+    maxWatches: env.ACCOUNT_MAX_WATCHES,
+    maxP1Watches: env.ACCOUNT_MAX_P1_WATCHES,
+    maxPendingEan: env.ACCOUNT_MAX_PENDING_EAN,
+    maxUpdatesPerDay: env.ACCOUNT_MAX_UPDATES_PER_DAY,
+  });
+}

@@ -1,0 +1,218 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { Redis } from 'ioredis';
+import mongoose, { type Connection } from 'mongoose';
+import { QuotaGovernor, type GovernedQuota } from '../../src/quota/governor.js';
+import { DailyUsage } from '../../src/quota/daily-usage.js';
+import { DayQuotaSpentError } from '../../src/quota/errors.js';
+import { quotaDayOf } from '../../src/quota/quota-day.js';
+import { registerModels } from '../../src/models/index.js';
+import { mongoUriFor, uniqueName } from '../helpers/context.js';
+
+/**
+ * The quota governor on a real Redis: two governors on two connections stand for two worker
+ * processes. Starts are taken when permits resolve, so timer jitter of this process shows in the
+ * gaps; the bounds below leave room for it and no more.
+ */
+let redisA: Redis;
+let redisB: Redis;
+let mongo: Connection;
+const governors: QuotaGovernor[] = [];
+const dbName = uniqueName('sw_gov');
+let prefix: string;
+let usage: DailyUsage;
+
+beforeAll(async () => {
+  redisA = new Redis(inject('redisUrl'));
+  redisB = new Redis(inject('redisUrl'));
+  mongo = await mongoose.createConnection(mongoUriFor(dbName)).asPromise();
+  registerModels(mongo);
+  usage = new DailyUsage(mongo);
+});
+afterEach(async () => {
+  for (const g of governors.splice(0)) g.close();
+  // Every test starts the day afresh: its governor's count is seeded from this copy.
+  await usage.settled();
+  await mongo.collection('quota_usage').deleteMany({});
+});
+afterAll(async () => {
+  const keys = await redisA.keys('swt_gov*');
+  if (keys.length) await redisA.del(...keys);
+  await mongo.dropDatabase().catch(() => undefined);
+  await mongo.close();
+  redisA.disconnect();
+  redisB.disconnect();
+});
+
+function governor(redis: Redis, quota: Partial<GovernedQuota>, opts: { share?: number; reserve?: number; clock?: () => number; fresh?: boolean } = {}): QuotaGovernor {
+  if (opts.fresh !== false) prefix = uniqueName('swt_gov');
+  const g = new QuotaGovernor(redis, prefix, {
+    quotas: { JP: { perSecond: 10, burst: 1, perDay: 1e9, ...quota } },
+    dayTimeZone: 'UTC',
+    onDemandShare: opts.share ?? 0.3,
+    onDemandReserve: opts.reserve ?? 0,
+    usage,
+    clock: opts.clock,
+  });
+  governors.push(g);
+  return g;
+}
+
+/** `n` permits by `callers` concurrent callers; the time each one resolved (ms). */
+async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'scheduled' | 'ondemand' = 'scheduled'): Promise<number[]> {
+  const out: number[] = [];
+  let left = n;
+  await Promise.all(Array.from({ length: callers }, async (_, i) => {
+    const g = gs[i % gs.length]!;
+    while (left > 0) {
+      left--;
+      await g.permit('JP', lane);
+      out.push(performance.now());
+    }
+  }));
+  return out.sort((a, b) => a - b);
+}
+
+/** The most starts in any window of `windowMs` (sliding over the starts). */
+function busiestWindow(times: readonly number[], windowMs: number): number {
+  let most = 0;
+  for (let i = 0, j = 0; i < times.length; i++) {
+    while (times[i]! - times[j]! >= windowMs) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+describe('the pace', () => {
+  it('spaces starts by 1/Q across two processes at a low Q (5/s, burst 1)', async () => {
+    const a = governor(redisA, { perSecond: 5 });
+    const b = governor(redisB, { perSecond: 5 }, { fresh: false });
+    const times = await starts([a, b], 11, 6);
+    // 11 starts at 200 ms apart take 2 s; a burst would take less.
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(2_000 - 15);
+    // No window of one interval (less timer jitter) holds two starts.
+    expect(busiestWindow(times, 200 - 15)).toBe(1);
+  });
+
+  it('holds a high Q (400/s) across two processes: never more than Q·t + B in a window', async () => {
+    const a = governor(redisA, { perSecond: 400 });
+    const b = governor(redisB, { perSecond: 400 }, { fresh: false });
+    const times = await starts([a, b], 400, 40);
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(1_000 - 2.5 - 20);
+    // 250 ms windows: at most 100 + 1 starts, plus the few that 10 ms of timer jitter may crowd in.
+    expect(busiestWindow(times, 250)).toBeLessThanOrEqual(101 + 4);
+  });
+
+  it('lets B calls start at once after an idle spell, then paces', async () => {
+    const g = governor(redisA, { perSecond: 2, burst: 3 });
+    const times = await starts([g], 4, 4);
+    expect(times[2]! - times[0]!).toBeLessThan(100);
+    expect(times[3]! - times[0]!).toBeGreaterThan(500 - 15);
+  });
+
+  it('hold() keeps every start back for the given time (an upstream 429 for the second)', async () => {
+    const g = governor(redisA, { perSecond: 100 });
+    await g.permit('JP', 'scheduled');
+    const held = performance.now();
+    await g.hold('JP', 300);
+    await g.permit('JP', 'scheduled');
+    expect(performance.now() - held).toBeGreaterThan(300 - 15);
+  });
+});
+
+describe('the day', () => {
+  it('refuses every lane once QUOTA_PER_DAY calls were made, with the next day as the retry time', async () => {
+    const g = governor(redisA, { perSecond: 1_000, perDay: 5 }, { share: 1 });
+    for (let i = 0; i < 5; i++) await g.permit('JP', i % 2 ? 'ondemand' : 'scheduled');
+    for (const lane of ['scheduled', 'ondemand'] as const) {
+      const err = await g.permit('JP', lane).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(DayQuotaSpentError);
+      expect((err as DayQuotaSpentError).retryAt).toBe(quotaDayOf(Date.now(), 'UTC').end);
+    }
+    const day = await g.day('JP');
+    expect(day).toMatchObject({ used: 5, onDemandUsed: 2, limit: 5 });
+  });
+
+  it('keeps on-demand work within its share of the day', async () => {
+    const g = governor(redisA, { perSecond: 1_000, perDay: 10 }, { share: 0.3 });
+    for (let i = 0; i < 3; i++) await g.permit('JP', 'ondemand');
+    const err = await g.permit('JP', 'ondemand').catch((e: unknown) => e);
+    expect((err as DayQuotaSpentError).reason).toBe('share');
+    await g.permit('JP', 'scheduled');
+  });
+
+  it('leaves scheduled work a reserve short of the day, the reserve shrinking to nothing by midnight', async () => {
+    const noon = Date.parse('2026-11-20T12:00:00Z');
+    const t0 = Date.now();
+    const g = governor(redisA, { perSecond: 1_000, perDay: 100 }, { reserve: 0.2, clock: () => noon + (Date.now() - t0) });
+    // At noon the reserve is 20 % of the half day left: 10 calls.
+    const status = await g.day('JP');
+    expect(status.scheduledLimit).toBe(90);
+    for (let i = 0; i < 90; i++) await g.permit('JP', 'scheduled');
+    await expect(g.permit('JP', 'scheduled')).rejects.toBeInstanceOf(DayQuotaSpentError);
+    await g.permit('JP', 'ondemand');
+  });
+
+  it('markDaySpent() stops every lane (the upstream said its daily quota is spent)', async () => {
+    const g = governor(redisA, {});
+    await g.markDaySpent('JP');
+    expect(((await g.permit('JP', 'ondemand').catch((e: unknown) => e)) as DayQuotaSpentError).reason).toBe('spent');
+  });
+
+  it('starts the day\'s count from the MongoDB copy when Redis lost it', async () => {
+    const g = governor(redisA, { perSecond: 1_000, perDay: 8 });
+    for (let i = 0; i < 6; i++) await g.permit('JP', 'scheduled');
+    await usage.settled();
+    expect((await usage.read('JP', quotaDayOf(Date.now(), 'UTC').key)).calls).toBe(6);
+    const keys = await redisA.keys(`${prefix}:gov:*`);
+    await redisA.del(...keys);
+    await g.permit('JP', 'scheduled');
+    await g.permit('JP', 'scheduled');
+    await expect(g.permit('JP', 'scheduled')).rejects.toBeInstanceOf(DayQuotaSpentError);
+  });
+});
+
+describe('on-demand work', () => {
+  it('goes ahead of scheduled callers waiting in the same process', async () => {
+    const g = governor(redisA, { perSecond: 20 });
+    const order: string[] = [];
+    const scheduled = Array.from({ length: 6 }, (_, i) => g.permit('JP', 'scheduled').then(() => order.push(`s${i}`)));
+    const urgent = g.permit('JP', 'ondemand').then(() => order.push('d'));
+    await Promise.all([...scheduled, urgent]);
+    // The first scheduled permit was granted before the on-demand caller came; it is next.
+    expect(order.indexOf('d')).toBeLessThanOrEqual(1);
+  });
+
+  it('has at most its share of Q while scheduled work waits', async () => {
+    const g = governor(redisA, { perSecond: 50 }, { share: 0.2 });
+    const t0 = performance.now();
+    let od = 0;
+    let sched = 0;
+    const until = t0 + 1_000;
+    await Promise.all([
+      ...Array.from({ length: 4 }, async () => {
+        while (performance.now() < until) {
+          await g.permit('JP', 'scheduled');
+          sched++;
+        }
+      }),
+      ...Array.from({ length: 4 }, async () => {
+        while (performance.now() < until) {
+          await g.permit('JP', 'ondemand');
+          od++;
+        }
+      }),
+    ]);
+    // 50/s for 1 s: on-demand at most 20 % (10) plus its burst and the calls in flight at the end.
+    expect(od).toBeLessThanOrEqual(10 + 1 + 4);
+    expect(od).toBeGreaterThanOrEqual(5);
+    expect(sched).toBeGreaterThan(30);
+  });
+
+  it('may use all of Q when no scheduled work waits', async () => {
+    const g = governor(redisA, { perSecond: 50 }, { share: 0.1 });
+    const times = await starts([g], 20, 4, 'ondemand');
+    // At the share alone (5/s) 20 calls would take 4 s.
+    expect(times.at(-1)! - times[0]!).toBeLessThan(1_500);
+  });
+});
