@@ -89,6 +89,32 @@ describe('pace and order', () => {
   });
 });
 
+describe('batches stay full', () => {
+  it('a burst of 25 new watches goes out in 3 calls, not 5: a part-filled batch waits SCHEDULER_COALESCE for more', async () => {
+    const worker = p.workers.workers.get('JP')!;
+    const planner = { ...p.planner, workers: { ...p.planner.workers, scheduler: { ...p.planner.workers.scheduler, coalesceMs: 2_000 } } };
+    const products = productModel(p.ctx.mongo);
+    const list = asins('B0BRST', 25);
+    const t0 = Date.now();
+    const add = (from: number, to: number, at: number) => products.insertMany(list.slice(from, to).map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(at), created_at: new Date(at), status: 'ok' })));
+    // The nudges of the first watches: 5 products due, a part-filled batch: held back.
+    await add(0, 5, t0);
+    const first = await planCountry(planner, 'JP', new Date(t0 + 250));
+    expect(first.enqueued.batches).toBe(0);
+    expect(first.recheckAt).toBe(t0 + 2_000);
+    // The rest of the burst: two full batches go, the last 5 wait.
+    await add(5, 25, t0 + 500);
+    const done = completions(worker, 3);
+    const second = await planCountry(planner, 'JP', new Date(t0 + 750));
+    expect(second.enqueued).toMatchObject({ batches: 2, p0: 20 });
+    // Once the oldest of them has waited the window, the part-filled batch goes as it is.
+    const third = await planCountry(planner, 'JP', new Date(t0 + 2_600));
+    expect(third.enqueued).toMatchObject({ batches: 1, p0: 5 });
+    const jobs = await done;
+    expect(jobs.map((j) => (j.data as { asins: string[] }).asins.length).sort()).toEqual([10, 10, 5]);
+  });
+});
+
 describe('the day\'s cap, for every kind of work', () => {
   it('an upstream 429 for the day marks the day spent: forced updates 429, refreshes go back to MongoDB, EAN pages and crawls wait and say so', async () => {
     const worker = p.workers.workers.get('JP')!;
