@@ -1,5 +1,5 @@
 /**
- * The queue side of the environment: each country's upstream quota (which the workers' limiter and
+ * The queue side of the environment: each country's upstream quota (which the quota governor and
  * the planner's budget follow), worker sizing, the scheduler's ticks, the forced update's wait,
  * Area B's rate limits and Bull Board's credentials. Parsed by loadConfig (env.ts).
  */
@@ -60,7 +60,7 @@ export interface WorkersConfig {
   readonly onDemandShare: number;
   /** Share of the rest of the day that scheduled work leaves to forced updates. */
   readonly onDemandReserve: number;
-  /** Jobs one worker process runs at once per country: enough to keep the limiter busy. */
+  /** Jobs one worker process runs at once per country: enough to keep the governor's permits used. */
   concurrency(country: Country): number;
   readonly lockMs: number;
   readonly shutdownMs: number;

@@ -23,7 +23,7 @@ export const jobPayloads = {
   'world.update': z.object({ country: countrySchema, asins: asinBatch, claim: z.string().max(64).optional() }),
   /**
    * One page of resolving an EAN import in one country. Like a browse crawl, each page is its own
-   * job (enqueued by the one before), so every search call passes the queue's limiter.
+   * job (enqueued by the one before), so every search call takes its own permit of the quota governor.
    */
   'ean.resolve': z.object({
     country: countrySchema, importId: objectId, userId: objectId, ean: z.string().refine(isValidEan13),
@@ -35,8 +35,8 @@ export const jobPayloads = {
   'refresh.p1': z.object({ country: countrySchema, asins: asinBatch, due: z.number().int().optional(), claim: z.string().max(64).optional() }),
   'refresh.p0': z.object({ country: countrySchema, asins: asinBatch, due: z.number().int().optional(), claim: z.string().max(64).optional() }),
   /**
-   * One page of a watched browse node. Each page is its own job, so every upstream call passes the
-   * queue's limiter; the next page is enqueued by the job before it. `found`: ASINs on earlier pages.
+   * One page of a watched browse node. Each page is its own job, so every upstream call takes the
+   * quota governor's permit; the next page is enqueued by the job before it. `found`: ASINs on earlier pages.
    */
   'browse.crawl': z.object({
     country: countrySchema,

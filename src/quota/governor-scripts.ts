@@ -14,6 +14,20 @@
  */
 
 /**
+ * `now` in ms: ARGV[1] when the caller brings its own clock (tests, the simulated day), else the
+ * server's, which every process shares. Redis before 5 must be told to replicate effects, not the
+ * script, once a script reads the clock.
+ */
+const NOW = `
+local now = tonumber(ARGV[1])
+if not now then
+  if redis.replicate_commands then pcall(redis.replicate_commands) end
+  local t = redis.call('TIME')
+  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+end
+`;
+
+/**
  * KEYS: 1 tat, 2 on-demand tat, 3 the day's hash (total, od, spent), 4 "scheduled work waits" flag.
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 lane ('s' | 'd'),
  * 5 ahead ms, 6 the lane's limit of the day's total, 7 on-demand limit of the day,
@@ -26,13 +40,7 @@
  *   {'seed'}                          the day's count is unknown here (a new day, or Redis lost it)
  */
 export const TAKE_PERMIT = `
-local now = tonumber(ARGV[1])
-if not now then
-  if redis.replicate_commands then pcall(redis.replicate_commands) end
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-end
-local interval = tonumber(ARGV[2])
+${NOW}local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local lane = ARGV[4]
 local ahead = tonumber(ARGV[5])
@@ -101,13 +109,7 @@ return 1
  * KEYS: 1 tat. ARGV: 1 now ms ('' = the server's clock), 2 ms, 3 burst, 4 interval.
  */
 export const HOLD = `
-local now = tonumber(ARGV[1])
-if not now then
-  if redis.replicate_commands then pcall(redis.replicate_commands) end
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-end
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+${NOW}local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local wanted = now + tonumber(ARGV[2]) + (tonumber(ARGV[3]) - 1) * tonumber(ARGV[4])
 if wanted > tat then
   redis.call('SET', KEYS[1], string.format('%.4f', wanted), 'PX', math.ceil(tonumber(ARGV[2]) + 60000))

@@ -55,7 +55,7 @@ export interface UpstreamPort {
   getItems(asins: readonly string[]): Promise<GetItemsResult>;
   /**
    * One page (1-10) of the items listing a JAN/EAN-13 (or a 12-digit UPC). One call per page, so
-   * that the caller spaces every call under its limiter.
+   * that every call takes its own permit of the quota governor.
    */
   findByCode(ean: string, page: number): Promise<FindByCodeResult>;
   /** One page (1-10) of a browse node's items. */

@@ -10,7 +10,7 @@ import { watchModel } from '../../src/models/watch.js';
  * One page of a watched browse node in one country: upserts what it lists, then enqueues the next
  * page (as far as the upstream allows, page 10 at most) or, on the last page, records the crawl's
  * time and count on every watch entry of the node. One page per job keeps every upstream call
- * under the queue's limiter, and a failed page retries alone.
+ * with its own permit of the quota governor, and a failed page retries alone.
  *
  * Products found this way that nobody watches join the schedule at priority 0, one priority-0
  * interval from now, since the crawl has just fetched them.
