@@ -14,11 +14,11 @@ import { noteQuotaWait } from './quota-wait.js';
 function run(ctx: JobContext, name: JobName, job: Job): Promise<unknown> {
   switch (name) {
     case 'world.update':
-      return refreshBatch(ctx, parseJob('world.update', job.data), 'forced');
+      return refreshBatch(ctx, parseJob('world.update', job.data), name);
     case 'refresh.p1':
-      return refreshBatch(ctx, parseJob('refresh.p1', job.data), '1');
+      return refreshBatch(ctx, parseJob('refresh.p1', job.data), name);
     case 'refresh.p0':
-      return refreshBatch(ctx, parseJob('refresh.p0', job.data), '0');
+      return refreshBatch(ctx, parseJob('refresh.p0', job.data), name);
     case 'ean.resolve':
       return resolveEan(ctx, parseJob('ean.resolve', job.data));
     case 'browse.crawl':

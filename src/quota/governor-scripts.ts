@@ -28,14 +28,18 @@ end
 `;
 
 /**
- * KEYS: 1 tat, 2 on-demand tat, 3 the day's hash (total, od, spent), 4 "scheduled work waits" flag.
+ * KEYS: 1 tat, 2 on-demand tat, 3 the day's hash (total, od, spent), 4 "scheduled work waits" flag,
+ * 5 the most urgent priority each process waits with (field: process id, value: 'priority:expiry').
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 lane ('s' | 'd'),
  * 5 ahead ms, 6 the lane's limit of the day's total, 7 on-demand limit of the day,
  * 8 on-demand interval ms, 9 on-demand burst, 10 day key TTL ms, 11 waits-flag TTL ms,
- * 12 '1' when scheduled callers wait in the caller's own process.
+ * 12 '1' when scheduled callers wait in the caller's own process, 13 the caller's process id,
+ * 14 the caller's priority (BullMQ's: lower first), 15 the most urgent priority waiting in the
+ * caller's process, 16 how long that word holds (ms).
  * Returns one of:
  *   {'ok', delay ms, total, od, start} a permit starting `delay` ms from now (`start`: that time on the script's clock)
- *   {'wait', ms, 'rate' | 'share'}    ask again in `ms`
+ *   {'wait', ms, 'rate' | 'share' | 'priority'}  ask again in `ms` ('priority': another process
+ *                                     waits with more urgent scheduled work, which goes first)
  *   {'day', total, od, 'cap' | 'share' | 'spent'}
  *   {'seed'}                          the day's count is unknown here (a new day, or Redis lost it)
  */
@@ -56,6 +60,25 @@ local od = tonumber(day[2] or '0')
 if day[3] then return {'day', tostring(total), tostring(od), 'spent'} end
 if total >= laneLimit then return {'day', tostring(total), tostring(od), 'cap'} end
 if lane == 'd' and od >= odLimit then return {'day', tostring(total), tostring(od), 'share'} end
+
+-- Scheduled work goes in priority order across processes too: a process whose line holds only
+-- less urgent jobs than another's waits, so priority-0 refreshes never overtake priority-1 ones.
+if lane == 's' then
+  redis.call('HSET', KEYS[5], ARGV[13], ARGV[15] .. ':' .. string.format('%.4f', now + tonumber(ARGV[16])))
+  redis.call('PEXPIRE', KEYS[5], math.ceil(tonumber(ARGV[16]) * 2))
+  local all = redis.call('HGETALL', KEYS[5])
+  local best = nil
+  for i = 1, #all, 2 do
+    local sep = string.find(all[i + 1], ':', 1, true)
+    local p = tonumber(string.sub(all[i + 1], 1, sep - 1))
+    if tonumber(string.sub(all[i + 1], sep + 1)) < now then
+      redis.call('HDEL', KEYS[5], all[i])
+    elseif all[i] ~= ARGV[13] and (best == nil or p < best) then
+      best = p
+    end
+  end
+  if best ~= nil and tonumber(ARGV[14]) > best then return {'wait', tostring(interval), 'priority'} end
+end
 
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local start = math.max(now, tat - (burst - 1) * interval)

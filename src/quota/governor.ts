@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Country } from '../catalog/identifiers.js';
 import type { Metrics } from '../metrics/registry.js';
@@ -51,7 +52,7 @@ export interface DayStatus {
 
 type Answer =
   | { kind: 'ok'; delay: number; total: number; od: number; start: number }
-  | { kind: 'wait'; ms: number; why: 'rate' | 'share' }
+  | { kind: 'wait'; ms: number; why: 'rate' | 'share' | 'priority' }
   | { kind: 'day'; total: number; od: number; reason: DaySpentReason }
   | { kind: 'seed' };
 
@@ -67,6 +68,8 @@ export interface Permit {
 
 interface Waiter {
   readonly lane: Lane;
+  /** BullMQ's job priority: lower goes first. */
+  readonly priority: number;
   readonly since: number;
   readonly resolve: (permit: Permit) => void;
   readonly reject: (err: Error) => void;
@@ -80,7 +83,7 @@ function parse(raw: unknown): Answer {
   const a = raw as string[];
   switch (a[0]) {
     case 'ok': return { kind: 'ok', delay: Number(a[1]), total: Number(a[2]), od: Number(a[3]), start: Number(a[4]) };
-    case 'wait': return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : 'rate' };
+    case 'wait': return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
     case 'day': return { kind: 'day', total: Number(a[1]), od: Number(a[2]), reason: a[3] as DaySpentReason };
     default: return { kind: 'seed' };
   }
@@ -99,6 +102,8 @@ export class QuotaGovernor {
   /** Callers whose start is reserved and who sleep until it. */
   readonly #granted = new Map<NodeJS.Timeout, Waiter>();
   #closed = false;
+  /** Names this process's word in Redis on how urgent its waiting work is. */
+  readonly #processId = randomUUID();
 
   constructor(private readonly redis: Redis, private readonly prefix: string, private readonly opts: GovernorOptions) {}
 
@@ -114,7 +119,7 @@ export class QuotaGovernor {
 
   #keys(country: Country, day: string): string[] {
     const base = `${this.prefix}:gov:${country}`;
-    return [`${base}:tat`, `${base}:od-tat`, `${base}:day:${day}`, `${base}:sched-waits`];
+    return [`${base}:tat`, `${base}:od-tat`, `${base}:day:${day}`, `${base}:sched-waits`, `${base}:priority`];
   }
 
   /** How far ahead a caller may hold a start: enough to absorb a late timer, short enough that on-demand work is not kept waiting. */
@@ -124,16 +129,17 @@ export class QuotaGovernor {
 
   /**
    * Resolves when the caller may send one call; rejects with DayQuotaSpentError when the day has no
-   * call left for its lane, or with the signal's reason when it aborts first.
+   * call left for its lane, or with the signal's reason when it aborts first. `priority` is the
+   * job's (BullMQ's numbers: lower first); scheduled work goes in its order across processes.
    */
-  permit(country: Country, lane: Lane, signal?: AbortSignal): Promise<Permit> {
+  permit(country: Country, lane: Lane, priority = 0, signal?: AbortSignal): Promise<Permit> {
     this.#quota(country);
     if (this.#closed) return Promise.reject(new GovernorClosedError('the quota governor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     let line = this.#lines.get(country);
     if (!line) this.#lines.set(country, (line = { waiters: [], running: false, onDemandBlockedUntil: 0 }));
     return new Promise<Permit>((resolve, reject) => {
-      const waiter: Waiter = { lane, since: performance.now(), resolve, reject, signal };
+      const waiter: Waiter = { lane, priority, since: performance.now(), resolve, reject, signal };
       if (signal) {
         waiter.onAbort = () => {
           const i = line.waiters.indexOf(waiter);
@@ -142,8 +148,9 @@ export class QuotaGovernor {
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      // On-demand waiters go before every scheduled one, first come first served within a lane.
-      const at = lane === 'ondemand' ? line.waiters.findIndex((w) => w.lane === 'scheduled') : -1;
+      // On-demand waiters go before every scheduled one, then by priority, first come first served.
+      const rank = (w: Waiter): number => (w.lane === 'ondemand' ? 0 : 1_000_000) + w.priority;
+      const at = line.waiters.findIndex((w) => rank(w) > rank(waiter));
       if (at < 0) line.waiters.push(waiter);
       else line.waiters.splice(at, 0, waiter);
       if (!line.running) void this.#serve(country, line);
@@ -163,7 +170,7 @@ export class QuotaGovernor {
         }
         let answer: Answer;
         try {
-          answer = await this.#take(country, head.lane, line.waiters.some((w) => w.lane === 'scheduled'));
+          answer = await this.#take(country, head, line.waiters);
         } catch (err) {
           this.#settle(line, head, err as Error);
           continue;
@@ -186,6 +193,8 @@ export class QuotaGovernor {
       }
     } finally {
       line.running = false;
+      // Nothing of this process waits any more: other processes need not wait for it.
+      if (!line.waiters.length) void this.redis.hdel(this.#keys(country, '')[4]!, this.#processId).catch(() => undefined);
     }
   }
 
@@ -244,17 +253,21 @@ export class QuotaGovernor {
     return { day, scheduled: Math.max(0, q.perDay - reserve), onDemand: Math.floor(q.perDay * this.opts.onDemandShare) };
   }
 
-  async #take(country: Country, lane: Lane, scheduledWaits: boolean): Promise<Answer> {
+  async #take(country: Country, head: Waiter, waiters: readonly Waiter[]): Promise<Answer> {
+    const lane = head.lane;
+    const scheduled = waiters.filter((w) => w.lane === 'scheduled');
+    const mostUrgent = Math.min(head.priority, ...scheduled.map((w) => w.priority));
     const q = this.#quota(country);
     const at = this.#now();
-    const { day, scheduled, onDemand } = this.#limits(country, at);
+    const { day, scheduled: scheduledLimit, onDemand } = this.#limits(country, at);
     const interval = 1_000 / q.perSecond;
     const odInterval = interval / this.opts.onDemandShare;
-    const raw = await this.redis.eval(TAKE_PERMIT, 4, ...this.#keys(country, day.key),
+    const raw = await this.redis.eval(TAKE_PERMIT, 5, ...this.#keys(country, day.key),
       this.opts.clock ? String(at) : '', String(interval), String(q.burst), lane === 'ondemand' ? 'd' : 's',
-      String(this.#aheadMs(interval)), String(lane === 'ondemand' ? q.perDay : scheduled), String(onDemand),
+      String(this.#aheadMs(interval)), String(lane === 'ondemand' ? q.perDay : scheduledLimit), String(onDemand),
       String(odInterval), String(Math.max(1, Math.floor(q.burst * this.opts.onDemandShare))), String(DAY_TTL_MS),
-      String(Math.ceil(Math.max(1_000, 2 * interval))), scheduledWaits ? '1' : '0');
+      String(Math.ceil(Math.max(1_000, 2 * interval))), scheduled.length ? '1' : '0',
+      this.#processId, String(head.priority), String(mostUrgent), String(Math.max(500, 4 * interval)));
     return parse(raw);
   }
 

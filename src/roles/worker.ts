@@ -4,14 +4,14 @@ import { createUpstream, createUpstreamShared } from '../upstream/factory.js';
 import { instrumentPort } from '../upstream/instrumented.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { Country } from '../catalog/identifiers.js';
-import { LANES, type Lane } from '../quota/lanes.js';
 import { governPort } from '../quota/governed-port.js';
+import { JOB_LANE, JOB_NAMES, JOB_PRIORITY, type JobName } from '../../jobs/registry.js';
 import { startWorkers, type RunningWorkers } from '../../workers/runner.js';
 
 /**
  * The worker role: BullMQ workers on each country's queues, calling the upstream of that country.
- * Each country has a port per lane, so every request takes its permit from the quota governor in
- * the lane of the job that makes it; the ports share connections and tokens.
+ * Each country has a port per job kind, so every request takes its permit from the quota governor in
+ * the lane and priority of the job that makes it; the ports share connections and tokens.
  * Opened in this order so that shutdown closes the workers (letting active jobs finish), then their
  * Redis connection, then the upstream's connections.
  */
@@ -19,9 +19,10 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
   const shared = ctx.resources.own('upstream connections', createUpstreamShared(), (s) => s.close());
   const ports = new Map<string, UpstreamPort>();
   for (const country of ctx.config.countries) {
-    for (const lane of LANES) {
-      const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend: async () => void (await ctx.quota.permit(country, lane)) });
-      ports.set(`${country}:${lane}`, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
+    for (const job of JOB_NAMES) {
+      const beforeSend = async (): Promise<void> => void (await ctx.quota.permit(country, JOB_LANE[job], JOB_PRIORITY[job]));
+      const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
+      ports.set(`${country}:${job}`, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
     }
   }
   const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisUrl, 'blocking', ctx.logger, 'worker'), closeRedis);
@@ -31,8 +32,8 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
       config: ctx.config,
       workers: ctx.config.workers,
       jobs: ctx.jobs,
-      upstream: (country: Country, lane: Lane) => {
-        const port = ports.get(`${country}:${lane}`);
+      upstream: (country: Country, job: JobName) => {
+        const port = ports.get(`${country}:${job}`);
         if (!port) throw new Error(`no upstream for ${country}`);
         return port;
       },

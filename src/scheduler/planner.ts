@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import mongoose, { type Connection } from 'mongoose';
+import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import type { AppContext } from '../context.js';
 import type { WorkersConfig } from '../../config/workers.js';
@@ -86,6 +86,41 @@ export async function sustainableRate(quota: QuotaGovernor, perSecond: number, c
   return Math.min(perSecond, Math.max(0, day.scheduledLimit - day.used) / leftS);
 }
 
+type Picked = { _id: Types.ObjectId; asin: string; priority: 0 | 1 | null; next_refresh_at: Date | null };
+
+/**
+ * Claims picked products with a lease: only products still due move, so of two passes racing for
+ * the same products each gets a disjoint share (one document's update is atomic). The lease
+ * outlasts a job's whole retry schedule; work lost with Redis comes back when it ends. Returns the
+ * ones this claim got, in the order picked.
+ */
+async function claimProducts<T extends Picked>(mongo: Connection, picked: readonly T[], now: Date, leaseUntil: number, token: string): Promise<T[]> {
+  const products = productModel(mongo);
+  const ids = picked.map((p) => p._id);
+  await products.updateMany(
+    { _id: mongoose.trusted({ $in: ids }), next_refresh_at: mongoose.trusted({ $lte: now }) },
+    { $set: { next_refresh_at: new Date(leaseUntil), plan_token: token } },
+  );
+  const claimed = new Set((await products.find({ _id: mongoose.trusted({ $in: ids }), plan_token: token }).select({ _id: 1 }).lean()).map((p) => String(p._id)));
+  return picked.filter((p) => claimed.has(String(p._id)));
+}
+
+/**
+ * Claims up to `n` more due products, most urgent first, under an existing claim: a batch that lost
+ * products to a forced update fills its call again (the call is the scarce unit, not the ASIN).
+ */
+export async function claimMoreDue(mongo: Connection, country: Country, n: number, leaseMs: number, token: string, now = new Date()): Promise<string[]> {
+  if (n <= 0) return [];
+  const picked = await productModel(mongo)
+    .find(dueFilterOf(country, now))
+    .sort({ priority: -1, next_refresh_at: 1 })
+    .limit(n)
+    .select({ asin: 1, priority: 1, next_refresh_at: 1 })
+    .lean();
+  if (!picked.length) return [];
+  return (await claimProducts(mongo, picked, now, now.getTime() + leaseMs, token)).map((p) => p.asin);
+}
+
 const creditKey = (deps: PlannerDeps, country: Country): string => `${deps.prefix}:plan:credit:${country}`;
 
 /**
@@ -163,18 +198,9 @@ export async function planCountry(deps: PlannerDeps, country: Country, now = new
     return { ...idle, budget, credit, queued, due, recheckAt };
   }
 
-  // Claim with a lease: only products still due move, so of two passes racing for the same products
-  // each gets a disjoint share (one document's update is atomic). The lease outlasts a job's whole
-  // retry schedule; work lost with Redis comes back when it ends.
   const leaseUntil = t + deps.workers.scheduler.leaseMs;
   const token = randomUUID();
-  const ids = picked.map((p) => p._id);
-  await products.updateMany(
-    { _id: mongoose.trusted({ $in: ids }), next_refresh_at: mongoose.trusted({ $lte: now }) },
-    { $set: { next_refresh_at: new Date(leaseUntil), plan_token: token } },
-  );
-  const claimed = new Set((await products.find({ _id: mongoose.trusted({ $in: ids }), plan_token: token }).select({ _id: 1 }).lean()).map((p) => String(p._id)));
-  const mine = picked.filter((p) => claimed.has(String(p._id)));
+  const mine = await claimProducts(deps.mongo, picked, now, leaseUntil, token);
 
   let p1 = 0;
   let p0 = 0;

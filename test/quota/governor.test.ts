@@ -172,6 +172,20 @@ describe('the day', () => {
   });
 });
 
+describe('priority across processes', () => {
+  it('a process waiting with priority-1 refreshes goes before another\'s priority-0 ones', async () => {
+    const a = governor(redisA, { perSecond: 50 });
+    const b = governor(redisB, { perSecond: 50 }, { fresh: false });
+    const order: string[] = [];
+    const urgent = Array.from({ length: 10 }, () => b.permit('JP', 'scheduled', 3).then(() => order.push('p1')));
+    // B's line has asked Redis once (and said how urgent it is) before A's less urgent work arrives.
+    await urgent[0];
+    const later = Array.from({ length: 10 }, () => a.permit('JP', 'scheduled', 4).then(() => order.push('p0')));
+    await Promise.all([...urgent, ...later]);
+    expect(order.lastIndexOf('p1')).toBeLessThan(order.indexOf('p0'));
+  });
+});
+
 describe('on-demand work', () => {
   it('goes ahead of scheduled callers waiting in the same process', async () => {
     const g = governor(redisA, { perSecond: 20 });

@@ -16,7 +16,7 @@ import { watchModel } from '../../src/models/watch.js';
  * interval from now, since the crawl has just fetched them.
  */
 export async function crawlBrowsePage(ctx: JobContext, data: JobPayload<'browse.crawl'>, jobId: string | undefined): Promise<{ page: number; asins: number; last: boolean }> {
-  const result = await ctx.upstream(data.country, 'scheduled').browseNode(data.nodeId, data.page);
+  const result = await ctx.upstream(data.country, 'browse.crawl').browseNode(data.nodeId, data.page);
   const now = new Date();
   await writeFoundItems(ctx.mongo, data.country, result.items, now);
   const asins = [...new Set(result.items.map((i) => i.asin))];

@@ -33,7 +33,7 @@ export async function resolveEan(ctx: JobContext, data: JobPayload<'ean.resolve'
     return { page: data.page, asins: [], last: false };
   }
 
-  const result = await ctx.upstream(data.country, 'ondemand').findByCode(data.ean, data.page);
+  const result = await ctx.upstream(data.country, 'ean.resolve').findByCode(data.ean, data.page);
   const found = result.items.map((i) => i.asin);
   await writeFoundItems(ctx.mongo, data.country, result.items);
   if (found.length) await new WatchService(ctx.mongo, ctx.config, ctx.jobs).watchFoundAsins(new Types.ObjectId(data.userId), found);

@@ -4,6 +4,8 @@ import type { JobPayload } from '../../jobs/registry.js';
 import { writeOutcomes } from '../catalog-writes.js';
 import { productModel } from '../../src/models/product.js';
 import { DayQuotaSpentError } from '../../src/quota/errors.js';
+import { claimMoreDue } from '../../src/scheduler/planner.js';
+import { MAX_ITEMS_PER_CALL } from '../../src/upstream/port.js';
 
 export interface RefreshResult {
   readonly country: string;
@@ -40,16 +42,22 @@ async function stillClaimed(ctx: JobContext, data: RefreshData & { claim: string
  * is spent gives them back to the planner (due as they were) instead of waiting in Redis: the
  * backlog belongs in MongoDB, where the planner spreads the next day's quota over it.
  */
-export async function refreshBatch(ctx: JobContext, data: RefreshData, priorityLabel: string): Promise<RefreshResult> {
-  const forced = priorityLabel === 'forced';
+export async function refreshBatch(ctx: JobContext, data: RefreshData, job: 'world.update' | 'refresh.p1' | 'refresh.p0'): Promise<RefreshResult> {
+  const forced = job === 'world.update';
+  const priorityLabel = forced ? 'forced' : job === 'refresh.p1' ? '1' : '0';
   const claim = !forced ? data.claim : undefined;
-  const asins = claim ? await stillClaimed(ctx, { ...data, claim }) : data.asins;
-  const base = { country: data.country, asins, skipped: data.asins.length - asins.length };
+  const asins = claim ? await stillClaimed(ctx, { ...data, claim }) : [...data.asins];
+  const skipped = data.asins.length - asins.length;
+  // Products a forced update took over leave room in the call: fill it with the next due ones.
+  if (claim && skipped > 0 && asins.length > 0) {
+    asins.push(...await claimMoreDue(ctx.mongo, data.country, MAX_ITEMS_PER_CALL - asins.length, ctx.workers.scheduler.leaseMs, claim));
+  }
+  const base = { country: data.country, asins, skipped };
   if (asins.length === 0) return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: false };
 
   let result;
   try {
-    result = await ctx.upstream(data.country, forced ? 'ondemand' : 'scheduled').getItems(asins);
+    result = await ctx.upstream(data.country, job).getItems(asins);
   } catch (err) {
     if (!(err instanceof DayQuotaSpentError) || !claim) throw err;
     const due = new Date('due' in data && data.due !== undefined ? data.due : Date.now());
