@@ -107,12 +107,14 @@ async function claimProducts<T extends Picked>(mongo: Connection, picked: readon
 
 /**
  * Claims up to `n` more due products, most urgent first, under an existing claim: a batch that lost
- * products to a forced update fills its call again (the call is the scarce unit, not the ASIN).
+ * products to a forced update fills its call again (the call is the scarce unit, not the ASIN). A
+ * priority-1 batch takes only priority-1 products: a priority-0 one would overtake the priority-1
+ * batches still queued.
  */
-export async function claimMoreDue(mongo: Connection, country: Country, n: number, leaseMs: number, token: string, now = new Date()): Promise<string[]> {
+export async function claimMoreDue(mongo: Connection, country: Country, n: number, leaseMs: number, token: string, onlyPriority1: boolean, now = new Date()): Promise<string[]> {
   if (n <= 0) return [];
   const picked = await productModel(mongo)
-    .find(dueFilterOf(country, now))
+    .find({ ...dueFilterOf(country, now), ...(onlyPriority1 ? { priority: 1 } : {}) })
     .sort({ priority: -1, next_refresh_at: 1 })
     .limit(n)
     .select({ asin: 1, priority: 1, next_refresh_at: 1 })

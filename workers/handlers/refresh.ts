@@ -50,7 +50,7 @@ export async function refreshBatch(ctx: JobContext, data: RefreshData, job: 'wor
   const skipped = data.asins.length - asins.length;
   // Products a forced update took over leave room in the call: fill it with the next due ones.
   if (claim && skipped > 0 && asins.length > 0) {
-    asins.push(...await claimMoreDue(ctx.mongo, data.country, MAX_ITEMS_PER_CALL - asins.length, ctx.workers.scheduler.leaseMs, claim));
+    asins.push(...await claimMoreDue(ctx.mongo, data.country, MAX_ITEMS_PER_CALL - asins.length, ctx.workers.scheduler.leaseMs, claim, job === 'refresh.p1'));
   }
   const base = { country: data.country, asins, skipped };
   if (asins.length === 0) return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: false };
