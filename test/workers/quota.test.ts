@@ -68,7 +68,7 @@ describe('pace and order', () => {
     expect(res.status).toBe(200);
     expect(stats().calls - calls0).toBe(1);
     // Two more products come due meanwhile: the batch fills the room the update left with them.
-    const extra = await seed('B0CLMX', 2);
+    const extra = await seed('B0CLMX', 2, 1);
     const done = completions(worker, 1);
     await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: list, due: Date.now() - 60_000, claim });
     const [job] = await done;
