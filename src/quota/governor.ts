@@ -122,9 +122,13 @@ export class QuotaGovernor {
     return [`${base}:tat`, `${base}:od-tat`, `${base}:day:${day}`, `${base}:sched-waits`, `${base}:priority`];
   }
 
-  /** How far ahead a caller may hold a start: enough to absorb a late timer, short enough that on-demand work is not kept waiting. */
+  /**
+   * How far ahead a caller may book a start: enough to absorb a late timer or a busy event loop (a
+   * few ms on a loaded machine, which would otherwise lose slots at high rates), short enough that
+   * on-demand work arriving meanwhile waits at most 1/Q plus this.
+   */
   #aheadMs(interval: number): number {
-    return Math.min(20, Math.max(5, 2 * interval));
+    return Math.min(25, Math.max(10, 3 * interval));
   }
 
   /**
