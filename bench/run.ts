@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the benchmarks one after the other (limiter, refresh + update, plan, api), on one MongoDB and one Redis (see
+ * `npm run bench`: the benchmarks one after the other (limiter, refresh + update, plan, day, api), on one MongoDB and one Redis (see
  * lib/infra.ts), each with a database and a key prefix of its own. Flags go to all of them
  * (`npm run bench -- --seconds 20 --asins 4000 --sizes 10000,100000`). Each prints its figures and
  * its RESULT line and writes bench/results/<name>.json; the last line is RESULT with all of them.
@@ -10,11 +10,12 @@ import { writeFile } from 'node:fs/promises';
 import { report, RESULTS_DIR, type BenchResult } from './lib/result.js';
 import { benchRefresh } from './refresh.js';
 import { benchPlan } from './plan.js';
+import { benchDay } from './day.js';
 import { benchApi } from './api.js';
 import { benchLimiter } from './limiter.js';
 
 const opts = parseBenchArgs();
-const budgetS = 300 + Math.min(opts.seconds, 60) + 600 + opts.seconds + opts.asins / 50 + 600 + opts.sizes.reduce((a, b) => a + b, 0) / 500 + 900 + opts.apiSeconds * 5;
+const budgetS = 300 + Math.min(opts.seconds, 60) + 600 + opts.seconds + opts.asins / 50 + 600 + opts.sizes.reduce((a, b) => a + b, 0) / 500 + 3_000 + 900 + opts.apiSeconds * 5;
 
 await runMain('all', budgetS * 1000, async () => {
   const inf = await getInfra();
@@ -31,6 +32,8 @@ await runMain('all', budgetS * 1000, async () => {
   // an idle machine; the MongoDB and Redis servers stay until the end.
   all.plan = await benchPlan(opts, inf);
   await report(all.plan);
+  all.day = await benchDay(opts, inf);
+  await report(all.day);
   all.api = await benchApi(opts, inf);
   await report(all.api);
   await writeFile(`${RESULTS_DIR}all.json`, JSON.stringify(all, null, 2) + '\n');
