@@ -2,17 +2,12 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
-import { JOB_PRIORITY, QUEUE_KINDS, parseJob, queueKindOf, type JobInput, type JobName, type QueueKind } from './registry.js';
+import { JOB_PRIORITY, parseJob, queueKindOf, type JobInput, type JobName, type QueueKind } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from './retry.js';
 
 /** A country's queues (no `:` in BullMQ names): `upstream-JP` for most work, `update-JP` for forced updates. */
 export function queueName(country: Country, kind: QueueKind = 'work'): string {
   return kind === 'update' ? `update-${country}` : `upstream-${country}`;
-}
-
-/** Every queue of the given countries, for dashboards and status. */
-export function allQueues(countries: readonly Country[]): { country: Country; kind: QueueKind; name: string }[] {
-  return countries.flatMap((country) => QUEUE_KINDS.map((kind) => ({ country, kind, name: queueName(country, kind) })));
 }
 
 /** The job states an operator counts (metrics, `queues:status`): pending, running and finished. */

@@ -117,9 +117,10 @@ export class QuotaGovernor {
     return this.opts.clock?.() ?? Date.now();
   }
 
-  #keys(country: Country, day: string): string[] {
+  /** The governor's keys of a country; `day` names the day's count. */
+  #keys(country: Country, day = '') {
     const base = `${this.prefix}:gov:${country}`;
-    return [`${base}:tat`, `${base}:od-tat`, `${base}:day:${day}`, `${base}:sched-waits`, `${base}:priority`];
+    return { tat: `${base}:tat`, odTat: `${base}:od-tat`, day: `${base}:day:${day}`, schedWaits: `${base}:sched-waits`, priority: `${base}:priority` };
   }
 
   /**
@@ -198,7 +199,7 @@ export class QuotaGovernor {
     } finally {
       line.running = false;
       // Nothing of this process waits any more: other processes need not wait for it.
-      if (!line.waiters.length) void this.redis.hdel(this.#keys(country, '')[4]!, this.#processId).catch(() => undefined);
+      if (!line.waiters.length) void this.redis.hdel(this.#keys(country).priority, this.#processId).catch(() => undefined);
     }
   }
 
@@ -210,7 +211,7 @@ export class QuotaGovernor {
     this.opts.usage.record(country, day.key, head.lane);
     const waitedMs = performance.now() - head.since + Math.max(0, answer.delay);
     // For `queues:status`: the day's total wait, whichever process waited. Best effort.
-    this.redis.hincrby(this.#keys(country, day.key)[2]!, 'wait_ms', Math.round(waitedMs)).catch(() => undefined);
+    this.redis.hincrby(this.#keys(country, day.key).day, 'wait_ms', Math.round(waitedMs)).catch(() => undefined);
     const m = this.opts.metrics;
     if (m) {
       const q = this.#quota(country);
@@ -266,7 +267,8 @@ export class QuotaGovernor {
     const { day, scheduled: scheduledLimit, onDemand } = this.#limits(country, at);
     const interval = 1_000 / q.perSecond;
     const odInterval = interval / this.opts.onDemandShare;
-    const raw = await this.redis.eval(TAKE_PERMIT, 5, ...this.#keys(country, day.key),
+    const k = this.#keys(country, day.key);
+    const raw = await this.redis.eval(TAKE_PERMIT, 5, k.tat, k.odTat, k.day, k.schedWaits, k.priority,
       this.opts.clock ? String(at) : '', String(interval), String(q.burst), lane === 'ondemand' ? 'd' : 's',
       String(this.#aheadMs(interval)), String(lane === 'ondemand' ? q.perDay : scheduledLimit), String(onDemand),
       String(odInterval), String(Math.max(1, Math.floor(q.burst * this.opts.onDemandShare))), String(DAY_TTL_MS),
@@ -278,14 +280,13 @@ export class QuotaGovernor {
   async #seed(country: Country, at = this.#now()): Promise<void> {
     const day = quotaDayOf(at, this.opts.dayTimeZone);
     const copy = await this.opts.usage.read(country, day.key);
-    await this.redis.eval(SEED_DAY, 1, this.#keys(country, day.key)[2]!, String(copy.calls), String(copy.onDemand), String(DAY_TTL_MS));
+    await this.redis.eval(SEED_DAY, 1, this.#keys(country, day.key).day, String(copy.calls), String(copy.onDemand), String(DAY_TTL_MS));
   }
 
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
   async hold(country: Country, ms: number): Promise<void> {
     const q = this.#quota(country);
-    const day = quotaDayOf(this.#now(), this.opts.dayTimeZone);
-    await this.redis.eval(HOLD, 1, this.#keys(country, day.key)[0]!, this.opts.clock ? String(this.#now()) : '', String(ms), String(q.burst), String(1_000 / q.perSecond));
+    await this.redis.eval(HOLD, 1, this.#keys(country).tat, this.opts.clock ? String(this.#now()) : '', String(ms), String(q.burst), String(1_000 / q.perSecond));
   }
 
   /**
@@ -295,7 +296,7 @@ export class QuotaGovernor {
   async markDaySpent(country: Country): Promise<DayQuotaSpentError> {
     this.#quota(country);
     const day = quotaDayOf(this.#now(), this.opts.dayTimeZone);
-    const key = this.#keys(country, day.key)[2]!;
+    const key = this.#keys(country, day.key).day;
     await this.redis.multi().hset(key, 'spent', '1').hsetnx(key, 'total', '0').hsetnx(key, 'od', '0').pexpire(key, DAY_TTL_MS).exec();
     return new DayQuotaSpentError(country, 'spent', day.end);
   }
@@ -309,7 +310,7 @@ export class QuotaGovernor {
   async day(country: Country, at = this.#now()): Promise<DayStatus> {
     const q = this.#quota(country);
     const limits = this.#limits(country, at);
-    const [inRedis, odInRedis, spent, waitMs] = await this.redis.hmget(this.#keys(country, limits.day.key)[2]!, 'total', 'od', 'spent', 'wait_ms');
+    const [inRedis, odInRedis, spent, waitMs] = await this.redis.hmget(this.#keys(country, limits.day.key).day, 'total', 'od', 'spent', 'wait_ms');
     // Not counted in Redis yet today (or Redis lost it): the MongoDB copy is what the next permit starts from.
     const copy = inRedis === null ? await this.opts.usage.read(country, limits.day.key) : undefined;
     const total = copy ? copy.calls : Number(inRedis);

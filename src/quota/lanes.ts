@@ -3,5 +3,4 @@
  * the day less a reserve; on-demand work (forced updates, EAN resolves), which a client waits for,
  * goes first but has at most ON_DEMAND_SHARE of the pace while scheduled work waits and of the day.
  */
-export const LANES = ['scheduled', 'ondemand'] as const;
-export type Lane = (typeof LANES)[number];
+export type Lane = 'scheduled' | 'ondemand';
