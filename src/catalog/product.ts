@@ -10,6 +10,7 @@
  */
 import { z } from 'zod';
 import { countrySchema } from './identifiers.js';
+import { dateTimeTextSchema as dateText } from '../http/dates.js';
 
 /** Money in integer minor units (yen, cents) with its ISO 4217 currency: no floating point. */
 export const priceSchema = z.object({
@@ -50,8 +51,6 @@ export type ItemOutcome = (typeof ITEM_OUTCOMES)[number];
 export const REFRESH_STATUSES = ['pending', 'ok', 'not_found', 'not_accessible', 'error'] as const;
 export type RefreshStatus = (typeof REFRESH_STATUSES)[number];
 
-const dateText = z.string().regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-
 /** The API's product record. Dates are `YYYY-MM-DD HH:MM:SS` in APP_TIMEZONE, as in Area C. */
 export const productRecordSchema = z.object({
   asin: z.string(),
@@ -74,5 +73,5 @@ export const productRecordSchema = z.object({
     next_at: dateText.nullable(),
     last_attempt_at: dateText.nullable(),
   }),
-});
+}).meta({ id: 'ProductRecord', description: 'One product in one country, as the catalogue holds it.' });
 export type ProductRecord = z.infer<typeof productRecordSchema>;

@@ -24,6 +24,9 @@ export function countriesParam(configured: readonly Country[]) {
       return z.NEVER;
     }
     return codes as Country[];
+  }).meta({
+    description: `One country code or several separated by commas; absent means all of them (${configured.join(', ')}).`,
+    override: { type: 'string', example: configured.join(',') },
   });
 }
 
@@ -37,10 +40,12 @@ export function oneCountryParam(configured: readonly Country[], fallback: Countr
       return z.NEVER;
     }
     return code as Country;
-  });
+  }).meta({ description: `Exactly one country code; ${fallback} when absent.`, override: { type: 'string', enum: [...configured], default: fallback } });
 }
 
-export const searchParam = single('string').refine((v) => v === undefined || v.length <= MAX_QUERY_LENGTH, `must not be greater than ${MAX_QUERY_LENGTH} characters.`);
+export const searchParam = single('string')
+  .refine((v) => v === undefined || v.length <= MAX_QUERY_LENGTH, `must not be greater than ${MAX_QUERY_LENGTH} characters.`)
+  .meta({ description: 'Title words, or an ASIN or a JAN/EAN matched exactly.', override: { type: 'string', maxLength: MAX_QUERY_LENGTH } });
 
 /** Whether a search text is an identifier we can match exactly. */
 export function identifierOf(q: string): { asin?: string; ean?: string } {
@@ -61,7 +66,7 @@ export function sinceParam(timeZone: string) {
       return z.NEVER;
     }
     return startOfDay(date, timeZone);
-  });
+  }).meta({ description: 'Only products created on or after this day (midnight in APP_TIMEZONE).', override: { type: 'string', format: 'date' } });
 }
 
 /** Offset of `timeZone` from UTC at `at`, in ms. */

@@ -35,6 +35,7 @@ admin commands:
                           configured country (after adding a country to COUNTRIES)
   db:sync-indexes         build the indexes of every collection (a deploy step in production)
   key:generate            print a new random APP_KEY
+  openapi                 print the OpenAPI 3.1 document that GET /openapi.json serves
 
   help, --help            this text
   version, --version      the program's version

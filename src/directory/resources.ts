@@ -1,4 +1,5 @@
-import { formatDateTime } from '../http/dates.js';
+import { z } from 'zod';
+import { dateTimeTextSchema, formatDateTime } from '../http/dates.js';
 import type { Owner, PostRow, UserRow } from './listing.js';
 
 /**
@@ -6,30 +7,40 @@ import type { Owner, PostRow, UserRow } from './listing.js';
  * HTML made at write time; `name` and `title` go out as stored, since clients escape them.
  */
 
-export interface UserResource {
-  id: string;
-  name: string;
-  avatar: string | null;
-  title: string | null;
-  message: string;
-  url: string | null;
-  image: string | null;
-  tags: string[];
-  created_at: string;
-  updated_at: string;
-}
+const urlText = z.string().meta({ description: 'A URL.' });
 
-export interface PostResource {
-  id: string;
-  title: string;
-  message: string;
-  url: string | null;
-  image: string | null;
-  /** null only if the owner's account no longer exists. */
-  user: Owner | null;
-  created_at: string;
-  updated_at: string;
-}
+export const userResourceSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().meta({ description: 'Plain text: escape it before display.' }),
+    avatar: urlText.nullable(),
+    title: z.string().nullable().meta({ description: 'Plain text: escape it before display.' }),
+    message: z.string().meta({ description: 'HTML made from sanitised Markdown: safe to display as it is.' }),
+    url: urlText.nullable(),
+    image: urlText.nullable(),
+    tags: z.array(z.string()),
+    created_at: dateTimeTextSchema,
+    updated_at: dateTimeTextSchema,
+  })
+  .meta({ id: 'User' });
+export type UserResource = z.infer<typeof userResourceSchema>;
+
+export const postResourceSchema = z
+  .object({
+    id: z.string(),
+    title: z.string().meta({ description: 'Plain text: escape it before display.' }),
+    message: z.string().meta({ description: 'HTML made from sanitised Markdown: safe to display as it is.' }),
+    url: urlText.nullable(),
+    image: urlText.nullable(),
+    user: z
+      .object({ name: z.string(), avatar: urlText.nullable() })
+      .nullable()
+      .meta({ description: "The owner; null only if the owner's account no longer exists." }),
+    created_at: dateTimeTextSchema,
+    updated_at: dateTimeTextSchema,
+  })
+  .meta({ id: 'Post' });
+export type PostResource = z.infer<typeof postResourceSchema>;
 
 export function userResource(u: UserRow, timeZone: string): UserResource {
   return {

@@ -3,6 +3,7 @@ import { directoryRoutes } from './routes/directory.js';
 import { areaBRoutes } from './routes/area-b.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { bullBoardRoutes } from './bull-board.js';
+import { docsRoutes } from './routes/docs.js';
 
 /** The areas the api role serves, beyond version and health. Each area issue adds its router here. */
 export const areaRoutes: readonly RouteFactory[] = [
@@ -10,4 +11,5 @@ export const areaRoutes: readonly RouteFactory[] = [
   areaBRoutes,
   metricsRoutes,
   bullBoardRoutes,
+  docsRoutes,
 ];

@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Dates in answers: `YYYY-MM-DD HH:MM:SS` in the configured time zone, as Laravel serialises them
  * with a `Y-m-d H:i:s` cast. Intl formatters are costly to build and a page formats dozens of
@@ -35,3 +37,9 @@ export function formatDateTime(date: Date, timeZone: string): string {
 export function formatNullableDateTime(date: Date | null | undefined, timeZone: string): string | null {
   return date instanceof Date ? formatDateTime(date, timeZone) : null;
 }
+
+/** A date in an answer, as `formatDateTime` writes it. */
+export const dateTimeTextSchema = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/)
+  .meta({ description: 'YYYY-MM-DD HH:MM:SS in APP_TIMEZONE', example: '2026-11-24 09:30:00' });

@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { HttpError, NotFoundError, ServiceUnavailableError } from '../errors/index.js';
+import { HttpError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
+import type { ErrorBody } from './error-body.js';
 
 /** Errors of body-parser carry `type` and `status`; we answer them without revealing internals. */
 function bodyParserAnswer(err: { type?: unknown; status?: unknown }): HttpError | undefined {
@@ -54,8 +55,8 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       res.destroy();
       return;
     }
-    const body: Record<string, unknown> = { message: answer.message };
-    if ('errors' in answer) body.errors = answer.errors;
+    const body: ErrorBody = { message: answer.message };
+    if (answer instanceof ValidationError) body.errors = answer.errors;
     res.status(answer.status).set(answer.headers).json(body);
   };
 }

@@ -11,34 +11,38 @@ import { validate } from './validate.js';
  * with `page` always last.
  */
 
-export interface PageLinks {
-  readonly first: string;
-  readonly last: string;
-  readonly prev: string | null;
-  readonly next: string | null;
-}
+const pageLinksSchema = z
+  .object({ first: z.string(), last: z.string(), prev: z.string().nullable(), next: z.string().nullable() })
+  .meta({ id: 'PageLinks', description: 'URLs of other pages, each with the page parameter last.' });
+export type PageLinks = z.infer<typeof pageLinksSchema>;
 
-export interface MetaLink {
-  readonly url: string | null;
-  readonly label: string;
-  readonly active: boolean;
-}
+const metaLinkSchema = z.object({ url: z.string().nullable(), label: z.string(), active: z.boolean() });
+export type MetaLink = z.infer<typeof metaLinkSchema>;
 
-export interface PageMeta {
-  readonly current_page: number;
-  readonly from: number | null;
-  readonly last_page: number;
-  readonly links: readonly MetaLink[];
-  readonly path: string;
-  readonly per_page: number;
-  readonly to: number | null;
-  readonly total: number;
-}
+const count = z.number().int().nonnegative();
+const pageMetaSchema = z
+  .object({
+    current_page: count,
+    from: count.nullable(),
+    last_page: count,
+    links: z.array(metaLinkSchema),
+    path: z.string(),
+    per_page: count,
+    to: count.nullable(),
+    total: count,
+  })
+  .meta({ id: 'PageMeta' });
+export type PageMeta = z.infer<typeof pageMetaSchema>;
 
 export interface Paginated<T> {
   readonly data: readonly T[];
   readonly links: PageLinks;
   readonly meta: PageMeta;
+}
+
+/** The envelope's schema for one kind of record; `id` names it among the document's components. */
+export function pagedSchema<T extends z.ZodType>(item: T, id: string) {
+  return z.object({ data: z.array(item), links: pageLinksSchema, meta: pageMetaSchema }).meta({ id, description: 'One page of a list.' });
 }
 
 /** Query parameters kept in page links: values as the 'simple' query parser gives them. */
@@ -142,7 +146,8 @@ const MAX_PAGE = 1_000_000_000;
  * integer (a repeated parameter arrives as an array) or is out of range is a 422 on that field.
  */
 function intParam(min: number, max: number, fallback: number) {
-  return z.unknown().optional().transform((v, ctx): number => {
+  const doc = { type: 'integer', minimum: min, maximum: max, default: fallback } as const;
+  return z.unknown().optional().meta({ override: doc }).transform((v, ctx): number => {
     if (v === undefined || v === '') return fallback;
     const s = typeof v === 'string' ? v.trim() : undefined;
     if (s === undefined || !/^[+-]?\d+$/.test(s)) {

@@ -1,6 +1,7 @@
 import { generateAppKey } from '../../../config/app-key.js';
 import { VERSION } from '../../version.js';
-import { withAdminContext } from '../runtime.js';
+import { adminConfig, withAdminContext } from '../runtime.js';
+import { buildOpenApiDocument } from '../../http/openapi/document.js';
 import type { Command } from './types.js';
 
 export const keyGenerateCommand: Command = {
@@ -35,5 +36,15 @@ export const syncIndexesCommand: Command = {
       process.stdout.write(JSON.stringify(result) + '\n');
       return 0;
     });
+  },
+};
+
+/** The OpenAPI document that `GET /openapi.json` serves, for this configuration. */
+export const openapiCommand: Command = {
+  name: 'openapi',
+  options: {},
+  async run(_flags, env) {
+    process.stdout.write(JSON.stringify(buildOpenApiDocument(adminConfig(env)), null, 2) + '\n');
+    return 0;
   },
 };

@@ -5,10 +5,10 @@ import { usersCreateCommand, usersTokenCommand } from './users.js';
 import { postsCreateCommand, seedCommand } from './posts.js';
 import { queuesResumeCommand, queuesStatusCommand } from './queues.js';
 import { watchSyncCommand } from './watch-sync.js';
-import { keyGenerateCommand, syncIndexesCommand, versionCommand } from './admin.js';
+import { keyGenerateCommand, openapiCommand, syncIndexesCommand, versionCommand } from './admin.js';
 
 /** Every command of the program, by name. Roles and admin commands of later issues join here. */
 export const COMMANDS: ReadonlyMap<string, Command> = new Map(
-  [allCommand, apiCommand, workerCommand, schedulerCommand, simulatorCommand, usersCreateCommand, usersTokenCommand, postsCreateCommand, seedCommand, queuesStatusCommand, queuesResumeCommand, watchSyncCommand, keyGenerateCommand, syncIndexesCommand, versionCommand]
+  [allCommand, apiCommand, workerCommand, schedulerCommand, simulatorCommand, usersCreateCommand, usersTokenCommand, postsCreateCommand, seedCommand, queuesStatusCommand, queuesResumeCommand, watchSyncCommand, keyGenerateCommand, syncIndexesCommand, openapiCommand, versionCommand]
     .map((c) => [c.name, c]),
 );

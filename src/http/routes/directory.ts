@@ -3,12 +3,14 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { HttpError } from '../../errors/index.js';
 import { validate } from '../validate.js';
-import { endpointUrl, keptQuery, pageQuerySchema, paginate } from '../paginate.js';
+import { endpointUrl, keptQuery, pagedSchema, pageQuerySchema, paginate } from '../paginate.js';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { errors, limited } from '../openapi/responses.js';
 import { createRateLimiter } from '../rate-limit.js';
 import { publicCors } from '../cors.js';
 import { MAX_QUERY_LENGTH, searchFilter } from '../../search/keys.js';
 import { listPosts, listUsers, ownersOf } from '../../directory/listing.js';
-import { postResource, userResource } from '../../directory/resources.js';
+import { postResource, postResourceSchema, userResource, userResourceSchema } from '../../directory/resources.js';
 
 /** Area C: the public directory of users and recruitment posts (no token, CORS, rate limited). */
 
@@ -26,8 +28,32 @@ const listQuery = pageQuerySchema({ defaultLimit: 20, maxLimit: 100 }).extend({
     // Characters as people count them (code points), like Laravel's mb_strlen.
     if ([...v].length > MAX_QUERY_LENGTH) ctx.addIssue({ code: 'custom', message: `must not be greater than ${MAX_QUERY_LENGTH} characters.` });
     return v;
-  }),
+  }).meta({ description: 'Keywords; every one must match.', override: { type: 'string', maxLength: MAX_QUERY_LENGTH } }),
 });
+
+const userPage = pagedSchema(userResourceSchema, 'UserPage');
+const postPage = pagedSchema(postResourceSchema, 'PostPage');
+
+export const directoryPaths: ZodOpenApiPathsObject = {
+  [USERS]: {
+    get: {
+      tags: ['Area C: directory'],
+      operationId: 'listUsers',
+      summary: 'Users, newest first; `q` searches name, title and message',
+      requestParams: { query: listQuery },
+      responses: { 200: limited('A page of users.', userPage), ...errors(422, 429) },
+    },
+  },
+  [POSTS]: {
+    get: {
+      tags: ['Area C: directory'],
+      operationId: 'listPosts',
+      summary: 'Recruitment posts, newest first; `q` searches title and message',
+      requestParams: { query: listQuery },
+      responses: { 200: limited('A page of posts.', postPage), ...errors(422, 429) },
+    },
+  },
+};
 
 /** Laravel answers other methods on a known route with 405 and the methods it has. */
 function methodNotAllowed(path: string): RequestHandler {

@@ -1,9 +1,39 @@
 import { Router } from 'express';
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
+import { json, unreadable } from '../openapi/responses.js';
 import { pingMongo } from '../../db/mongo.js';
 import { pingRedis } from '../../db/redis.js';
 
 const PROBE_TIMEOUT_MS = 1_500;
+
+const readySchema = z
+  .object({
+    status: z.enum(['ok', 'unavailable']),
+    message: z.string().optional().meta({ description: 'Set while the process shuts down.' }),
+    checks: z.object({ mongodb: z.string(), redis: z.string() }).meta({ description: '"ok", or why the dependency did not answer.' }),
+  })
+  .meta({ id: 'Readiness' });
+
+export const healthPaths: ZodOpenApiPathsObject = {
+  '/healthz': {
+    get: {
+      tags: ['Operations'],
+      operationId: 'liveness',
+      summary: 'Liveness: the process answers',
+      responses: { 200: json('Alive.', z.object({ status: z.literal('ok') })), ...unreadable() },
+    },
+  },
+  '/readyz': {
+    get: {
+      tags: ['Operations'],
+      operationId: 'readiness',
+      summary: 'Readiness: MongoDB and Redis answer and the process is not shutting down',
+      responses: { 200: json('Ready.', readySchema), 503: json('Not ready; `checks` names what failed.', readySchema), ...unreadable() },
+    },
+  },
+};
 
 /** Liveness (the process answers) and readiness (its dependencies answer). */
 export function healthRoutes(ctx: Pick<AppContext, 'mongo' | 'redis' | 'resources'>): Router {

@@ -1,10 +1,51 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
-import { formatDateTime } from '../dates.js';
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { dateTimeTextSchema, formatDateTime } from '../dates.js';
+import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
 import type { UserDoc } from '../../models/user.js';
 
-function presentMe(user: UserDoc, token: string, timeZone: string): Record<string, unknown> {
+const meSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    email: z.string(),
+    avatar: z.string().nullable(),
+    title: z.string().nullable(),
+    url: z.string().nullable(),
+    image: z.string().nullable(),
+    tags: z.array(z.string()),
+    api_token: z.string().meta({ description: "The account's API token." }),
+    created_at: dateTimeTextSchema,
+    updated_at: dateTimeTextSchema,
+  })
+  .meta({ id: 'Me' });
+type Me = z.infer<typeof meSchema>;
+
+export const mePaths: ZodOpenApiPathsObject = {
+  '/api/me': {
+    get: {
+      tags: ['Area B: account'],
+      security: AREA_B_SECURITY,
+      operationId: 'getMe',
+      summary: "The account's profile and API token (the contract's settings page)",
+      responses: { 200: limited('The account; never cached.', z.object({ data: meSchema })), ...errors(401, 429) },
+    },
+  },
+  '/api/me/token': {
+    post: {
+      tags: ['Area B: account'],
+      security: AREA_B_SECURITY,
+      operationId: 'rotateToken',
+      summary: 'Issue a new API token; the old one stops working at once',
+      responses: { 200: limited('The account with its new token.', z.object({ data: meSchema })), ...errors(401, 413, 429) },
+    },
+  },
+};
+
+function presentMe(user: UserDoc, token: string, timeZone: string): Me {
   return {
     id: user._id.toHexString(),
     name: user.name,

@@ -1,6 +1,20 @@
 import { Router } from 'express';
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
+import { unreadable } from '../openapi/responses.js';
 import { refreshQueueGauges } from '../../metrics/queue-gauges.js';
+
+export const metricsPaths: ZodOpenApiPathsObject = {
+  '/metrics': {
+    get: {
+      tags: ['Operations'],
+      operationId: 'metrics',
+      summary: 'Prometheus metrics of this process and the queues (keep it off the public internet)',
+      responses: { 200: { description: 'The Prometheus text format.', content: { 'text/plain': { schema: z.string() } } }, ...unreadable() },
+    },
+  },
+};
 
 /** Prometheus metrics of this process, with the shared queues' depths read at scrape time. */
 export function metricsRoutes(ctx: AppContext): Router {

@@ -7,12 +7,14 @@ import { NotFoundError } from '../../errors/index.js';
 import { asinSchema, browseNodeSchema, eanSchema } from '../../catalog/identifiers.js';
 import { WatchService } from '../../watch/service.js';
 import { nudgePlanner } from '../../scheduler/nudge.js';
-import { presentImport, presentWatch } from '../../watch/present.js';
-import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
+import { eanImportSchema, presentImport, presentWatch, watchEntrySchema } from '../../watch/present.js';
+import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 import { single } from '../../catalog/world-query.js';
 import { watchModel } from '../../models/watch.js';
 
-const asinText = z.string({ error: 'must be a string.' }).pipe(asinSchema);
+const asinText = z.string({ error: 'must be a string.' }).pipe(asinSchema).meta(asinSchema.meta() ?? {});
 const priority = z.union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: 'must be 0 or 1.' })
   .transform((p) => (Number(p) === 1 ? 1 : 0) as 0 | 1);
 
@@ -21,10 +23,92 @@ const watchEanBody = z.object({ ean: z.string({ error: 'must be a string of 13 d
 const watchBrowseBody = z.object({ browse: browseNodeSchema });
 const asinParam = z.object({ asin: asinText });
 const browseParam = z.object({ browse: browseNodeSchema });
-const importParam = z.object({ id: z.string() });
+const importParam = z.object({ id: z.string().meta({ description: 'The import id that POST /api/watch/ean answered.' }) });
 const listQuery = pageQuerySchema({ defaultLimit: 50, maxLimit: 100 }).extend({
-  type: single('value').refine((v) => v === undefined || v === 'asin' || v === 'browse', 'must be asin or browse.'),
+  type: single('value')
+    .refine((v) => v === undefined || v === 'asin' || v === 'browse', 'must be asin or browse.')
+    .meta({ description: 'Only entries of this kind.', override: { type: 'string', enum: ['asin', 'browse'] } }),
 });
+
+const watchAnswer = z.object({ data: watchEntrySchema, created: z.boolean() }).meta({ id: 'WatchAnswer' });
+const removedAnswer = z.object({ message: z.string(), data: watchEntrySchema }).meta({ id: 'WatchRemoved' });
+const importAnswer = z.object({ data: eanImportSchema, created: z.boolean().meta({ description: 'false: a pending import of this code was answered.' }) }).meta({ id: 'ImportAnswer' });
+const watchPage = pagedSchema(watchEntrySchema, 'WatchPage');
+
+/** The watchlist's operations for the OpenAPI document, from the schemas the routes validate with. */
+export const watchPaths: ZodOpenApiPathsObject = (() => {
+  const common = { tags: ['Area B: watchlist'], security: AREA_B_SECURITY };
+  const body = (schema: z.ZodObject) => ({
+    required: true,
+    content: { 'application/json': { schema: schema.extend(bodyToken) }, 'application/x-www-form-urlencoded': { schema: schema.extend(bodyToken) } },
+  });
+  const changed = (what: string) => ({ 201: limited(`${what} added.`, watchAnswer), 200: limited(`${what} was watched already; its entry as it is now.`, watchAnswer) });
+  return {
+    '/api/watch': {
+      get: {
+        ...common,
+        operationId: 'listWatches',
+        summary: "The caller's watch entries, newest first",
+        requestParams: { query: listQuery },
+        responses: { 200: limited('A page of watch entries.', watchPage), ...errors(401, 422, 429) },
+      },
+    },
+    '/api/watch/asin': {
+      post: {
+        ...common,
+        operationId: 'watchAsin',
+        summary: 'Watch an ASIN, or change its priority',
+        requestBody: body(watchAsinBody),
+        responses: { ...changed('The ASIN'), ...errors(401, 413, 422, 429) },
+      },
+    },
+    '/api/watch/asin/{asin}': {
+      delete: {
+        ...common,
+        operationId: 'unwatchAsin',
+        summary: 'Stop watching an ASIN',
+        requestParams: { path: asinParam },
+        responses: { 200: limited('Removed; the entry as it was.', removedAnswer), ...errors(401, 404, 422, 429) },
+      },
+    },
+    '/api/watch/ean': {
+      post: {
+        ...common,
+        operationId: 'importEan',
+        summary: 'Import a JAN/EAN: its ASINs are looked up in every country and watched',
+        requestBody: body(watchEanBody),
+        responses: { 202: limited('The import has started; read it at /api/watch/ean/{id}.', importAnswer), ...errors(401, 413, 422, 429) },
+      },
+    },
+    '/api/watch/ean/{id}': {
+      get: {
+        ...common,
+        operationId: 'getImport',
+        summary: 'An EAN import and what it found',
+        requestParams: { path: importParam },
+        responses: { 200: limited('The import.', z.object({ data: eanImportSchema })), ...errors(401, 404, 429) },
+      },
+    },
+    '/api/watch/browse': {
+      post: {
+        ...common,
+        operationId: 'watchBrowse',
+        summary: 'Watch a browse node (category): its products are crawled and watched',
+        requestBody: body(watchBrowseBody),
+        responses: { ...changed('The browse node'), ...errors(401, 413, 422, 429) },
+      },
+    },
+    '/api/watch/browse/{browse}': {
+      delete: {
+        ...common,
+        operationId: 'unwatchBrowse',
+        summary: 'Stop watching a browse node',
+        requestParams: { path: browseParam },
+        responses: { 200: limited('Removed; the entry as it was.', removedAnswer), ...errors(401, 404, 422, 429) },
+      },
+    },
+  };
+})();
 
 /** The body as an object; a JSON array, string or number body has no fields. */
 function fields(body: unknown): Record<string, unknown> {

@@ -1,10 +1,13 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { QueueEvents, type Job } from 'bullmq';
 import mongoose from 'mongoose';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import type { Country } from '../../catalog/identifiers.js';
-import { ASIN_RE } from '../../catalog/identifiers.js';
+import { ASIN_RE, countrySchema, type Country } from '../../catalog/identifiers.js';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import type { Config } from '../../../config/env.js';
+import { errors, limited, AREA_B_SECURITY, bodyToken } from '../openapi/responses.js';
+import { productListSchema } from './world.js';
 import { oneCountryParam } from '../../catalog/world-query.js';
 import { PRODUCT_HIDDEN_FIELDS, presentProduct } from '../../catalog/present.js';
 import { productModel } from '../../models/product.js';
@@ -24,7 +27,51 @@ const asinList = z.string({ error: 'must be a list of ASINs separated by commas.
   .refine((list) => list.length > 0, 'is required.')
   .refine((list) => list.every((a) => ASIN_RE.test(a)), 'must hold only ASINs of 10 letters or digits.')
   .transform((list) => [...new Set(list)])
-  .refine((list) => list.length <= MAX_ITEMS_PER_CALL, `must not hold more than ${MAX_ITEMS_PER_CALL} ASINs (the upstream's limit).`);
+  .refine((list) => list.length <= MAX_ITEMS_PER_CALL, `must not hold more than ${MAX_ITEMS_PER_CALL} ASINs (the upstream's limit).`)
+  .meta({ description: `1 to ${MAX_ITEMS_PER_CALL} ASINs separated by commas; duplicates count once.`, example: 'B00TEST001,B00TEST002', override: { type: 'string' } });
+
+/** `asin` and `country`, from the query (GET) or the body and the query (POST). */
+function updateInput(config: Pick<Config, 'countries'>) {
+  const fallback: Country = config.countries.includes('JP') ? 'JP' : config.countries[0]!;
+  return z.object({ asin: asinList, country: oneCountryParam(config.countries, fallback) });
+}
+
+const queuedAnswer = z
+  .object({ message: z.string(), job: z.object({ id: z.string(), country: countrySchema, asins: z.array(z.string()) }) })
+  .meta({ id: 'UpdateQueued' });
+
+export function worldUpdatePaths(config: Pick<Config, 'countries'>): ZodOpenApiPathsObject {
+  const input = updateInput(config);
+  // A JSON body may give the ASINs as an array as well.
+  const asinInBody = asinList.meta({
+    override: ({ jsonSchema }) => {
+      delete jsonSchema.type;
+      jsonSchema.anyOf = [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: MAX_ITEMS_PER_CALL }];
+    },
+  });
+  const responses = {
+    200: limited('The refreshed records, one per ASIN the upstream knows.', productListSchema),
+    202: limited(`Still running after UPDATE_WAIT; the job finishes later.`, queuedAnswer),
+    ...errors(401, 413, 422, 429, 502),
+  };
+  const operation = (method: 'get' | 'post') => ({
+    tags: ['Area B: world catalogue'],
+    security: AREA_B_SECURITY,
+    operationId: method === 'get' ? 'forceUpdate' : 'forceUpdatePost',
+    summary: `Refresh up to ${MAX_ITEMS_PER_CALL} ASINs of one country now (spends the upstream quota)`,
+    responses,
+  });
+  const body = input.extend({ asin: asinInBody, ...bodyToken });
+  return {
+    '/api/world/update': {
+      get: { ...operation('get'), requestParams: { query: input } },
+      post: {
+        ...operation('post'),
+        requestBody: { required: true, content: { 'application/json': { schema: body }, 'application/x-www-form-urlencoded': { schema: body } } },
+      },
+    },
+  };
+}
 
 type Outcome = { kind: 'done' } | { kind: 'failed'; reason: string; quotaDay: boolean } | { kind: 'pending' };
 
@@ -71,8 +118,7 @@ function quotaSpent(country: Country, resetAt: number, share: boolean): HttpErro
  */
 export function worldUpdateRoutes(ctx: AppContext): Router {
   const router = Router();
-  const fallback: Country = ctx.config.countries.includes('JP') ? 'JP' : ctx.config.countries[0]!;
-  const schema = z.object({ asin: asinList, country: oneCountryParam(ctx.config.countries, fallback) });
+  const schema = updateInput(ctx.config);
   const events = new Map<Country, QueueEvents>();
 
   // Each QueueEvents holds a blocking connection of its own, opened on first use.
@@ -88,8 +134,7 @@ export function worldUpdateRoutes(ctx: AppContext): Router {
     return qe;
   };
 
-  router.all('/api/world/update', async (req, res, next) => {
-    if (req.method !== 'GET' && req.method !== 'POST') return next();
+  const forceUpdate: RequestHandler = async (req, res) => {
     const { asin: asins, country } = validate(schema, inputOf(req));
     const qe = await eventsOf(country);
     const day = await ctx.quota.day(country);
@@ -121,6 +166,10 @@ export function worldUpdateRoutes(ctx: AppContext): Router {
     const found = await productModel(ctx.mongo).find({ country, asin: mongoose.trusted({ $in: asins }) }).select(PRODUCT_HIDDEN_FIELDS).lean();
     const byAsin = new Map(found.map((p) => [p.asin, p]));
     res.json({ data: asins.flatMap((a) => (byAsin.has(a) ? [presentProduct(byAsin.get(a)!, ctx.config.timeZone)] : [])) });
-  });
+  };
+  // Express answers HEAD with the GET handler, which here would spend upstream quota: HEAD is not found.
+  router.head('/api/world/update', (_req, _res, next) => next('route'));
+  router.get('/api/world/update', forceUpdate);
+  router.post('/api/world/update', forceUpdate);
   return router;
 }

@@ -4,7 +4,11 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { validate } from '../validate.js';
 import { NotFoundError } from '../../errors/index.js';
-import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import type { Config } from '../../../config/env.js';
+import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
+import { productRecordSchema } from '../../catalog/product.js';
+import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
 import { asinSchema, eanSchema } from '../../catalog/identifiers.js';
 import { countriesParam, identifierOf, searchParam, sinceParam } from '../../catalog/world-query.js';
 import { PRODUCT_HIDDEN_FIELDS, presentProduct } from '../../catalog/present.js';
@@ -15,15 +19,70 @@ import { TotalCache } from '../../catalog/total-cache.js';
 /** Area B lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
 const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
 
+/** What the world routes read, for the routes and for the OpenAPI document alike. */
+export function worldInputs(config: Pick<Config, 'countries' | 'timeZone'>) {
+  const country = countriesParam(config.countries);
+  return {
+    list: pageQuerySchema(PAGE).extend({ country, search: searchParam }),
+    fresh: pageQuerySchema(PAGE).extend({ country, since: sinceParam(config.timeZone) }),
+    one: z.object({ country }),
+    asinPath: z.object({ asin: asinSchema }),
+    eanPath: z.object({ ean: eanSchema }),
+  };
+}
+
+export const productPageSchema = pagedSchema(productRecordSchema, 'ProductPage');
+export const productListSchema = z.object({ data: z.array(productRecordSchema) }).meta({ id: 'ProductList' });
+
+export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodOpenApiPathsObject {
+  const input = worldInputs(config);
+  const common = { tags: ['Area B: world catalogue'], security: AREA_B_SECURITY };
+  return {
+    '/api/world': {
+      get: {
+        ...common,
+        operationId: 'listWorld',
+        summary: 'Products the upstream has answered for, newest update first',
+        requestParams: { query: input.list },
+        responses: { 200: limited('A page of product records.', productPageSchema), ...errors(401, 422, 429) },
+      },
+    },
+    '/api/world/new': {
+      get: {
+        ...common,
+        operationId: 'listWorldNew',
+        summary: 'Products created on or after a day, newest first',
+        requestParams: { query: input.fresh },
+        responses: { 200: limited('A page of product records.', productPageSchema), ...errors(401, 422, 429) },
+      },
+    },
+    '/api/world/asin/{asin}': {
+      get: {
+        ...common,
+        operationId: 'getWorldAsin',
+        summary: 'One product by ASIN, one record per requested country',
+        requestParams: { path: input.asinPath, query: input.one },
+        responses: { 200: limited('The product in each requested country that has it.', productListSchema), ...errors(401, 404, 422, 429) },
+      },
+    },
+    '/api/world/ean/{ean}': {
+      get: {
+        ...common,
+        operationId: 'getWorldEan',
+        summary: 'The products listing a JAN/EAN',
+        requestParams: { path: input.eanPath, query: input.one },
+        responses: { 200: limited('The products listing this JAN/EAN in the requested countries.', productListSchema), ...errors(401, 404, 422, 429) },
+      },
+    },
+  };
+}
+
 /** The world catalogue, shared by every user: lists, one product by ASIN or by JAN/EAN. Authenticated by area-b.ts. */
 export function worldRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
   const products = () => productModel(ctx.mongo);
-  const countries = countriesParam(ctx.config.countries);
-  const listQuery = pageQuerySchema(PAGE).extend({ country: countries, search: searchParam });
-  const newQuery = pageQuerySchema(PAGE).extend({ country: countries, since: sinceParam(tz) });
-  const oneQuery = z.object({ country: countries });
+  const input = worldInputs(ctx.config);
   const totals = new TotalCache(ctx.config.world.totalTtlMs);
 
   /** A page of products matching `filter`, newest first by `field`, in the Laravel envelope. */
@@ -57,7 +116,7 @@ export function worldRoutes(ctx: AppContext): Router {
   const fetched = { updated_at: mongoose.trusted({ $type: 'date' }) };
 
   router.get('/api/world', async (req, res) => {
-    const q = validate(listQuery, req.query);
+    const q = validate(input.list, req.query);
     const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: q.country }), ...fetched };
     if (q.search !== undefined && q.search.trim() !== '') {
       const words = searchFilter(q.search);
@@ -73,23 +132,23 @@ export function worldRoutes(ctx: AppContext): Router {
   });
 
   router.get('/api/world/new', async (req, res) => {
-    const q = validate(newQuery, req.query);
+    const q = validate(input.fresh, req.query);
     const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: q.country }), ...fetched };
     if (q.since) filter.created_at = mongoose.trusted({ $gte: q.since });
     res.json(await page(req, filter, 'created_at', q.page, q.limit));
   });
 
   router.get('/api/world/asin/:asin', async (req, res) => {
-    const { asin } = validate(z.object({ asin: asinSchema }), req.params);
-    const { country } = validate(oneQuery, req.query);
+    const { asin } = validate(input.asinPath, req.params);
+    const { country } = validate(input.one, req.query);
     const found = await products().find({ asin, country: mongoose.trusted({ $in: country }) }).sort({ country: 1 }).select(PRODUCT_HIDDEN_FIELDS).lean();
     if (found.length === 0) throw new NotFoundError('No product with this ASIN in the requested countries.');
     res.json({ data: found.map((p) => presentProduct(p, tz)) });
   });
 
   router.get('/api/world/ean/:ean', async (req, res) => {
-    const { ean } = validate(z.object({ ean: z.string().pipe(eanSchema) }), req.params);
-    const { country } = validate(oneQuery, req.query);
+    const { ean } = validate(input.eanPath, req.params);
+    const { country } = validate(input.one, req.query);
     const found = await products().find({ ean, country: mongoose.trusted({ $in: country }) }).sort({ country: 1, asin: 1 }).select(PRODUCT_HIDDEN_FIELDS).lean();
     if (found.length === 0) throw new NotFoundError('No product with this JAN/EAN in the requested countries.');
     res.json({ data: found.map((p) => presentProduct(p, tz)) });
