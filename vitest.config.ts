@@ -10,5 +10,6 @@ export default defineConfig({
     testTimeout: 90_000,
     hookTimeout: 30_000,
     globalSetup: ['test/helpers/global-setup.ts'],
+    setupFiles: ['test/helpers/openapi-setup.ts'],
   },
 });

@@ -9,6 +9,8 @@ import { buildContext, type AppContext } from '../../src/context.js';
 import { createLogger } from '../../src/logger.js';
 import { buildApp } from '../../src/http/app.js';
 import { areaRoutes } from '../../src/http/areas.js';
+import { buildOpenApiDocument } from '../../src/http/openapi/document.js';
+import { checkingAnswers, OpenApiChecker } from './openapi-check.js';
 
 export const TEST_APP_KEY = generateAppKey();
 
@@ -28,7 +30,7 @@ export interface TestContext {
   readonly ctx: AppContext;
   readonly logs: LogCapture;
   readonly config: Config;
-  /** supertest agent on the real app with every area. */
+  /** supertest agent on the real app with every area; each answer is checked against the OpenAPI document. */
   readonly http: ReturnType<typeof supertest>;
   close(): Promise<void>;
 }
@@ -65,7 +67,7 @@ export async function createTestContext(extra: Record<string, string> = {}): Pro
     ctx,
     logs,
     config,
-    http: supertest(app),
+    http: supertest(checkingAnswers(new OpenApiChecker(buildOpenApiDocument(config)), app)),
     async close() {
       if (ctx.mongo.readyState === 1) await ctx.mongo.dropDatabase().catch(() => undefined);
       if (ctx.redis.status === 'ready') {
