@@ -20,7 +20,9 @@ import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
 import { DayQuotaSpentError } from '../src/quota/errors.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
-import { planCountry, type PlannerDeps } from '../src/scheduler/planner.js';
+import { planCountry } from '../jobs/planner.js';
+import type { JobContext } from '../jobs/kind.js';
+import { WatchService } from '../src/watch/service.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { environmentOf, onCleanup, ownDatabase, ownRedis, runMain, uniqueName, withOwnCleanup, type Infra } from './lib/infra.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
@@ -110,7 +112,7 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
     quota.close();
     await usage.settled();
   });
-  const deps: PlannerDeps = { mongo: db.conn, config, workers: w, jobs, quota, redis, prefix, metrics: new Metrics({ defaultMetrics: false }), logger };
+  const deps: JobContext = { config, logger, mongo: db.conn, redis, redisPrefix: prefix, jobs, quota, metrics: new Metrics({ defaultMetrics: false }), watches: new WatchService(db.conn, config) };
   const products = productModel(db.conn);
   const interval = config.refresh.intervalMs;
 

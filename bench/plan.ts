@@ -16,7 +16,9 @@ import { Metrics } from '../src/metrics/registry.js';
 import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
-import { planCountry, type PlannerDeps } from '../src/scheduler/planner.js';
+import { planCountry } from '../jobs/planner.js';
+import type { JobContext } from '../jobs/kind.js';
+import { WatchService } from '../src/watch/service.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { withOwnCleanup, environmentOf, onCleanup, ownDatabase, ownRedis, runMain, uniqueName, type Infra } from './lib/infra.js';
@@ -109,7 +111,7 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   const quota = new QuotaGovernor(redis, prefix, {
     quotas: config.workers.quota, dayTimeZone: 'UTC', onDemandShare: config.workers.onDemandShare, onDemandReserve: config.workers.onDemandReserve, usage,
   });
-  const deps: PlannerDeps = { mongo: db.conn, config, workers: config.workers, jobs, quota, redis, prefix, metrics: new Metrics({ defaultMetrics: false }), logger };
+  const deps: JobContext = { config, logger, mongo: db.conn, redis, redisPrefix: prefix, jobs, quota, metrics: new Metrics({ defaultMetrics: false }), watches: new WatchService(db.conn, config) };
   const products = productModel(db.conn);
   const coll = db.conn.db!.collection('products');
   const limit = Math.floor(opts.quota * config.workers.scheduler.horizonS) * MAX_ITEMS_PER_CALL;

@@ -2,7 +2,8 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
-import { JOB_PRIORITY, parseJob, queueKindOf, type JobInput, type JobName, type QueueKind } from './registry.js';
+import type { QueueKind } from './kind.js';
+import { kindOf, parseJob, queueKindOf, type JobInput, type JobName } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from './retry.js';
 
 /** A country's queues (no `:` in BullMQ names): `upstream-JP` for most work, `update-JP` for forced updates. */
@@ -13,18 +14,23 @@ export function queueName(country: Country, kind: QueueKind = 'work'): string {
 /** The job states an operator counts (metrics, `queues:status`): pending, running and finished. */
 export const JOB_STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
 
-/**
- * Defaults for every job: transient failures retry with exponential backoff and jitter; finished
- * jobs are kept within bounds (completed briefly, failed longer, for Bull Board and post-mortems).
- */
+/** Finished jobs are kept within bounds: completed briefly, failed longer (Bull Board, post-mortems). */
 export const DEFAULT_JOB_OPTIONS: JobsOptions = {
-  ...DEFAULT_RETRY,
   removeOnComplete: { age: 3_600, count: 1_000 },
   removeOnFail: { age: 7 * 86_400, count: 10_000 },
 };
 
-/** A forced update retries quickly and a few times only: a client is waiting for it. */
-const UPDATE_JOB_OPTIONS: JobsOptions = { ...DEFAULT_JOB_OPTIONS, ...FORCED_RETRY };
+/** Jobs added to a queue by hand (Bull Board, an operator's script) retry as the queue's kinds do. */
+const QUEUE_DEFAULTS: Readonly<Record<QueueKind, JobsOptions>> = {
+  work: { ...DEFAULT_JOB_OPTIONS, ...DEFAULT_RETRY },
+  update: { ...DEFAULT_JOB_OPTIONS, ...FORCED_RETRY },
+};
+
+/** A job's priority and retry schedule come from its kind; the caller adds ids and the like. */
+function optionsOf(name: JobName, opts: Omit<JobsOptions, 'priority'>): JobsOptions {
+  const kind = kindOf(name);
+  return { attempts: kind.retry.attempts, backoff: { ...kind.retry.backoff }, ...opts, priority: kind.priority };
+}
 
 /**
  * Adds jobs to the country queues. Payloads are parsed against the registry before they reach Redis.
@@ -44,7 +50,7 @@ export class JobProducer {
     const name = queueName(country, kind);
     let q = this.#queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: kind === 'update' ? UPDATE_JOB_OPTIONS : DEFAULT_JOB_OPTIONS });
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: QUEUE_DEFAULTS[kind] });
       q.on('error', (err) => this.logger.warn({ err: { message: err.message }, queue: name }, 'queue error'));
       this.#queues.set(name, q);
     }
@@ -53,7 +59,7 @@ export class JobProducer {
 
   async add<N extends JobName>(name: N, data: JobInput<N>, opts: Omit<JobsOptions, 'priority'> = {}): Promise<string> {
     const payload = parseJob(name, data);
-    const job = await this.queue(payload.country, queueKindOf(name)).add(name, payload, { ...opts, priority: JOB_PRIORITY[name] });
+    const job = await this.queue(payload.country, queueKindOf(name)).add(name, payload, optionsOf(name, opts));
     return job.id!;
   }
 
@@ -64,7 +70,7 @@ export class JobProducer {
       const payload = parseJob(j.name, j.data);
       const q = this.queue(payload.country, queueKindOf(j.name));
       if (!byQueue.has(q)) byQueue.set(q, []);
-      byQueue.get(q)!.push({ name: j.name, data: payload, opts: { ...j.opts, priority: JOB_PRIORITY[j.name] } });
+      byQueue.get(q)!.push({ name: j.name, data: payload, opts: optionsOf(j.name, j.opts ?? {}) });
     }
     for (const [q, list] of byQueue) await q.addBulk(list);
   }

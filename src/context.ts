@@ -1,10 +1,10 @@
-import type { Connection } from 'mongoose';
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/env.js';
 import { generateAppKey, parseAppKey } from '../config/app-key.js';
 import type { Logger } from './logger.js';
 import { Resources } from './lifecycle/resources.js';
 import { connectMongo } from './db/mongo.js';
-import { closeRedis, createRedis, redisReady, type Redis } from './db/redis.js';
+import { closeRedis, createRedis, redisReady } from './db/redis.js';
 import { startEmbeddedMongo } from './embedded/mongo-server.js';
 import { startEmbeddedRedis } from './embedded/redis-server.js';
 import { readEmbeddedState, removeEmbeddedState, writeEmbeddedState } from './embedded/state-file.js';
@@ -12,33 +12,41 @@ import { EmbeddedUnavailableError } from './embedded/errors.js';
 import { UserService } from './users/service.js';
 import { registerModels } from './models/index.js';
 import { JobProducer } from '../jobs/queues.js';
+import type { JobContext } from '../jobs/kind.js';
+import { EanImports } from '../jobs/ean-import.js';
+import { ForcedUpdates } from '../jobs/world-update.js';
 import { Metrics } from './metrics/registry.js';
 import { DailyUsage } from './quota/daily-usage.js';
 import { QuotaGovernor } from './quota/governor.js';
+import { WatchService } from './watch/service.js';
+import { nudgePlanner } from './scheduler/nudge.js';
+import { WorldCatalog } from './catalog/world-catalog.js';
+
+/** Bull Board's login: the configured one, or on the embedded default one made for this run. */
+export interface BoardLogin {
+  readonly user: string;
+  readonly password: string;
+  readonly readOnly: boolean;
+  /** Made for this run: shown once on stdout with the demo token. */
+  readonly generated: boolean;
+}
 
 /**
- * Everything a role needs, built once at start-up and passed down. Nothing here is a module-level
- * singleton, so a test builds the real app on its own database and Redis prefix.
+ * Everything a role needs, built once at start-up and passed down: configuration, connections,
+ * queues, metrics, the logger and the services. Nothing here is a module-level singleton, so a test
+ * builds the real app on its own database and Redis prefix. Jobs see it as their JobContext.
  */
-export interface AppContext {
-  readonly config: Config;
-  readonly logger: Logger;
+export interface AppContext extends JobContext {
   readonly resources: Resources;
-  readonly mongo: Connection;
-  /** Connection for commands issued while serving requests (fails fast when Redis is away). */
-  readonly redis: Redis;
   readonly redisUrl: string;
-  readonly redisPrefix: string;
   readonly appKey: Buffer;
   readonly users: UserService;
-  /** Adds jobs to the country queues (the payloads are checked against jobs/registry.ts). */
-  readonly jobs: JobProducer;
-  /** This process's metrics (served at /metrics by the api, or on METRICS_PORT by other roles). */
-  readonly metrics: Metrics;
+  readonly imports: EanImports;
+  readonly world: WorldCatalog;
+  readonly forcedUpdates: ForcedUpdates;
   /** The MongoDB copy of the day's upstream calls per country (the governor's count survives Redis through it). */
   readonly usage: DailyUsage;
-  /** Every upstream call's permit: the pace and the day's cap per country, shared by every process. */
-  readonly quota: QuotaGovernor;
+  readonly board: BoardLogin | undefined;
   /** True when this process started MongoDB and Redis itself. */
   readonly embedded: boolean;
 }
@@ -57,6 +65,8 @@ export interface ContextOptions {
   readonly defaultMetrics?: boolean;
   /** Tests: one key prefix per file. */
   readonly redisPrefix?: string;
+  /** `all` on the embedded default: Bull Board on, with a password made for this run, if none is configured. */
+  readonly embeddedBoard?: boolean;
 }
 
 interface Endpoints {
@@ -131,26 +141,33 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const quota = resources.own('quota governor', new QuotaGovernor(redis, redisPrefix, {
       quotas: w.quota, dayTimeZone: w.quotaDayTimeZone, onDemandShare: w.onDemandShare, onDemandReserve: w.onDemandReserve, usage, metrics,
     }), (g) => g.close());
+    const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
+    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches };
+    // Owned here, before any role starts: it closes after the HTTP server has drained.
+    const forcedUpdates = resources.own('forced updates', new ForcedUpdates({ ...base, redisUrl: ep.redisUrl, stopping: resources.stopping }), (f) => f.close());
     return {
-      config,
-      logger,
+      ...base,
       resources,
-      mongo,
-      redis,
       redisUrl: ep.redisUrl,
-      redisPrefix,
-      jobs,
-      metrics,
-      usage,
-      quota,
       appKey: ep.appKey,
       users: new UserService(mongo, ep.appKey),
+      imports: new EanImports(mongo, config, jobs),
+      world: new WorldCatalog(mongo, config.world.totalTtlMs),
+      forcedUpdates,
+      usage,
+      board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
       embedded: ep.embedded,
     };
   } catch (err) {
     await resources.close();
     throw err;
   }
+}
+
+function boardLogin(config: Config, embedded: boolean): BoardLogin | undefined {
+  const configured = config.workers.bullBoard;
+  if (configured) return { ...configured, generated: false };
+  return embedded ? { user: 'admin', password: randomBytes(15).toString('base64url'), readOnly: true, generated: true } : undefined;
 }
 
 /** For log lines: a URL without its password. */

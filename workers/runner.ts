@@ -1,12 +1,12 @@
-import { Queue, Worker, type Job } from 'bullmq';
+import { Queue, UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { JobContext } from './context.js';
 import { createProcessor } from './processor.js';
+import type { JobContext } from '../jobs/kind.js';
 import { queueName } from '../jobs/queues.js';
-import { QUEUE_KINDS } from '../jobs/registry.js';
+import { isJobName, kindOf, parseJob, QUEUE_KINDS, type JobName } from '../jobs/registry.js';
 import type { Country } from '../src/catalog/identifiers.js';
-import { recordCountryAnswer } from '../src/watch/ean-imports.js';
 import { withTimeout } from '../src/db/mongo.js';
+import type { UpstreamPort } from '../src/upstream/port.js';
 
 export interface RunningWorkers {
   /** The work queue's worker of each country. */
@@ -17,9 +17,21 @@ export interface RunningWorkers {
   close(): Promise<void>;
 }
 
-function finallyFailed(job: Job | undefined, err: Error): boolean {
+function finallyFailed(job: Job | undefined, err: Error): job is Job {
   if (!job) return false;
-  return err.name === 'UnrecoverableError' || job.attemptsMade >= (job.opts.attempts ?? 1);
+  return err instanceof BullUnrecoverable || job.attemptsMade >= (job.opts.attempts ?? 1);
+}
+
+/** The kind's hook after a job's last attempt; a failure of the hook is logged, not thrown. */
+async function afterFinalFailure(ctx: JobContext, job: Job, err: Error): Promise<void> {
+  if (!isJobName(job.name)) return;
+  const kind = kindOf(job.name);
+  if (!kind.onFinalFailure) return;
+  try {
+    await kind.onFinalFailure(ctx, parseJob(job.name, job.data), err);
+  } catch (e) {
+    ctx.logger.error({ err: { message: (e as Error).message }, jobId: job.id, job: job.name }, 'the final-failure hook failed');
+  }
 }
 
 /**
@@ -29,7 +41,14 @@ function finallyFailed(job: Job | undefined, err: Error): boolean {
  * Concurrency keeps enough calls in flight, and waiting for permits, to use the quota. Any number of
  * processes may run this on any number of machines.
  */
-export async function startWorkers(ctx: JobContext, connection: Redis, prefix: string): Promise<RunningWorkers> {
+export async function startWorkers(
+  ctx: JobContext,
+  connection: Redis,
+  upstream: (country: Country, job: JobName) => UpstreamPort,
+  logger = ctx.logger,
+): Promise<RunningWorkers> {
+  const prefix = ctx.redisPrefix;
+
   const workers = new Map<Country, Worker>();
   const updates = new Map<Country, Worker>();
   const queues: Queue[] = [];
@@ -38,50 +57,44 @@ export async function startWorkers(ctx: JobContext, connection: Redis, prefix: s
       const queue = new Queue(queueName(country, kind), { connection, prefix });
       // Without a listener BullMQ prints connection errors to stderr (QueueBase.emit falls back to
       // console.error); they belong in the log, like the worker's own.
-      queue.on('error', (err) => ctx.logger.warn({ country, err: { message: err.message } }, 'queue error'));
+      queue.on('error', (err) => logger.warn({ country, err: { message: err.message } }, 'queue error'));
       queues.push(queue);
       return queue;
     });
     const stopCountry = async (c: Country, err: Error): Promise<void> => {
       ctx.metrics.countryStopped.set({ country: c }, 1);
-      ctx.logger.error({ country: c, err: { name: err.name, message: err.message } },
+      logger.error({ country: c, err: { name: err.name, message: err.message } },
         `upstream refused ${c} for good: pausing its queues until an operator fixes the credential and runs \`shelfwatch queues:resume --country ${c}\``);
       await Promise.all(countryQueues.map((q) => q.pause()));
     };
     for (const kind of QUEUE_KINDS) {
       const name = queueName(country, kind);
-      const worker = new Worker(name, createProcessor(ctx, country, stopCountry), {
+      const worker = new Worker(name, createProcessor({ ...ctx, logger }, country, (job) => upstream(country, job), stopCountry), {
         connection,
         prefix,
-        concurrency: ctx.workers.concurrency(country),
-        lockDuration: ctx.workers.lockMs,
+        concurrency: ctx.config.workers.concurrency(country),
+        lockDuration: ctx.config.workers.lockMs,
         // A job whose worker died (SIGKILL, OOM, lost machine) comes back only when a stalled check
         // finds its lock gone, and it takes two checks (mark, then move). BullMQ checks every 30 s
         // whatever the lock is, so a short WORKER_LOCK_MS still left the batch stuck for up to a
         // minute. Checking once per lock duration bounds the recovery at about twice WORKER_LOCK_MS
         // (30 s when unset, BullMQ's default). Found by test/faults/worker-kill.test.ts.
-        stalledInterval: Math.min(30_000, ctx.workers.lockMs),
+        stalledInterval: Math.min(30_000, ctx.config.workers.lockMs),
         autorun: false,
       });
-      worker.on('error', (err) => ctx.logger.warn({ country, queue: name, err: { message: err.message } }, 'worker error'));
+      worker.on('error', (err) => logger.warn({ country, queue: name, err: { message: err.message } }, 'worker error'));
       worker.on('completed', (job) => ctx.metrics.jobs.inc({ country, name: job.name, outcome: 'completed' }));
       worker.on('failed', (job, err) => {
         const final = finallyFailed(job, err);
         ctx.metrics.jobs.inc({ country, name: job?.name ?? 'unknown', outcome: final ? 'failed' : 'retry' });
-        if (final && job?.name === 'ean.resolve') {
-          const data = job.data as { importId?: string };
-          if (data.importId) {
-            recordCountryAnswer(ctx.mongo, data.importId, country, 'failed', null, err.message).catch((e: Error) =>
-              ctx.logger.error({ err: { message: e.message }, jobId: job.id }, 'could not record the failed import'));
-          }
-        }
+        if (final) void afterFinalFailure(ctx, job, err);
       });
       (kind === 'update' ? updates : workers).set(country, worker);
       void worker.run();
     }
   }
   await Promise.all([...workers.values(), ...updates.values()].map((w) => w.waitUntilReady()));
-  ctx.logger.info({ countries: ctx.config.countries, concurrency: Object.fromEntries(ctx.config.countries.map((c) => [c, ctx.workers.concurrency(c)])) }, 'workers started');
+  logger.info({ countries: ctx.config.countries, concurrency: Object.fromEntries(ctx.config.countries.map((c) => [c, ctx.config.workers.concurrency(c)])) }, 'workers started');
 
   let closing: Promise<void> | undefined;
   return {
@@ -91,9 +104,9 @@ export async function startWorkers(ctx: JobContext, connection: Redis, prefix: s
       closing ??= (async () => {
         await Promise.all([...workers.values(), ...updates.values()].map(async (w) => {
           try {
-            await withTimeout(w.close(), ctx.workers.shutdownMs, 'worker drain');
+            await withTimeout(w.close(), ctx.config.workers.shutdownMs, 'worker drain');
           } catch {
-            ctx.logger.warn('active jobs did not finish in time: closing anyway (they will be retried after their lock expires)');
+            logger.warn('active jobs did not finish in time: closing anyway (they will be retried after their lock expires)');
             await w.close(true);
           }
         }));

@@ -1,5 +1,5 @@
 import type { Redis } from '../db/redis.js';
-import { HttpError } from '../errors/index.js';
+import { TooManyRequestsError } from '../errors/index.js';
 
 export type ForcedUpdateTake = { ok: true; used: number } | { ok: false; used: number; limit: number };
 
@@ -35,10 +35,10 @@ export async function takeForcedUpdate(redis: Redis, prefix: string, userId: str
 }
 
 /** 429 for an account that has used up its forced updates (ACCOUNT_MAX_UPDATES_PER_DAY). */
-export class DailyUpdateLimitError extends HttpError {
+export class DailyUpdateLimitError extends TooManyRequestsError {
   override readonly name = 'DailyUpdateLimitError';
   constructor(readonly limit: number, retryAfterSeconds: number) {
-    super(429, `You may force at most ${limit} updates a day (ACCOUNT_MAX_UPDATES_PER_DAY).`, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+    super(`You may force at most ${limit} updates a day (ACCOUNT_MAX_UPDATES_PER_DAY).`, retryAfterSeconds);
   }
 }
 

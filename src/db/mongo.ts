@@ -42,3 +42,8 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string, timeoutE
   });
   return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
 }
+
+/** A write refused by a unique index: the other writer of a race won. */
+export function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}

@@ -3,6 +3,11 @@
  * text. HTTP answers are made from them in one place (http/error-handler.ts).
  */
 
+/** A job's payload does not fit its kind (written by an older version, or by hand): no retry helps. */
+export class InvalidJobPayloadError extends Error {
+  override readonly name = 'InvalidJobPayloadError';
+}
+
 /** Something went wrong that a later attempt may not repeat (network, 5xx, timeouts). */
 export class RetryableError extends Error {
   override readonly name: string = 'RetryableError';
@@ -62,6 +67,22 @@ export class ServiceUnavailableError extends HttpError {
   override readonly name = 'ServiceUnavailableError';
   constructor(message = 'Service Unavailable.', retryAfterSeconds = 5) {
     super(503, message, { 'Retry-After': String(retryAfterSeconds) });
+  }
+}
+
+/** 429: a cap or the day's quota is spent; `Retry-After` says when to ask again (whole seconds, at least 1). */
+export class TooManyRequestsError extends HttpError {
+  override readonly name: string = 'TooManyRequestsError';
+  constructor(message: string, retryAfterSeconds: number) {
+    super(429, message, { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+/** 502: the upstream could not do what the request waited for. */
+export class UpstreamFailedError extends HttpError {
+  override readonly name = 'UpstreamFailedError';
+  constructor(message: string) {
+    super(502, message);
   }
 }
 

@@ -30,7 +30,7 @@ function basicAuth(user: string, password: string): RequestHandler {
  */
 export function bullBoardRoutes(ctx: AppContext): Router {
   const router = Router();
-  const conf = ctx.config.workers.bullBoard;
+  const conf = ctx.board;
   if (!conf) return router;
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);

@@ -13,6 +13,7 @@ interface Entry {
  */
 export class Resources {
   readonly #entries: Entry[] = [];
+  readonly #stop = new AbortController();
   #closing: Promise<Error[]> | undefined;
 
   constructor(private readonly logger: Logger) {}
@@ -28,8 +29,14 @@ export class Resources {
     return this.#closing !== undefined;
   }
 
+  /** Aborted when closing begins, before anything closes: what waits can answer at once. */
+  get stopping(): AbortSignal {
+    return this.#stop.signal;
+  }
+
   /** Idempotent and single-flight: every caller gets the same promise. */
   close(): Promise<Error[]> {
+    if (!this.#stop.signal.aborted) this.#stop.abort();
     this.#closing ??= this.#closeAll();
     return this.#closing;
   }

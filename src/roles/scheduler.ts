@@ -1,6 +1,5 @@
 import type { AppContext } from '../context.js';
-import { startScheduler, type RunningScheduler } from '../scheduler/scheduler.js';
-import { plannerDepsOf } from '../scheduler/planner.js';
+import { startScheduler, type RunningScheduler } from '../../jobs/scheduler.js';
 import { onPlanNudge } from '../scheduler/nudge.js';
 
 /**
@@ -8,7 +7,7 @@ import { onPlanNudge } from '../scheduler/nudge.js';
  * a watch made products due; safe to run more than once.
  */
 export async function startSchedulerRole(ctx: AppContext): Promise<RunningScheduler> {
-  const running = startScheduler(plannerDepsOf(ctx, ctx.logger.child({ role: 'scheduler' })), ctx.redis, ctx.redisPrefix);
+  const running = startScheduler(ctx, ctx.logger.child({ role: 'scheduler' }));
   ctx.resources.own('scheduler', running, (s) => s.close());
   const stop = await onPlanNudge(ctx.redisUrl, ctx.redisPrefix, ctx.logger, () => {
     running.planNow().catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'nudged plan failed; the next tick tries again'));

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { AppContext } from '../context.js';
 import { startApi } from './api.js';
 import { ensureDemoAccount } from './demo-account.js';
@@ -8,17 +7,6 @@ import { startSchedulerRole } from './scheduler.js';
 import { startOpsServer } from './ops-server.js';
 
 export type Role = 'all' | 'api' | 'worker' | 'scheduler';
-
-/**
- * On the embedded default Bull Board is on even without configured credentials: a random password
- * for this run, shown once with the demo token, so a new user sees the queues at once.
- */
-function embeddedBoard(ctx: AppContext): { ctx: AppContext; login?: { user: string; password: string } } {
-  if (ctx.config.workers.bullBoard) return { ctx };
-  const login = { user: 'admin', password: randomBytes(15).toString('base64url') };
-  const config = { ...ctx.config, workers: { ...ctx.config.workers, bullBoard: { ...login, readOnly: true } } };
-  return { ctx: { ...ctx, config }, login };
-}
 
 /**
  * Starts the parts of a role on a built context. Everything started is owned by ctx.resources, so
@@ -42,9 +30,8 @@ export async function startRole(role: Role, ctx: AppContext): Promise<void> {
       const sim = await startEmbeddedSimulator(ctx);
       await startWorkerRole(ctx, { simulatorUrl: sim?.url });
       await startSchedulerRole(ctx);
-      const board = ctx.embedded ? embeddedBoard(ctx) : undefined;
-      const api = await startApi(board?.ctx ?? ctx);
-      if (ctx.embedded) await ensureDemoAccount(ctx, api.url, board?.login);
+      const api = await startApi(ctx);
+      if (ctx.embedded) await ensureDemoAccount(ctx, api.url, ctx.board?.generated ? ctx.board : undefined);
       return;
     }
   }

@@ -5,7 +5,7 @@ import { instrumentPort } from '../upstream/instrumented.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { Country } from '../catalog/identifiers.js';
 import { governPort } from '../quota/governed-port.js';
-import { JOB_LANE, JOB_NAMES, JOB_PRIORITY, type JobName } from '../../jobs/registry.js';
+import { JOB_NAMES, laneOf, priorityOf, type JobName } from '../../jobs/registry.js';
 import { startWorkers, type RunningWorkers } from '../../workers/runner.js';
 
 /**
@@ -20,30 +20,18 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
   const ports = new Map<string, UpstreamPort>();
   for (const country of ctx.config.countries) {
     for (const job of JOB_NAMES) {
-      const beforeSend = async (): Promise<void> => void (await ctx.quota.permit(country, JOB_LANE[job], JOB_PRIORITY[job]));
+      const beforeSend = async (): Promise<void> => void (await ctx.quota.permit(country, laneOf(job), priorityOf(job)));
       const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
       ports.set(`${country}:${job}`, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
     }
   }
   const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisUrl, 'blocking', ctx.logger, 'worker'), closeRedis);
-  const running = await startWorkers(
-    {
-      mongo: ctx.mongo,
-      config: ctx.config,
-      workers: ctx.config.workers,
-      jobs: ctx.jobs,
-      upstream: (country: Country, job: JobName) => {
-        const port = ports.get(`${country}:${job}`);
-        if (!port) throw new Error(`no upstream for ${country}`);
-        return port;
-      },
-      quota: ctx.quota,
-      metrics: ctx.metrics,
-      logger: ctx.logger.child({ role: 'worker' }),
-    },
-    connection,
-    ctx.redisPrefix,
-  );
+  const upstream = (country: Country, job: JobName): UpstreamPort => {
+    const port = ports.get(`${country}:${job}`);
+    if (!port) throw new Error(`no upstream for ${country}`);
+    return port;
+  };
+  const running = await startWorkers(ctx, connection, upstream, ctx.logger.child({ role: 'worker' }));
   ctx.resources.own('workers', running, (r) => r.close());
   return running;
 }

@@ -3,11 +3,22 @@
  * (the Creators API client, later Keepa) return normalised items only, never wire shapes, and throw
  * only the errors of ./errors.ts.
  */
-import type { Country } from '../catalog/identifiers.js';
+import { z } from 'zod';
+import { ASIN_RE, type Country } from '../catalog/identifiers.js';
 import type { ItemOutcome, UpstreamItem } from '../catalog/product.js';
 
 /** getItems takes at most this many ASINs (research §1.4, §2). */
 export const MAX_ITEMS_PER_CALL = 10;
+
+/**
+ * The ASINs of one getItems call: 1 to MAX_ITEMS_PER_CALL, upper-cased, none twice. Every edge that
+ * takes a batch (the forced update's input, job payloads, the port's own check) parses with it.
+ */
+export const asinBatchSchema = z
+  .array(z.string().regex(ASIN_RE, 'must hold only ASINs of 10 letters or digits.'))
+  .min(1, 'is required.')
+  .max(MAX_ITEMS_PER_CALL, `must not hold more than ${MAX_ITEMS_PER_CALL} ASINs (the upstream's limit).`)
+  .refine((a) => new Set(a).size === a.length, 'must not hold an ASIN twice.');
 /** Search and browse pages run from 1 to this (research §1.5). */
 export const MAX_PAGE = 10;
 

@@ -2,24 +2,17 @@
  * Local checks run before a request is sent: a call that the upstream would refuse still spends
  * quota, so we refuse it here first (research §6.4).
  */
-import { ASIN_RE, browseNodeSchema, isValidEan13 } from '../catalog/identifiers.js';
+import { browseNodeSchema, isValidEan13 } from '../catalog/identifiers.js';
 import { UpstreamInvalidRequestError } from './errors.js';
-import { MAX_ITEMS_PER_CALL, MAX_PAGE } from './port.js';
+import { asinBatchSchema, MAX_ITEMS_PER_CALL, MAX_PAGE } from './port.js';
 
-/** Upper-cased, checked ASINs: 1-10 of them, no duplicates. */
+/** Upper-cased, checked ASINs (asinBatchSchema). */
 export function checkAsinBatch(asins: readonly string[]): string[] {
-  if (asins.length === 0) throw new UpstreamInvalidRequestError('getItems needs at least one ASIN', 'FieldValidationFailed');
-  if (asins.length > MAX_ITEMS_PER_CALL) {
-    throw new UpstreamInvalidRequestError(`getItems takes at most ${MAX_ITEMS_PER_CALL} ASINs, got ${asins.length}`, 'FieldValidationFailed');
+  const parsed = asinBatchSchema.safeParse(asins.map((a) => (typeof a === 'string' ? a.toUpperCase() : a)));
+  if (!parsed.success) {
+    throw new UpstreamInvalidRequestError(`getItems: the ASINs ${parsed.error.issues[0]?.message ?? 'are invalid.'} Got ${JSON.stringify(asins).slice(0, 200)}`, 'FieldValidationFailed');
   }
-  const seen = new Set<string>();
-  return asins.map((raw) => {
-    const asin = typeof raw === 'string' ? raw.toUpperCase() : '';
-    if (!ASIN_RE.test(asin)) throw new UpstreamInvalidRequestError(`invalid ASIN ${JSON.stringify(raw)}: must be 10 letters or digits`, 'FieldValidationFailed');
-    if (seen.has(asin)) throw new UpstreamInvalidRequestError(`duplicate ASIN ${asin} in one batch`, 'FieldValidationFailed');
-    seen.add(asin);
-    return asin;
-  });
+  return parsed.data;
 }
 
 /** An EAN-13 with a valid check digit; a 12-digit UPC becomes its EAN-13 form (leading 0). */

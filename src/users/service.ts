@@ -4,6 +4,7 @@ import { userModel, type UserDoc } from '../models/user.js';
 import { renderMarkdown } from '../content/markdown.js';
 import { userSearchKeys } from '../directory/search-fields.js';
 import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from './token.js';
+import { isDuplicateKey } from '../db/mongo.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
 
@@ -26,9 +27,6 @@ export class UserNotFoundError extends Error {
   override readonly name = 'UserNotFoundError';
 }
 
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
-}
 
 /** Accounts and their tokens. The token in the clear exists only in memory, on its way to its owner. */
 export class UserService {

@@ -3,6 +3,7 @@ import mongoose from 'mongoose';
 import type { Config } from '../../config/env.js';
 import { productModel } from '../models/product.js';
 import { watchModel } from '../models/watch.js';
+import { isDuplicateKey } from '../db/mongo.js';
 
 type Priority = 0 | 1;
 
@@ -70,7 +71,7 @@ export async function applyWatchChange(conn: Connection, config: Pick<Config, 'c
   } catch (err) {
     // Two requests inserting the same product race into the unique index; the loser reads again,
     // now seeing the winner's document, and applies its change as an update.
-    if ((err as { code?: unknown }).code === 11000 && attempt < MAX_PASSES) return applyWatchChange(conn, config, asins, now, attempt + 1);
+    if (isDuplicateKey(err) && attempt < MAX_PASSES) return applyWatchChange(conn, config, asins, now, attempt + 1);
     throw err;
   }
   // A change to the same ASIN by another request may have read the watchers before ours and

@@ -1,30 +1,15 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
-import type { JobProducer } from '../../jobs/queues.js';
-import { eanResolveJobId } from '../../jobs/registry.js';
-import { watchModel, type WatchDoc } from '../models/watch.js';
-import { eanImportModel, type EanImportDoc } from '../models/ean-import.js';
+import { watchModel, type WatchDoc, type WatchFields } from '../models/watch.js';
 import { applyWatchChange } from './priority.js';
-import { HttpError, ValidationError } from '../errors/index.js';
+import { ValidationError } from '../errors/index.js';
+import { isDuplicateKey } from '../db/mongo.js';
 
-function isDuplicateKey(err: unknown): boolean {
-  return (err as { code?: unknown } | null)?.code === 11000;
-}
-
-/** How long a client refused for too many pending imports waits before asking again (s). */
-const PENDING_EAN_RETRY_AFTER_S = 60;
-
-/** `pending_key` of a user's imports: `<user>:<ean>`, so all of one user's share this prefix. */
-function pendingKeyPrefix(userId: Types.ObjectId): string {
-  return `${userId.toHexString()}:`;
-}
-
-/** A user's watchlist: ASINs (with priority), browse nodes, and EAN imports. */
+/** A user's watchlist: ASINs (with priority) and browse nodes. EAN imports are jobs/ean-import.ts. */
 export class WatchService {
   constructor(
     private readonly conn: Connection,
     private readonly config: Pick<Config, 'countries' | 'refresh' | 'accounts'>,
-    private readonly jobs: JobProducer,
     /** Called when a change made products due now, so a scheduler plans without waiting for its tick. */
     private readonly onDue: () => void = () => undefined,
   ) {}
@@ -35,6 +20,17 @@ export class WatchService {
 
   private get watches() {
     return watchModel(this.conn);
+  }
+
+  /** The user's entries, newest first, one page of them and how many there are. */
+  async list(userId: Types.ObjectId, q: { kind?: 'asin' | 'browse'; page: number; limit: number }): Promise<{ items: WatchFields[]; total: number }> {
+    const filter: Record<string, unknown> = { user_id: userId };
+    if (q.kind) filter.kind = q.kind;
+    const [total, items] = await Promise.all([
+      this.watches.countDocuments(filter),
+      this.watches.find(filter).sort({ created_at: -1, _id: -1 }).skip((q.page - 1) * q.limit).limit(q.limit).lean(),
+    ]);
+    return { items, total };
   }
 
   /**
@@ -143,65 +139,5 @@ export class WatchService {
         throw err;
       }
     }
-  }
-
-  /**
-   * Starts an import of `ean` for the user: one resolve job per configured country. While an import
-   * of the same code is pending for this user, answers that one instead of starting another. A new
-   * import past ACCOUNT_MAX_PENDING_EAN is refused with 429.
-   */
-  async importEan(userId: Types.ObjectId, ean: string): Promise<{ entry: EanImportDoc; created: boolean }> {
-    const imports = eanImportModel(this.conn);
-    const pendingKey = `${pendingKeyPrefix(userId)}${ean}`;
-    const pending = await imports.findOne({ pending_key: pendingKey });
-    if (pending) return { entry: pending, created: false };
-    await this.checkPendingEanCap(userId);
-    let entry: EanImportDoc;
-    try {
-      entry = await imports.create({
-        user_id: userId,
-        ean,
-        status: 'queued',
-        pending_key: pendingKey,
-        countries: this.config.countries.map((country) => ({ country, status: 'queued', asins: [], error: null })),
-      });
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-      const winner = await imports.findOne({ pending_key: pendingKey });
-      if (!winner) throw err;
-      return { entry: winner, created: false };
-    }
-    try {
-      const userIdHex = userId.toHexString();
-      const importId = entry._id.toHexString();
-      // Deterministic job ids: a retried request can never enqueue one country twice.
-      await Promise.all(this.config.countries.map((country) =>
-        this.jobs.add('ean.resolve', { country, importId, userId: userIdHex, ean, page: 1 }, { jobId: eanResolveJobId(importId, country, 1) })));
-    } catch (err) {
-      // Without its jobs the import would stay queued for ever: remove it, and the client may retry.
-      await imports.deleteOne({ _id: entry._id });
-      throw err;
-    }
-    return { entry, created: true };
-  }
-
-  /**
-   * `pending_key` is set exactly while an import is queued or resolving (it goes in the update that
-   * ends the import), so counting the account's keys counts its pending imports; the prefix is a
-   * range of the key's unique index, which the account's finished imports are not in. Concurrent
-   * imports may each pass the check and leave the account a few over, which the cap tolerates.
-   */
-  private async checkPendingEanCap(userId: Types.ObjectId): Promise<void> {
-    const { maxPendingEan } = this.config.accounts;
-    if (maxPendingEan === 0) return;
-    const pendingCount = await eanImportModel(this.conn).countDocuments({ pending_key: new RegExp(`^${pendingKeyPrefix(userId)}`) });
-    if (pendingCount >= maxPendingEan) {
-      throw new HttpError(429, `You may have at most ${maxPendingEan} EAN imports pending (ACCOUNT_MAX_PENDING_EAN); try again when one has finished.`, { 'Retry-After': String(PENDING_EAN_RETRY_AFTER_S) });
-    }
-  }
-
-  async findImport(userId: Types.ObjectId, id: string): Promise<EanImportDoc | null> {
-    if (!mongoose.isValidObjectId(id) || !/^[0-9a-f]{24}$/i.test(id)) return null;
-    return eanImportModel(this.conn).findOne({ _id: id, user_id: userId });
   }
 }

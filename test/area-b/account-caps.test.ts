@@ -5,8 +5,7 @@ import { loadConfig } from '../../config/env.js';
 import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
-import { recordCountryAnswer } from '../../src/watch/ean-imports.js';
-import { WatchService } from '../../src/watch/service.js';
+import { recordCountryAnswer } from '../../jobs/ean-import.js';
 import { HttpError } from '../../src/errors/index.js';
 import { DailyUpdateLimitError, assertForcedUpdateTaken, forcedUpdateKey, takeForcedUpdate } from '../../src/accounts/limits.js';
 
@@ -96,7 +95,7 @@ describe('ACCOUNT_MAX_WATCHES', () => {
   it('lets an EAN import add only the found ASINs that fit, without failing', async () => {
     const { id } = await account(capped, 'Importer');
     const userId = new Types.ObjectId(id);
-    const service = new WatchService(capped.ctx.mongo, capped.config, capped.ctx.jobs);
+    const service = capped.ctx.watches;
     expect(await service.watchFoundAsins(userId, ['B0FOUND001', 'B0FOUND002'])).toEqual([]);
     // One already watched (no room needed), then two fresh ones for one free slot.
     expect(await service.watchFoundAsins(userId, ['B0FOUND002', 'B0FOUND003', 'B0FOUND004'])).toEqual(['B0FOUND004']);

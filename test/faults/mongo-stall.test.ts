@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
 import { completions, type Pipeline } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
-import { planCountry } from '../../src/scheduler/planner.js';
+import { planCountry } from '../../jobs/planner.js';
 import { asins, jobOutcomes, startPipelineBehindProxy, until, type TcpProxy } from './helpers.js';
 
 /**

@@ -7,7 +7,7 @@ import { testEnv } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
-import { planCountry } from '../../src/scheduler/planner.js';
+import { planCountry } from '../../jobs/planner.js';
 import { queueName } from '../../jobs/queues.js';
 import { loadConfig } from '../../config/env.js';
 import { createUpstream, createUpstreamShared } from '../../src/upstream/factory.js';
@@ -92,6 +92,30 @@ describe('SIGTERM to every role under load', () => {
     // Whole: exactly the accepted watches are stored, each with its product.
     expect(new Set(watched.map((w) => w.key))).toEqual(new Set(accepted));
     expect(await products().countDocuments({ asin: mongoose.trusted({ $in: accepted }), country: 'JP', priority: 1 })).toBe(accepted.length);
+  });
+
+  it('api: a forced update waiting for its job is answered at once (202, the job stays queued), exit 0 within the deadline', { timeout: 30_000 }, async () => {
+    // No worker takes forced updates in this file, and UPDATE_WAIT is far past the deadline: the
+    // request would hold the drain open unless shutdown ends its wait.
+    const child = spawnCli(['api'], childEnv({ UPDATE_WAIT: '60s' }));
+    children.push(child);
+    const url = String((await waitForLog(child, (l) => l.msg === 'api listening')).url);
+    const { token } = await p.ctx.users.create({ name: 'Waiter', email: 'waiter@example.com' });
+    const updates = p.ctx.jobs.queue('JP', 'update');
+    const before = (await updates.getJobCounts('wait', 'prioritized')) as Record<string, number>;
+    const answer = fetch(`${url}/api/world/update?asin=B0TWAIT001&country=JP`, { headers: { Authorization: `Bearer ${token}` } })
+      .then(async (res) => ({ status: res.status, body: (await res.json()) as { job?: { id: string } } }));
+    await until('the forced update queued', async () => {
+      const now = (await updates.getJobCounts('wait', 'prioritized')) as Record<string, number>;
+      return (now.wait ?? 0) + (now.prioritized ?? 0) > (before.wait ?? 0) + (before.prioritized ?? 0);
+    }, 10_000);
+    const started = Date.now();
+    const exit = await terminate(child);
+    const res = await answer;
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(Date.now() - started).toBeLessThan(SHUTDOWN_MS);
+    expect(res.status).toBe(202);
+    expect(await updates.getJob(res.body.job!.id)).toBeDefined();
   });
 
   it('worker: the batches in flight finish, the rest wait; exit 0; each batch written whole or not at all', { timeout: 30_000 }, async () => {

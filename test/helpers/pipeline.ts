@@ -4,13 +4,14 @@ import { runSimulator } from '../../src/roles/simulator.js';
 import { startWorkerRole } from '../../src/roles/worker.js';
 import type { RunningSimulator } from '../../src/simulator/server.js';
 import type { RunningWorkers } from '../../workers/runner.js';
-import { plannerDepsOf, type PlannerDeps } from '../../src/scheduler/planner.js';
+import type { AppContext } from '../../src/context.js';
 import { until } from './until.js';
 
 export interface Pipeline extends TestContext {
   readonly sim: RunningSimulator;
   readonly workers: RunningWorkers;
-  readonly planner: PlannerDeps;
+  /** The context, as the planner and the jobs' producers take it. */
+  readonly planner: AppContext;
   /** A user and its Authorization header. */
   user(email: string): Promise<{ headers: Record<string, string>; id: string }>;
 }
@@ -36,7 +37,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
   const t = await createTestContext({ ...PIPELINE_ENV, ...env });
   const sim = await runSimulator(t.ctx.config, t.ctx.logger, t.ctx.resources);
   const workers = await startWorkerRole(t.ctx, { simulatorUrl: sim.url });
-  const planner = plannerDepsOf(t.ctx);
+  const planner = t.ctx;
   return {
     ...t,
     sim,
@@ -94,3 +95,9 @@ export async function completedInQueue(queue: Queue, count: number, timeoutMs = 
 /** `n` distinct well-formed ASINs sharing `prefix` (prefix + zero-padded index, 10 characters). */
 export const asins = (prefix: string, n: number): string[] =>
   Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(10 - prefix.length, '0')}`);
+
+/** The context with some of its workers' settings changed, for one planning pass of a test. */
+export function withWorkers(ctx: AppContext, patch: (w: AppContext['config']['workers']) => Partial<AppContext['config']['workers']>): AppContext {
+  const workers = ctx.config.workers;
+  return { ...ctx, config: { ...ctx.config, workers: { ...workers, ...patch(workers) } } };
+}

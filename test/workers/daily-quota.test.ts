@@ -2,7 +2,8 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
-import { planCountry, plannerDepsOf, type PlannerDeps } from '../../src/scheduler/planner.js';
+import { planCountry } from '../../jobs/planner.js';
+import type { JobContext } from '../../jobs/kind.js';
 import { QuotaGovernor } from '../../src/quota/governor.js';
 import { productModel } from '../../src/models/product.js';
 import { quotaUsageModel } from '../../src/models/quota-usage.js';
@@ -31,14 +32,14 @@ beforeEach(async () => {
 });
 
 /** A governor and planner on a clock the test moves. */
-function simulated(perDay: number): { deps: PlannerDeps; quota: QuotaGovernor; clock: { now: number } } {
+function simulated(perDay: number): { deps: JobContext; quota: QuotaGovernor; clock: { now: number } } {
   const clock = { now: DAY };
   const w = t.ctx.config.workers;
   const quota = new QuotaGovernor(t.ctx.redis, t.ctx.redisPrefix, {
     quotas: { JP: { perSecond: 1, burst: 1, perDay } }, dayTimeZone: 'UTC', onDemandShare: w.onDemandShare, onDemandReserve: w.onDemandReserve,
     usage: t.ctx.usage, clock: () => clock.now,
   });
-  const deps: PlannerDeps = { ...plannerDepsOf(t.ctx), quota, workers: { ...w, quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay } } } };
+  const deps: JobContext = { ...t.ctx, quota, config: { ...t.ctx.config, workers: { ...w, quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay } } } } };
   return { deps, quota, clock };
 }
 

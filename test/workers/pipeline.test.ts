@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asins as asinList, completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { planCountry } from '../../src/scheduler/planner.js';
+import { asins as asinList, completions, startPipeline, withWorkers, type Pipeline } from '../helpers/pipeline.js';
+import { planCountry } from '../../jobs/planner.js';
 import { productModel } from '../../src/models/product.js';
 
 let p: Pipeline;
@@ -55,7 +55,7 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
     ]);
     // Budget: 4 calls (QUOTA 50/s × 45 s is far more, so cap it through a tiny horizon).
     const firstFour = completions(p.workers.workers.get('JP')!, 4);
-    const plan = await planCountry({ ...p.planner, workers: { ...p.planner.workers, quota: { ...p.planner.workers.quota, JP: { perSecond: 1, burst: 1, perDay: 1e9 } }, scheduler: { ...p.planner.workers.scheduler, horizonS: 4 } } }, 'JP');
+    const plan = await planCountry(withWorkers(p.planner, (w) => ({ quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay: 1e9 } }, scheduler: { ...w.scheduler, horizonS: 4 } })), 'JP');
     expect(plan.budget).toBe(4);
     expect(plan.enqueued).toEqual({ batches: 4, p1: 30, p0: 10 });
     await firstFour;

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
 import { Types } from 'mongoose';
-import { asins, completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { asins, completions, startPipeline, withWorkers, type Pipeline } from '../helpers/pipeline.js';
 import { until } from '../helpers/until.js';
-import { planCountry } from '../../src/scheduler/planner.js';
+import { planCountry } from '../../jobs/planner.js';
 import { productModel } from '../../src/models/product.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
 import { watchModel } from '../../src/models/watch.js';
@@ -42,7 +42,7 @@ describe('pace and order', () => {
     const throttled0 = stats().throttled;
     // 30 batches at 5 calls a second: six seconds of backlog.
     const all = completions(worker, 30);
-    const plan = await planCountry({ ...p.planner, workers: { ...p.planner.workers, scheduler: { ...p.planner.workers.scheduler, horizonS: 6 } } }, 'JP');
+    const plan = await planCountry(withWorkers(p.planner, (w) => ({ scheduler: { ...w.scheduler, horizonS: 6 } })), 'JP');
     expect(plan.enqueued.batches).toBe(30);
     await completions(worker, 2);
     const u = await p.user('ahead@example.com');
@@ -94,7 +94,7 @@ describe('pace and order', () => {
 describe('batches stay full', () => {
   it('a burst of 25 new watches goes out in 3 calls, not 5: a part-filled batch waits SCHEDULER_COALESCE for more', async () => {
     const worker = p.workers.workers.get('JP')!;
-    const planner = { ...p.planner, workers: { ...p.planner.workers, scheduler: { ...p.planner.workers.scheduler, coalesceMs: 2_000 } } };
+    const planner = withWorkers(p.planner, (w) => ({ scheduler: { ...w.scheduler, coalesceMs: 2_000 } }));
     const products = productModel(p.ctx.mongo);
     const list = asins('B0BRST', 25);
     const t0 = Date.now();

@@ -2,7 +2,7 @@ import { COUNTRY_CODES, type Country } from '../../catalog/identifiers.js';
 import { UsageError } from '../usage.js';
 import { withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
-import { countDue } from '../../scheduler/planner.js';
+import { countDue } from '../../scheduler/claims.js';
 import { JOB_STATES } from '../../../jobs/queues.js';
 import { QUEUE_KINDS } from '../../../jobs/registry.js';
 

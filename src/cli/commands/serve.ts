@@ -18,7 +18,7 @@ function roleCommand(role: Role): Command {
       // Workers and schedulers join an existing deployment (or the embedded parts of a running
       // `shelfwatch all`); starting private databases for them would do no useful work.
       const embedded = role === 'worker' || role === 'scheduler' ? 'attach' : 'start';
-      const ctx = await buildContext(config, logger, { embedded, ensureIndexes: true });
+      const ctx = await buildContext(config, logger, { embedded, ensureIndexes: true, embeddedBoard: role === 'all' });
       // Signals are handled from here on: a signal during start-up still closes what was opened.
       installSignalHandlers({ logger, timeoutMs: config.shutdownTimeoutMs, drain: () => ctx.resources.close() });
       try {

@@ -5,14 +5,11 @@ import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
 import { NotFoundError } from '../../errors/index.js';
 import { asinSchema, browseNodeSchema, eanSchema } from '../../catalog/identifiers.js';
-import { WatchService } from '../../watch/service.js';
-import { nudgePlanner } from '../../scheduler/nudge.js';
 import { eanImportSchema, presentImport, presentWatch, watchEntrySchema } from '../../watch/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 import { single } from '../../catalog/world-query.js';
-import { watchModel } from '../../models/watch.js';
 
 const asinText = z.string({ error: 'must be a string.' }).pipe(asinSchema).meta(asinSchema.meta() ?? {});
 const priority = z.union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: 'must be 0 or 1.' })
@@ -118,27 +115,23 @@ function fields(body: unknown): Record<string, unknown> {
 /** Area B watchlist: add and remove ASINs, EANs (as imports) and browse nodes. Authenticated by area-b.ts. */
 export function watchRoutes(ctx: AppContext): Router {
   const router = Router();
-  const service = new WatchService(ctx.mongo, ctx.config, ctx.jobs, () => void nudgePlanner(ctx.redis, ctx.redisPrefix));
+  const service = ctx.watches;
   const tz = ctx.config.timeZone;
 
   // Beyond the contract: the caller's own entries, newest first, in the paged envelope.
   router.get('/api/watch', async (req, res) => {
     const q = validate(listQuery, req.query);
-    const filter: Record<string, unknown> = { user_id: userOf(res)._id };
-    if (q.type) filter.kind = q.type;
-    const watches = watchModel(ctx.mongo);
-    const [total, items] = await Promise.all([
-      watches.countDocuments(filter),
-      watches.find(filter).sort({ created_at: -1, _id: -1 }).skip((q.page - 1) * q.limit).limit(q.limit).lean(),
-    ]);
-    res.json(paginate({
-      items: items.map((w) => presentWatch(w, tz)),
-      total,
-      page: q.page,
-      perPage: q.limit,
-      path: endpointUrl(req, ctx.config.http.appUrl),
-      query: keptQuery(req.query, ['api_token']),
-    }));
+    const { items, total } = await service.list(userOf(res)._id, { kind: q.type as 'asin' | 'browse' | undefined, page: q.page, limit: q.limit });
+    res.json(
+      paginate({
+        items: items.map((w) => presentWatch(w, tz)),
+        total,
+        page: q.page,
+        perPage: q.limit,
+        path: endpointUrl(req, ctx.config.http.appUrl),
+        query: keptQuery(req.query, ['api_token']),
+      }),
+    );
   });
 
   router.post('/api/watch/asin', async (req, res) => {
@@ -156,13 +149,13 @@ export function watchRoutes(ctx: AppContext): Router {
 
   router.post('/api/watch/ean', async (req, res) => {
     const { ean } = validate(watchEanBody, fields(req.body));
-    const { entry, created } = await service.importEan(userOf(res)._id, ean);
+    const { entry, created } = await ctx.imports.start(userOf(res)._id, ean);
     res.status(202).json({ data: presentImport(entry, tz), created });
   });
 
   router.get('/api/watch/ean/:id', async (req, res) => {
     const { id } = validate(importParam, req.params);
-    const found = await service.findImport(userOf(res)._id, id);
+    const found = await ctx.imports.find(userOf(res)._id, id);
     if (!found) throw new NotFoundError('No such import.');
     res.json({ data: presentImport(found, tz) });
   });

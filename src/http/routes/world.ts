@@ -1,5 +1,4 @@
-import { Router } from 'express';
-import mongoose from 'mongoose';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { validate } from '../validate.js';
@@ -10,11 +9,9 @@ import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '
 import { productRecordSchema } from '../../catalog/product.js';
 import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
 import { asinSchema, eanSchema } from '../../catalog/identifiers.js';
-import { countriesParam, identifierOf, searchParam, sinceParam } from '../../catalog/world-query.js';
-import { PRODUCT_HIDDEN_FIELDS, presentProduct } from '../../catalog/present.js';
-import { productModel } from '../../models/product.js';
-import { searchFilter } from '../../search/keys.js';
-import { TotalCache } from '../../catalog/total-cache.js';
+import { countriesParam, searchParam, sinceParam } from '../../catalog/world-query.js';
+import { presentProduct } from '../../catalog/present.js';
+import type { ProductPage } from '../../catalog/world-catalog.js';
 
 /** Area B lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
 const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
@@ -81,67 +78,31 @@ export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodO
 export function worldRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
-  const products = () => productModel(ctx.mongo);
   const input = worldInputs(ctx.config);
-  const totals = new TotalCache(ctx.config.world.totalTtlMs);
-
-  /** A page of products matching `filter`, newest first by `field`, in the Laravel envelope. */
-  async function page(req: Parameters<Parameters<typeof router.get>[1]>[0], filter: Record<string, unknown>, field: 'updated_at' | 'created_at', pageNo: number, limit: number) {
-    const offset = (pageNo - 1) * limit;
-    const items = await products().find(filter).sort({ [field]: -1, _id: -1 }).skip(offset).limit(limit).select(PRODUCT_HIDDEN_FIELDS).lean();
-    // The filter's JSON names it exactly: the server builds every part of it from parsed input.
-    const key = `${field}:${JSON.stringify(filter)}`;
-    let total: number;
-    if (items.length < limit && (items.length > 0 || offset === 0)) {
-      // A page that is not full ends the list: its total needs no count, and is kept for the pages before it.
-      total = offset + items.length;
-      totals.set(key, total);
-    } else {
-      // A kept total below what this page shows is out of date: count again. (A page past the end
-      // shows nothing, so it proves nothing either.)
-      total = await totals.total(key, () => products().countDocuments(filter), items.length ? offset + items.length : 0);
-    }
-    return paginate({
-      items: items.map((p) => presentProduct(p, tz)),
-      total,
-      page: pageNo,
-      perPage: limit,
+  const present = (req: Request, q: { page: number; limit: number }, found: ProductPage) =>
+    paginate({
+      items: found.items.map((p) => presentProduct(p, tz)),
+      total: found.total,
+      page: q.page,
+      perPage: q.limit,
       path: endpointUrl(req, ctx.config.http.appUrl),
       query: keptQuery(req.query, ['api_token']),
     });
-  }
-
-  // Only products the upstream has answered for at least once are listed; a watched product that
-  // is still pending (or unknown upstream) is visible through /api/world/asin/{asin}.
-  const fetched = { updated_at: mongoose.trusted({ $type: 'date' }) };
 
   router.get('/api/world', async (req, res) => {
     const q = validate(input.list, req.query);
-    const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: q.country }), ...fetched };
-    if (q.search !== undefined && q.search.trim() !== '') {
-      const words = searchFilter(q.search);
-      const id = identifierOf(q.search);
-      const alternatives: Record<string, unknown>[] = [];
-      if (words.kind === 'match') alternatives.push(words.filter);
-      if (id.asin) alternatives.push({ asin: id.asin });
-      if (id.ean) alternatives.push({ ean: id.ean });
-      if (alternatives.length === 0) return void res.json(await page(req, { _id: null }, 'updated_at', q.page, q.limit));
-      filter.$or = alternatives;
-    }
-    res.json(await page(req, filter, 'updated_at', q.page, q.limit));
+    res.json(present(req, q, await ctx.world.list({ countries: q.country, search: q.search, page: q.page, limit: q.limit })));
   });
 
   router.get('/api/world/new', async (req, res) => {
     const q = validate(input.fresh, req.query);
-    const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: q.country }), ...fetched };
-    if (q.since) filter.created_at = mongoose.trusted({ $gte: q.since });
-    res.json(await page(req, filter, 'created_at', q.page, q.limit));
+    res.json(present(req, q, await ctx.world.created({ countries: q.country, since: q.since, page: q.page, limit: q.limit })));
   });
 
   router.get('/api/world/asin/:asin', async (req, res) => {
     const { asin } = validate(input.asinPath, req.params);
     const { country } = validate(input.one, req.query);
-    const found = await products().find({ asin, country: mongoose.trusted({ $in: country }) }).sort({ country: 1 }).select(PRODUCT_HIDDEN_FIELDS).lean();
+    const found = await ctx.world.byAsin(asin, country);
     if (found.length === 0) throw new NotFoundError('No product with this ASIN in the requested countries.');
     res.json({ data: found.map((p) => presentProduct(p, tz)) });
   });
@@ -149,7 +110,7 @@ export function worldRoutes(ctx: AppContext): Router {
   router.get('/api/world/ean/:ean', async (req, res) => {
     const { ean } = validate(input.eanPath, req.params);
     const { country } = validate(input.one, req.query);
-    const found = await products().find({ ean, country: mongoose.trusted({ $in: country }) }).sort({ country: 1, asin: 1 }).select(PRODUCT_HIDDEN_FIELDS).lean();
+    const found = await ctx.world.byEan(ean, country);
     if (found.length === 0) throw new NotFoundError('No product with this JAN/EAN in the requested countries.');
     res.json({ data: found.map((p) => presentProduct(p, tz)) });
   });

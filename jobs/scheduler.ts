@@ -1,8 +1,11 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import pLimit from 'p-limit';
-import type { Redis } from 'ioredis';
-import { planCountry, planCrawls, requeueStalledImports, type CountryPlan, type PlannerDeps } from './planner.js';
-import { withLock } from './lock.js';
+import type { Logger } from '../src/logger.js';
+import { withLock } from '../src/scheduler/lock.js';
+import { planCountry, type CountryPlan } from './planner.js';
+import { planCrawls } from './browse-crawl.js';
+import { requeueStalledImports } from './ean-import.js';
+import type { JobContext } from './kind.js';
 
 export interface RunningScheduler {
   /** One planning pass now (also what each tick runs); undefined when another scheduler holds the lock. */
@@ -19,7 +22,8 @@ const COUNTRIES_AT_ONCE = 4;
  * A Redis lock makes two schedulers, or a slow tick and the next one, plan one at a time, so nothing
  * is enqueued twice; the job ids are deterministic as a second guard.
  */
-export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string): RunningScheduler {
+export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): RunningScheduler {
+  const { redis, redisPrefix: prefix } = ctx;
   const lockTtl = 30_000;
   const inFlight = new Set<Promise<unknown>>();
   let closing: Promise<void> | undefined;
@@ -39,13 +43,13 @@ export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string):
   const perCountry = pLimit(COUNTRIES_AT_ONCE);
   const planNow = async (): Promise<CountryPlan[] | undefined> => {
     const res = await withLock(redis, `${prefix}:lock:plan`, lockTtl, () =>
-      Promise.all(deps.config.countries.map((country) => perCountry(() => planCountry(deps, country)))));
+      Promise.all(ctx.config.countries.map((country) => perCountry(() => planCountry(ctx, country)))));
     if (!res.ran) return undefined;
     for (const p of res.value) {
       const due = p.due ? p.due.p0 + p.due.p1 : 0;
       const planned = p.enqueued.p0 + p.enqueued.p1;
       if (p.enqueued.batches || due > 0) {
-        deps.logger[due > planned && p.budget > 0 ? 'info' : 'debug']({ plan: p }, due > planned
+        logger[due > planned && p.budget > 0 ? 'info' : 'debug']({ plan: p }, due > planned
           ? `demand exceeds the quota in ${p.country}: ${due - planned} due products wait in MongoDB (priority 0 stretches first)`
           : 'planned');
       }
@@ -60,7 +64,7 @@ export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string):
   };
   // The slow tick also puts back EAN resolve jobs that Redis may have lost.
   const crawlNow = async (): Promise<number | undefined> => {
-    const res = await withLock(redis, `${prefix}:lock:crawl`, lockTtl, async () => (await planCrawls(deps)) + (await requeueStalledImports(deps)));
+    const res = await withLock(redis, `${prefix}:lock:crawl`, lockTtl, async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx)));
     return res.ran ? res.value : undefined;
   };
 
@@ -68,17 +72,17 @@ export function startScheduler(deps: PlannerDeps, redis: Redis, prefix: string):
   // its promise, which is what node-cron's noOverlap waits for before it starts the next run.
   function guard(name: string, fn: () => Promise<unknown>) {
     return (): Promise<void> => fn().then(() => undefined, (err: Error) => {
-      deps.logger.warn({ tick: name, err: { name: err.name, message: err.message } }, 'scheduler tick failed; the next tick tries again');
+      logger.warn({ tick: name, err: { name: err.name, message: err.message } }, 'scheduler tick failed; the next tick tries again');
     });
   }
   const tasks: ScheduledTask[] = [
-    cron.schedule(deps.workers.scheduler.refreshCron, guard('plan', tracked(planNow)), { name: 'plan-refreshes', noOverlap: true }),
-    cron.schedule(deps.workers.scheduler.browseCron, guard('crawl', tracked(crawlNow)), { name: 'plan-crawls', noOverlap: true }),
+    cron.schedule(ctx.config.workers.scheduler.refreshCron, guard('plan', tracked(planNow)), { name: 'plan-refreshes', noOverlap: true }),
+    cron.schedule(ctx.config.workers.scheduler.browseCron, guard('crawl', tracked(crawlNow)), { name: 'plan-crawls', noOverlap: true }),
   ];
   // Plan once at start: a restarted scheduler should not wait a whole interval.
   void guard('plan', tracked(planNow))();
   void guard('crawl', tracked(crawlNow))();
-  deps.logger.info({ refresh: deps.workers.scheduler.refreshCron, crawl: deps.workers.scheduler.browseCron }, 'scheduler started');
+  logger.info({ refresh: ctx.config.workers.scheduler.refreshCron, crawl: ctx.config.workers.scheduler.browseCron }, 'scheduler started');
 
   return {
     planNow: tracked(planNow),

@@ -1,11 +1,11 @@
 import mongoose, { type Connection } from 'mongoose';
-import type { Config } from '../config/env.js';
-import type { Country } from '../src/catalog/identifiers.js';
-import type { ItemOutcome, UpstreamItem } from '../src/catalog/product.js';
-import { productModel, type ProductFields, type ProductModel } from '../src/models/product.js';
+import type { Config } from '../../config/env.js';
+import type { Country } from './identifiers.js';
+import type { ItemOutcome, UpstreamItem } from './product.js';
+import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
-import { searchKeys } from '../src/search/keys.js';
+import { searchKeys } from '../search/keys.js';
 
 export interface WriteResult {
   readonly found: number;

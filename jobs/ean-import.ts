@@ -1,0 +1,247 @@
+import mongoose, { Types, type Connection } from 'mongoose';
+import { z } from 'zod';
+import type { Config } from '../config/env.js';
+import { countrySchema, isValidEan13, type Country } from '../src/catalog/identifiers.js';
+import { writeFoundItems } from '../src/catalog/writes.js';
+import { isDuplicateKey } from '../src/db/mongo.js';
+import { TooManyRequestsError } from '../src/errors/index.js';
+import { eanImportModel, type CountryImportStatus, type EanImportDoc } from '../src/models/ean-import.js';
+import { MAX_PAGE } from '../src/upstream/port.js';
+import { defineJob, type JobContext } from './kind.js';
+import type { JobProducer } from './queues.js';
+import { DEFAULT_RETRY } from './retry.js';
+
+/**
+ * An EAN import, from start to end. `POST /api/watch/ean` creates it and one resolve job per
+ * country; each job reads one search page of the code in its country, writes the products it lists
+ * and adds their ASINs to the user's watchlist, and enqueues the next page while the search has
+ * more. A country's last page (or its final failure) records the country's answer, and the answer
+ * that closes the last open country settles the import: done, not_found or failed. When the day's
+ * quota is spent a page waits for the next quota day and says so on the import. Jobs lost with
+ * Redis come back from the scheduler's slow tick, which re-queues the page each open country is at.
+ *
+ * States (src/models/ean-import.ts): queued → resolving (a page or a country answered, others
+ * open) → done | not_found | failed.
+ */
+
+const objectId = z.string().regex(/^[0-9a-f]{24}$/);
+
+const resolvePayload = z.object({
+  country: countrySchema,
+  importId: objectId,
+  userId: objectId,
+  ean: z.string().refine(isValidEan13),
+  page: z.number().int().min(1).max(MAX_PAGE).default(1),
+});
+type ResolvePayload = z.output<typeof resolvePayload>;
+
+/**
+ * The id of an import's resolve job for one country and page. Every producer (the api, the job of
+ * the page before, the scheduler's sweep) uses it, so a page is never queued twice while its job
+ * exists. Page 1 keeps the shorter form existing jobs were queued under.
+ */
+export function eanResolveJobId(importId: string, country: string, page: number): string {
+  return page === 1 ? `ean-${importId}-${country}` : `ean-${importId}-${country}-p${page}`;
+}
+
+function enqueuePage(jobs: JobProducer, data: ResolvePayload, page: number): Promise<string> {
+  return jobs.add('ean.resolve', { ...data, page }, { jobId: eanResolveJobId(data.importId, data.country, page) });
+}
+
+/** How long a client refused for too many pending imports waits before asking again (s). */
+const PENDING_EAN_RETRY_AFTER_S = 60;
+
+/** `pending_key` of a user's imports: `<user>:<ean>`, so all of one user's share this prefix. */
+function pendingKeyPrefix(userId: Types.ObjectId): string {
+  return `${userId.toHexString()}:`;
+}
+
+/** Starting and reading imports, for the api. */
+export class EanImports {
+  constructor(
+    private readonly mongo: Connection,
+    private readonly config: Pick<Config, 'countries' | 'accounts'>,
+    private readonly jobs: JobProducer,
+  ) {}
+
+  /**
+   * Starts an import of `ean` for the user: one resolve job per configured country. While an import
+   * of the same code is pending for this user, answers that one instead of starting another. A new
+   * import past ACCOUNT_MAX_PENDING_EAN is refused with 429.
+   */
+  async start(userId: Types.ObjectId, ean: string): Promise<{ entry: EanImportDoc; created: boolean }> {
+    const imports = eanImportModel(this.mongo);
+    const pendingKey = `${pendingKeyPrefix(userId)}${ean}`;
+    const pending = await imports.findOne({ pending_key: pendingKey });
+    if (pending) return { entry: pending, created: false };
+    await this.checkPendingCap(userId);
+    let entry: EanImportDoc;
+    try {
+      entry = await imports.create({
+        user_id: userId,
+        ean,
+        status: 'queued',
+        pending_key: pendingKey,
+        countries: this.config.countries.map((country) => ({ country, status: 'queued', asins: [], error: null })),
+      });
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err;
+      const winner = await imports.findOne({ pending_key: pendingKey });
+      if (!winner) throw err;
+      return { entry: winner, created: false };
+    }
+    try {
+      const data = { importId: entry._id.toHexString(), userId: userId.toHexString(), ean, page: 1 };
+      await Promise.all(this.config.countries.map((country) => enqueuePage(this.jobs, { ...data, country }, 1)));
+    } catch (err) {
+      // Without its jobs the import would stay queued for ever: remove it, and the client may retry.
+      await imports.deleteOne({ _id: entry._id });
+      throw err;
+    }
+    return { entry, created: true };
+  }
+
+  async find(userId: Types.ObjectId, id: string): Promise<EanImportDoc | null> {
+    if (!mongoose.isValidObjectId(id) || !/^[0-9a-f]{24}$/i.test(id)) return null;
+    return eanImportModel(this.mongo).findOne({ _id: id, user_id: userId });
+  }
+
+  /**
+   * `pending_key` is set exactly while an import is queued or resolving (it goes in the update that
+   * ends the import), so counting the account's keys counts its pending imports; the prefix is a
+   * range of the key's unique index, which the account's finished imports are not in. Concurrent
+   * imports may each pass the check and leave the account a few over, which the cap tolerates.
+   */
+  private async checkPendingCap(userId: Types.ObjectId): Promise<void> {
+    const { maxPendingEan } = this.config.accounts;
+    if (maxPendingEan === 0) return;
+    const pendingCount = await eanImportModel(this.mongo).countDocuments({ pending_key: new RegExp(`^${pendingKeyPrefix(userId)}`) });
+    if (pendingCount >= maxPendingEan) {
+      throw new TooManyRequestsError(
+        `You may have at most ${maxPendingEan} EAN imports pending (ACCOUNT_MAX_PENDING_EAN); try again when one has finished.`,
+        PENDING_EAN_RETRY_AFTER_S,
+      );
+    }
+  }
+}
+
+/**
+ * Records one country's answer on the import, then settles the import once every country has
+ * answered: done when any found an ASIN, failed when none found one and some failed, else not
+ * found. Each country writes its own slot, so two countries finishing at once cannot lose a write;
+ * whichever settles last sees all answers. `asins` null keeps what earlier pages found (a failure).
+ */
+export async function recordCountryAnswer(
+  mongo: Connection,
+  importId: string,
+  country: Country,
+  status: CountryImportStatus,
+  asins: readonly string[] | null,
+  error: string | null = null,
+): Promise<void> {
+  const imports = eanImportModel(mongo);
+  const id = new Types.ObjectId(importId);
+  await imports.updateOne(
+    { _id: id, 'countries.country': country },
+    { $set: { 'countries.$.status': status, 'countries.$.error': error, 'countries.$.waiting_until': null, ...(asins ? { 'countries.$.asins': [...asins] } : {}) } },
+  );
+  const doc = await imports.findById(id).lean();
+  if (!doc) return;
+  const open = doc.countries.some((c) => c.status === 'queued');
+  if (open) {
+    if (doc.status === 'queued') await imports.updateOne({ _id: id, status: 'queued' }, { $set: { status: 'resolving' } });
+    return;
+  }
+  const found = doc.countries.some((c) => c.asins.length > 0);
+  const failed = doc.countries.some((c) => c.status === 'failed');
+  await imports.updateOne({ _id: id }, { $set: { status: found ? 'done' : failed ? 'failed' : 'not_found' }, $unset: { pending_key: 1 } });
+}
+
+/**
+ * One search page of the import's code in the job's country. Search answers carry the same item
+ * data as getItems, so the products are written as found; their ASINs join the importing user's
+ * watchlist at priority 0 (which schedules their next refresh).
+ *
+ * Progress is written before the next page's job is added: a crash between the two is healed by
+ * this job's retry (or the scheduler's sweep), which finds the next page recorded and adds its job
+ * under the same id, without spending a call on a page already read.
+ */
+export const eanResolveJob = defineJob({
+  name: 'ean.resolve',
+  payload: resolvePayload,
+  priority: 2,
+  lane: 'ondemand',
+  queue: 'work',
+  retry: DEFAULT_RETRY,
+  async run(ctx, data, run): Promise<{ page: number; asins: string[]; last: boolean }> {
+    const imports = eanImportModel(ctx.mongo);
+    const current = await imports.findById(data.importId).select({ countries: 1 }).lean();
+    const slot = current?.countries.find((c) => c.country === data.country);
+    // The import was deleted (its enqueue failed half-way), or this country already answered.
+    if (!slot || slot.status !== 'queued') return { page: data.page, asins: [], last: true };
+    const next = slot.page ?? 1;
+    if (data.page !== next) {
+      if (data.page < next) await enqueuePage(ctx.jobs, data, next);
+      return { page: data.page, asins: [], last: false };
+    }
+
+    const result = await run.upstream.findByCode(data.ean, data.page);
+    const found = result.items.map((i) => i.asin);
+    await writeFoundItems(ctx.mongo, data.country, result.items);
+    if (found.length) await ctx.watches.watchFoundAsins(new Types.ObjectId(data.userId), found);
+    const asins = [...new Set([...slot.asins, ...found])];
+    if (result.hasMore) {
+      await imports.updateOne(
+        { _id: new Types.ObjectId(data.importId), 'countries.country': data.country },
+        // While this country's slot is open the import cannot have ended, so it is resolving.
+        { $set: { status: 'resolving', 'countries.$.page': data.page + 1, 'countries.$.asins': asins, 'countries.$.waiting_until': null } },
+      );
+      await enqueuePage(ctx.jobs, data, data.page + 1);
+      return { page: data.page, asins: found, last: false };
+    }
+    await recordCountryAnswer(ctx.mongo, data.importId, data.country, asins.length ? 'done' : 'not_found', asins);
+    return { page: data.page, asins, last: true };
+  },
+  /** The country's slot says until when it waits; its next page clears it. */
+  async whenDaySpent(ctx, data, until) {
+    await eanImportModel(ctx.mongo).updateOne(
+      { _id: new Types.ObjectId(data.importId), 'countries.country': data.country },
+      { $set: { 'countries.$.waiting_until': until } },
+    );
+  },
+  /** The country failed for good: it answers `failed`, keeping what earlier pages found. */
+  async onFinalFailure(ctx, data, err) {
+    await recordCountryAnswer(ctx.mongo, data.importId, data.country, 'failed', null, err.message);
+  },
+});
+
+/**
+ * Puts back the resolve jobs of imports that have waited longer than a lease: their jobs may have
+ * been lost with Redis. The job ids are the ones the api used, so a job that still exists is not
+ * added twice, and the handler skips a country that has answered meanwhile. A country that is no
+ * longer in COUNTRIES has no worker to answer: its slot fails with a reason, so the import can end
+ * (and its code be imported again) instead of resolving for ever.
+ */
+export async function requeueStalledImports(ctx: JobContext, now = new Date()): Promise<number> {
+  const cutoff = new Date(now.getTime() - ctx.config.workers.scheduler.leaseMs);
+  const stalled = await eanImportModel(ctx.mongo)
+    .find({ status: mongoose.trusted({ $in: ['queued', 'resolving'] }), updated_at: mongoose.trusted({ $lt: cutoff }) })
+    .sort({ updated_at: 1 })
+    .limit(1_000)
+    .lean();
+  let added = 0;
+  for (const imp of stalled) {
+    const importId = imp._id.toHexString();
+    for (const c of imp.countries) {
+      if (c.status !== 'queued') continue;
+      if (!ctx.config.countries.includes(c.country)) {
+        await recordCountryAnswer(ctx.mongo, importId, c.country, 'failed', null, `${c.country} is no longer in COUNTRIES`);
+        continue;
+      }
+      const data = { country: c.country, importId, userId: imp.user_id.toHexString(), ean: imp.ean, page: c.page ?? 1 };
+      await enqueuePage(ctx.jobs, data, data.page);
+      added++;
+    }
+  }
+  return added;
+}

@@ -1,0 +1,71 @@
+import type { z } from 'zod';
+import type { Connection } from 'mongoose';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config/env.js';
+import type { Country } from '../src/catalog/identifiers.js';
+import type { Logger } from '../src/logger.js';
+import type { Metrics } from '../src/metrics/registry.js';
+import type { QuotaGovernor } from '../src/quota/governor.js';
+import type { Lane } from '../src/quota/lanes.js';
+import type { UpstreamPort } from '../src/upstream/port.js';
+import type { WatchService } from '../src/watch/service.js';
+import type { JobProducer } from './queues.js';
+import type { RetryPolicy } from './retry.js';
+
+/**
+ * What jobs, their producers and the planner use of the application's context. The context is
+ * built once at start-up (src/context.ts) and is this and more; nothing builds a second one.
+ */
+export interface JobContext {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly mongo: Connection;
+  /** Fail-fast commands (the planner's credit, nudges, locks). */
+  readonly redis: Redis;
+  readonly redisPrefix: string;
+  readonly jobs: JobProducer;
+  readonly quota: QuotaGovernor;
+  readonly metrics: Metrics;
+  readonly watches: WatchService;
+}
+
+/** What one run of a job has besides the context: who it is, and its country's upstream. */
+export interface JobRun {
+  readonly id: string | undefined;
+  /** The job's country's upstream; each request takes a permit in the lane and priority of the kind. */
+  readonly upstream: UpstreamPort;
+  readonly log: Logger;
+}
+
+/** The two queues of a country: forced updates apart, so they never wait behind the backlog. */
+export type QueueKind = 'work' | 'update';
+
+/**
+ * A kind of job, whole: its payload, where and how urgently it runs, how it retries, what it does,
+ * and what happens when it cannot. The worker's processor and the producer are built from the list
+ * of kinds (jobs/registry.ts).
+ */
+export interface JobKind<N extends string = string, S extends z.ZodType<{ country: Country }> = z.ZodType<{ country: Country }>> {
+  readonly name: N;
+  /** Parsed by the producer before the payload reaches Redis and by the worker when it takes it. */
+  readonly payload: S;
+  /** BullMQ priority in the country's queue: lower runs first. */
+  readonly priority: number;
+  /** Whose share of the quota its upstream calls take. */
+  readonly lane: Lane;
+  readonly queue: QueueKind;
+  readonly retry: RetryPolicy;
+  run(ctx: JobContext, data: z.output<S>, run: JobRun): Promise<unknown>;
+  /**
+   * The day's upstream quota is spent: `fail` ends the job now (a client waits for it); otherwise
+   * the job waits, delayed to the next quota day, after this says so where its owner reads it.
+   */
+  readonly whenDaySpent: 'fail' | ((ctx: JobContext, data: z.output<S>, until: Date) => Promise<void>);
+  /** After the last attempt failed (or the failure was unrecoverable). */
+  onFinalFailure?(ctx: JobContext, data: z.output<S>, err: Error): Promise<void>;
+}
+
+/** Keeps each kind's literal name and payload schema in its type, for the registry's maps. */
+export function defineJob<const N extends string, S extends z.ZodType<{ country: Country }>>(kind: JobKind<N, S>): JobKind<N, S> {
+  return kind;
+}

@@ -1,0 +1,143 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Country } from '../src/catalog/identifiers.js';
+import { productModel } from '../src/models/product.js';
+import type { QuotaGovernor } from '../src/quota/governor.js';
+import { claimProducts, countDue, dueFilterOf } from '../src/scheduler/claims.js';
+import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
+import type { JobContext } from './kind.js';
+
+export interface CountryPlan {
+  readonly country: Country;
+  /** Calls this pass could plan: the credit accrued, within the horizon's room in the queue. */
+  readonly budget: number;
+  /** Credit left for the next pass (a fraction of a call, or what the due products did not use). */
+  readonly credit: number;
+  readonly queued: number;
+  readonly enqueued: { readonly batches: number; readonly p1: number; readonly p0: number };
+  /** Products due, counted only when the pass had a budget. */
+  readonly due: { readonly p1: number; readonly p0: number } | null;
+  readonly paused: boolean;
+  /** When a part-filled batch was held back for more products: plan again at this time (epoch ms). */
+  readonly recheckAt: number | null;
+}
+
+const STATES = ['wait', 'prioritized', 'active', 'delayed'] as const;
+
+function batchId(country: Country, asins: readonly string[], leaseUntil: number): string {
+  const h = createHash('sha1').update(asins.join(',')).digest('hex').slice(0, 16);
+  return `refresh-${country}-${h}-${leaseUntil}`;
+}
+
+/**
+ * Calls a second scheduled work may spend from now on: what the day still allows it (the quota
+ * day less the reserve for forced updates, less what every kind of work spent) spread evenly over
+ * the rest of the day, and never more than the pace Q.
+ */
+export async function sustainableRate(quota: QuotaGovernor, perSecond: number, country: Country, now: Date): Promise<number> {
+  const day = await quota.day(country, now.getTime());
+  if (day.spent) return 0;
+  const leftS = Math.max(1, (day.day.end - now.getTime()) / 1_000);
+  return Math.min(perSecond, Math.max(0, day.scheduledLimit - day.used) / leftS);
+}
+
+const creditKey = (ctx: JobContext, country: Country): string => `${ctx.redisPrefix}:plan:credit:${country}`;
+
+/**
+ * The credit of a pass: what the sustainable rate accrued since the last pass, the fraction carried,
+ * up to what the horizon allows (a scheduler that was away does not come back with a burst) but
+ * never less than two calls, so that a low rate's fraction is not lost between ticks. The first
+ * pass of all starts with one horizon's worth. No rate, no credit: the day is spent.
+ */
+async function accrue(ctx: JobContext, country: Country, rate: number, now: number): Promise<{ credit: number; cap: number }> {
+  const [credit, at] = await ctx.redis.hmget(creditKey(ctx, country), 'credit', 'at');
+  const cap = rate > 0 ? Math.max(2, rate * ctx.config.workers.scheduler.horizonS) : 0;
+  if (credit === null || at === null) return { credit: rate * ctx.config.workers.scheduler.horizonS, cap };
+  const elapsedS = Math.max(0, (now - Number(at)) / 1_000);
+  return { credit: Math.min(cap, Number(credit) + rate * elapsedS), cap };
+}
+
+async function keepCredit(ctx: JobContext, country: Country, credit: number, now: number): Promise<void> {
+  await ctx.redis.multi().hset(creditKey(ctx, country), 'credit', String(credit), 'at', String(now)).pexpire(creditKey(ctx, country), 86_400_000).exec();
+}
+
+/**
+ * One planning pass for one country. The budget is the credit accrued since the last pass at the
+ * sustainable rate (so the day's quota is spread over the day), within what the queue may hold for
+ * the horizon. Takes that many batches of due products from MongoDB, priority 1 first and the most
+ * overdue first, claims them with a lease and enqueues them in one round trip. A call is the scarce
+ * unit: a part-filled last batch waits in MongoDB until its products have been due for
+ * SCHEDULER_COALESCE, so a burst of new watches fills batches instead of spending a call each.
+ * The backlog beyond the budget stays in MongoDB; a job lost with Redis leaves its products due
+ * again when the lease ends.
+ */
+export async function planCountry(ctx: JobContext, country: Country, now = new Date()): Promise<CountryPlan> {
+  const queue = ctx.jobs.queue(country);
+  const products = productModel(ctx.mongo);
+  const t = now.getTime();
+  const empty = { batches: 0, p1: 0, p0: 0 };
+  const idle = { country, budget: 0, credit: 0, queued: 0, enqueued: empty, due: null, paused: false, recheckAt: null };
+
+  if (await queue.isPaused()) return { ...idle, paused: true };
+  const rate = await sustainableRate(ctx.quota, ctx.config.workers.quota[country].perSecond, country, now);
+  const counts = await queue.getJobCounts(...STATES);
+  const queued = STATES.reduce((n, s) => n + (counts[s] ?? 0), 0);
+  const { credit, cap } = await accrue(ctx, country, rate, t);
+  const budget = Math.max(0, Math.min(Math.floor(credit), Math.ceil(cap) - queued));
+  if (budget === 0) {
+    await keepCredit(ctx, country, credit, t);
+    return { ...idle, budget, credit, queued };
+  }
+
+  const dueFilter = dueFilterOf(country, now);
+  const due = await countDue(ctx.mongo, country, now);
+  ctx.metrics.productsDue.set({ country, priority: '1' }, due.p1);
+  ctx.metrics.productsDue.set({ country, priority: '0' }, due.p0);
+  const capacity = rate * ctx.config.workers.scheduler.horizonS * MAX_ITEMS_PER_CALL;
+  ctx.metrics.budgetShortfall.set({ country }, capacity > 0 ? (due.p1 + due.p0) / capacity : 0);
+
+  // Read in the plan_due index's order: no in-memory sort, and only what this pass can use.
+  const picked = due.p1 + due.p0 === 0 ? [] : await products
+    .find(dueFilter)
+    .sort({ priority: -1, next_refresh_at: 1 })
+    .limit(budget * MAX_ITEMS_PER_CALL)
+    .select({ asin: 1, priority: 1, next_refresh_at: 1 })
+    .lean();
+  let recheckAt: number | null = null;
+  const partial = picked.length % MAX_ITEMS_PER_CALL;
+  if (partial > 0) {
+    const last = picked.slice(picked.length - partial);
+    const oldest = Math.min(...last.map((p) => p.next_refresh_at?.getTime() ?? t));
+    if (t - oldest < ctx.config.workers.scheduler.coalesceMs) {
+      picked.length -= partial;
+      recheckAt = oldest + ctx.config.workers.scheduler.coalesceMs;
+    }
+  }
+  if (picked.length === 0) {
+    await keepCredit(ctx, country, credit, t);
+    return { ...idle, budget, credit, queued, due, recheckAt };
+  }
+
+  const leaseUntil = t + ctx.config.workers.scheduler.leaseMs;
+  const token = randomUUID();
+  const mine = await claimProducts(ctx.mongo, picked, now, leaseUntil, token);
+
+  let p1 = 0;
+  let p0 = 0;
+  const batches: { name: 'refresh.p1' | 'refresh.p0'; data: { country: Country; asins: string[]; due: number; claim: string }; opts: { jobId: string } }[] = [];
+  // Batches are filled in plan order; one batch may hold the last priority-1 and the first priority-0
+  // products (it runs as priority 1): a full batch costs the same call as a short one.
+  for (let i = 0; i < mine.length; i += MAX_ITEMS_PER_CALL) {
+    const slice = mine.slice(i, i + MAX_ITEMS_PER_CALL);
+    const asins = slice.map((p) => p.asin);
+    const top = slice.some((p) => p.priority === 1);
+    for (const p of slice) if (p.priority === 1) p1++; else p0++;
+    const dueAt = Math.min(...slice.map((p) => p.next_refresh_at?.getTime() ?? t));
+    batches.push({ name: top ? 'refresh.p1' : 'refresh.p0', data: { country, asins, due: dueAt, claim: token }, opts: { jobId: batchId(country, asins, leaseUntil) } });
+  }
+  await ctx.jobs.addBulk(batches);
+  const left = credit - batches.length;
+  await keepCredit(ctx, country, left, t);
+  ctx.metrics.planned.inc({ country, priority: '1' }, p1);
+  ctx.metrics.planned.inc({ country, priority: '0' }, p0);
+  return { country, budget, credit: left, queued, enqueued: { batches: batches.length, p1, p0 }, due, paused: false, recheckAt };
+}

@@ -1,0 +1,115 @@
+import mongoose from 'mongoose';
+import { z } from 'zod';
+import { countrySchema } from '../src/catalog/identifiers.js';
+import { writeOutcomes } from '../src/catalog/writes.js';
+import { productModel } from '../src/models/product.js';
+import { DayQuotaSpentError } from '../src/quota/errors.js';
+import { claimMoreDue } from '../src/scheduler/claims.js';
+import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
+import { defineJob, type JobContext, type JobRun } from './kind.js';
+import { DEFAULT_RETRY } from './retry.js';
+
+/**
+ * Scheduled refreshes: a batch of up to 10 due products of one country, planned by jobs/planner.ts
+ * in the products' effective priority. The forced update (jobs/world-update.ts) refreshes the same
+ * way, from a queue of its own.
+ */
+
+const refreshPayload = z.object({
+  country: countrySchema,
+  asins: asinBatchSchema,
+  /** The earliest due time in the batch (epoch ms), for the refresh-lag metric. */
+  due: z.number().int().optional(),
+  /** The plan's token on the products: a worker skips those whose claim has moved on. */
+  claim: z.string().max(64).optional(),
+});
+export type RefreshPayload = z.output<typeof refreshPayload>;
+
+export interface RefreshResult {
+  readonly country: string;
+  readonly asins: readonly string[];
+  readonly found: number;
+  readonly notFound: number;
+  readonly notAccessible: number;
+  /** ASINs left out because their claim moved on (claimed again, or refreshed meanwhile). */
+  readonly skipped: number;
+  /** True when the day's quota was spent: the products went back to the planner, unrefreshed. */
+  readonly deferred: boolean;
+}
+
+/**
+ * The ASINs of a planned batch that still hold its claim. A forced update of one of them, or a
+ * later plan after a lost job, moved the claim on: refreshing them here would spend the quota twice
+ * on the same product within one lease.
+ */
+async function stillClaimed(ctx: JobContext, data: RefreshPayload & { claim: string }): Promise<string[]> {
+  const held = await productModel(ctx.mongo)
+    .find({ country: data.country, asin: mongoose.trusted({ $in: data.asins }), plan_token: data.claim })
+    .select({ asin: 1 })
+    .lean();
+  const mine = new Set(held.map((p) => p.asin));
+  return data.asins.filter((a) => mine.has(a));
+}
+
+export type RefreshMode = 'forced' | 'p1' | 'p0';
+
+/**
+ * One getItems call and one bulkWrite. A scheduled batch refreshes only the products that still
+ * hold its claim, fills the room a forced update left with further due products of its priority,
+ * and when the day's quota is spent gives its products back to the planner (due as they were)
+ * instead of waiting in Redis: the backlog belongs in MongoDB, where the planner spreads the next
+ * day's quota over it. A forced update carries no plan's claim and refreshes what it was given.
+ */
+export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: JobRun, mode: RefreshMode): Promise<RefreshResult> {
+  const claim = mode === 'forced' ? undefined : data.claim;
+  const asins = claim ? await stillClaimed(ctx, { ...data, claim }) : [...data.asins];
+  const skipped = data.asins.length - asins.length;
+  if (claim && skipped > 0 && asins.length > 0) {
+    asins.push(...(await claimMoreDue(ctx.mongo, data.country, MAX_ITEMS_PER_CALL - asins.length, ctx.config.workers.scheduler.leaseMs, claim, mode === 'p1')));
+  }
+  const base = { country: data.country, asins, skipped };
+  if (asins.length === 0) return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: false };
+
+  let result;
+  try {
+    result = await run.upstream.getItems(asins);
+  } catch (err) {
+    if (!(err instanceof DayQuotaSpentError) || !claim) throw err;
+    await productModel(ctx.mongo).updateMany(
+      { country: data.country, asin: mongoose.trusted({ $in: asins }), plan_token: claim },
+      { $set: { next_refresh_at: new Date(data.due ?? Date.now()), plan_token: null } },
+    );
+    return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: true };
+  }
+  const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes);
+  if (data.due !== undefined) {
+    ctx.metrics.refreshLag.observe({ country: data.country, priority: mode === 'forced' ? 'forced' : mode.slice(1) }, Math.max(0, Date.now() - data.due) / 1_000);
+  }
+  return { ...base, found: written.found, notFound: written.notFound, notAccessible: written.notAccessible, deferred: false };
+}
+
+// A batch with a plan's claim gives its products back itself (refreshBatch); one without waits for
+// the next quota day with nothing to note.
+const giveBack = async (): Promise<void> => undefined;
+
+export const refreshP1Job = defineJob({
+  name: 'refresh.p1',
+  payload: refreshPayload,
+  priority: 3,
+  lane: 'scheduled',
+  queue: 'work',
+  retry: DEFAULT_RETRY,
+  whenDaySpent: giveBack,
+  run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p1'),
+});
+
+export const refreshP0Job = defineJob({
+  name: 'refresh.p0',
+  payload: refreshPayload,
+  priority: 4,
+  lane: 'scheduled',
+  queue: 'work',
+  retry: DEFAULT_RETRY,
+  whenDaySpent: giveBack,
+  run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p0'),
+});

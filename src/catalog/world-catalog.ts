@@ -1,0 +1,98 @@
+import mongoose, { type Connection } from 'mongoose';
+import type { Country } from './identifiers.js';
+import { identifierOf } from './world-query.js';
+import { PRODUCT_HIDDEN_FIELDS } from './present.js';
+import { TotalCache } from './total-cache.js';
+import { productModel, type ProductFields } from '../models/product.js';
+import { searchFilter } from '../search/keys.js';
+
+export type ListedProduct = Omit<ProductFields, 'raw' | 'search_keys'>;
+
+export interface ProductPage {
+  readonly items: ListedProduct[];
+  readonly total: number;
+}
+
+interface PageRequest {
+  readonly countries: readonly Country[];
+  readonly page: number;
+  readonly limit: number;
+}
+
+// Only products the upstream has answered for at least once are listed; a watched product that is
+// still pending (or unknown upstream) is read by its ASIN.
+const fetched = () => ({ updated_at: mongoose.trusted({ $type: 'date' }) });
+
+/**
+ * Reads of the world catalogue, shared by every user: lists newest first, one product by ASIN or by
+ * JAN/EAN. A list's total is counted once per filter per WORLD_TOTAL_TTL (counting 10^6 matches
+ * costs more than the page); a page that is not full is its own exact total.
+ */
+export class WorldCatalog {
+  readonly #totals: TotalCache;
+
+  constructor(
+    private readonly mongo: Connection,
+    totalTtlMs: number,
+  ) {
+    this.#totals = new TotalCache(totalTtlMs);
+  }
+
+  /** Products by update time; `search` matches title words, or an ASIN or a JAN/EAN exactly. */
+  async list(req: PageRequest & { readonly search?: string }): Promise<ProductPage> {
+    const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: req.countries }), ...fetched() };
+    if (req.search !== undefined && req.search.trim() !== '') {
+      const words = searchFilter(req.search);
+      const id = identifierOf(req.search);
+      const alternatives: Record<string, unknown>[] = [];
+      if (words.kind === 'match') alternatives.push(words.filter);
+      if (id.asin) alternatives.push({ asin: id.asin });
+      if (id.ean) alternatives.push({ ean: id.ean });
+      if (alternatives.length === 0) return { items: [], total: 0 };
+      filter.$or = alternatives;
+    }
+    return this.page(filter, 'updated_at', req);
+  }
+
+  /** Products by creation time, created on or after `since`. */
+  async created(req: PageRequest & { readonly since?: Date }): Promise<ProductPage> {
+    const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: req.countries }), ...fetched() };
+    if (req.since) filter.created_at = mongoose.trusted({ $gte: req.since });
+    return this.page(filter, 'created_at', req);
+  }
+
+  /** The product in each of `countries` that has it, pending and not-found ones too. */
+  byAsin(asin: string, countries: readonly Country[]): Promise<ListedProduct[]> {
+    return productModel(this.mongo)
+      .find({ asin, country: mongoose.trusted({ $in: countries }) })
+      .sort({ country: 1 })
+      .select(PRODUCT_HIDDEN_FIELDS)
+      .lean();
+  }
+
+  byEan(ean: string, countries: readonly Country[]): Promise<ListedProduct[]> {
+    return productModel(this.mongo)
+      .find({ ean, country: mongoose.trusted({ $in: countries }) })
+      .sort({ country: 1, asin: 1 })
+      .select(PRODUCT_HIDDEN_FIELDS)
+      .lean();
+  }
+
+  private async page(filter: Record<string, unknown>, field: 'updated_at' | 'created_at', req: PageRequest): Promise<ProductPage> {
+    const products = productModel(this.mongo);
+    const offset = (req.page - 1) * req.limit;
+    const items = await products.find(filter).sort({ [field]: -1, _id: -1 }).skip(offset).limit(req.limit).select(PRODUCT_HIDDEN_FIELDS).lean();
+    // The filter's JSON names it exactly: the server builds every part of it from parsed input.
+    const key = `${field}:${JSON.stringify(filter)}`;
+    if (items.length < req.limit && (items.length > 0 || offset === 0)) {
+      // A page that is not full ends the list: its total needs no count, and is kept for the pages before it.
+      const total = offset + items.length;
+      this.#totals.set(key, total);
+      return { items, total };
+    }
+    // A kept total below what this page shows is out of date: count again. (A page past the end
+    // shows nothing, so it proves nothing either.)
+    const total = await this.#totals.total(key, () => products.countDocuments(filter), items.length ? offset + items.length : 0);
+    return { items, total };
+  }
+}
