@@ -18,7 +18,7 @@ import { createLogger } from '../src/logger.js';
 import { Metrics } from '../src/metrics/registry.js';
 import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
-import { DayQuotaSpentError } from '../src/quota/errors.js';
+import { DayQuotaSpentError } from '../src/errors/index.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
 import { planCountry } from '../jobs/planner.js';
 import type { JobContext } from '../jobs/kind.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { countrySchema } from '../src/catalog/identifiers.js';
 import { writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
-import { DayQuotaSpentError } from '../src/quota/errors.js';
+import { DayQuotaSpentError } from '../src/errors/index.js';
 import { claimMoreDue } from '../src/scheduler/claims.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { defineJob, type JobContext, type JobRun } from './kind.js';

@@ -8,7 +8,7 @@ import { closeRedis, createRedis, redisReady } from './db/redis.js';
 import { startEmbeddedMongo } from './embedded/mongo-server.js';
 import { startEmbeddedRedis } from './embedded/redis-server.js';
 import { readEmbeddedState, removeEmbeddedState, writeEmbeddedState } from './embedded/state-file.js';
-import { EmbeddedUnavailableError } from './embedded/errors.js';
+import { EmbeddedUnavailableError } from './errors/index.js';
 import { UserService } from './users/service.js';
 import { registerModels } from './models/index.js';
 import { JobProducer } from '../jobs/queues.js';

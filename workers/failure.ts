@@ -1,6 +1,4 @@
-import { InvalidJobPayloadError, RateLimitedError, UnrecoverableError } from '../src/errors/index.js';
-import { DayQuotaSpentError } from '../src/quota/errors.js';
-import { UpstreamAuthError, UpstreamNotEligibleError } from '../src/upstream/errors.js';
+import { InvalidJobPayloadError, RateLimitedError, UnrecoverableError, DayQuotaSpentError, UpstreamAuthError, UpstreamNotEligibleError } from '../src/errors/index.js';
 import type { JobKind } from '../jobs/kind.js';
 
 /** What becomes of a job whose attempt threw, decided by the error's class alone. */

@@ -14,7 +14,7 @@ import type { Connection } from 'mongoose';
 import { connectMongo } from '../../src/db/mongo.js';
 import { startEmbeddedRedis } from '../../src/embedded/redis-server.js';
 import { startEmbeddedMongo } from '../../src/embedded/mongo-server.js';
-import { EmbeddedUnavailableError } from '../../src/embedded/errors.js';
+import { EmbeddedUnavailableError } from '../../src/errors/index.js';
 import { liveChildren } from './proc.js';
 
 export class BenchUnavailableError extends Error {

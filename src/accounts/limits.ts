@@ -1,5 +1,5 @@
 import type { Redis } from '../db/redis.js';
-import { TooManyRequestsError } from '../errors/index.js';
+import { DailyUpdateLimitError } from '../errors/index.js';
 
 export type ForcedUpdateTake = { ok: true; used: number } | { ok: false; used: number; limit: number };
 
@@ -34,13 +34,6 @@ export async function takeForcedUpdate(redis: Redis, prefix: string, userId: str
   return ok === 1 ? { ok: true, used } : { ok: false, used, limit };
 }
 
-/** 429 for an account that has used up its forced updates (ACCOUNT_MAX_UPDATES_PER_DAY). */
-export class DailyUpdateLimitError extends TooManyRequestsError {
-  override readonly name = 'DailyUpdateLimitError';
-  constructor(readonly limit: number, retryAfterSeconds: number) {
-    super(`You may force at most ${limit} updates a day (ACCOUNT_MAX_UPDATES_PER_DAY).`, retryAfterSeconds);
-  }
-}
 
 /** Throws the 429 when `take` was refused; the caller says when the next day begins (seconds). */
 export function assertForcedUpdateTaken(take: ForcedUpdateTake, retryAfterSeconds: number): asserts take is Extract<ForcedUpdateTake, { ok: true }> {

@@ -56,3 +56,14 @@ export async function closeRedis(redis: Redis): Promise<void> {
     redis.disconnect();
   }
 }
+
+/**
+ * Whether `err` is the fail-fast client refusing a command because Redis is away. ioredis raises
+ * these as plain Errors (only MaxRetriesPerRequestError has a class of its own, and it is not
+ * exported), so this is the one place that reads their names and messages.
+ */
+export function isRedisUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'MaxRetriesPerRequestError') return true;
+  return /Stream isn't writeable|Connection is closed|enableOfflineQueue|ECONNREFUSED/.test(err.message);
+}

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
-import { EmbeddedUnavailableError } from './errors.js';
+import { EmbeddedUnavailableError } from '../errors/index.js';
 
 export interface EmbeddedRedis {
   readonly url: string;

@@ -1,6 +1,11 @@
+import type { Country } from '../catalog/identifiers.js';
+
 /**
- * The small set of named errors the program throws. Code matches on `name`/class, never on message
- * text. HTTP answers are made from them in one place (http/error-handler.ts).
+ * Every named error the program throws (but configuration and usage errors, which their own layers
+ * raise before anything runs). Each extends one of three bases, so code decides by class, never by
+ * message text: RetryableError (back off and retry), UnrecoverableError (no retry helps),
+ * RateLimitedError (wait `retryAfterMs`); HttpError and its subclasses are answers, made into
+ * HTTP in one place (src/http/error-handler.ts). Jobs map them in workers/failure.ts.
  */
 
 /** A job's payload does not fit its kind (written by an older version, or by hand): no retry helps. */
@@ -100,4 +105,114 @@ function summarize(errors: Readonly<Record<string, readonly string[]>>): string 
   if (first === undefined) return 'The given data was invalid.';
   const more = all.length - 1;
   return more > 0 ? `${first} (and ${more} more error${more === 1 ? '' : 's'})` : first;
+}
+
+// ---- The upstream (any adapter of src/upstream/port.ts)
+
+/**
+ * Typed upstream failures. Each extends one of the program's three base classes so the queue
+ * workers can decide without knowing the upstream: RateLimitedError → wait `retryAfterMs` and retry;
+ * RetryableError → back off and retry; UnrecoverableError → fail the job (and, for NotEligible,
+ * stop the country and alert). Code matches on the class, never on the message.
+ */
+
+/** 429 ThrottleException: the country's quota (per second or per day) is spent. */
+export class UpstreamRateLimitedError extends RateLimitedError {
+  override readonly name = 'UpstreamRateLimitedError';
+  constructor(readonly country: Country, retryAfterMs: number, readonly quotaCode?: string) {
+    super(`upstream throttled ${country}${quotaCode ? ` (${quotaCode})` : ''}; retry after ${retryAfterMs} ms`, retryAfterMs);
+  }
+}
+
+/**
+ * The credential was refused: by the token endpoint, or by the catalog twice in a row (the client
+ * refreshes the token once on a 401 before giving up). Fatal until an operator fixes it.
+ */
+export class UpstreamAuthError extends UnrecoverableError {
+  override readonly name = 'UpstreamAuthError';
+  constructor(readonly country: Country, readonly reason: string, message: string) {
+    super(`upstream refused the credential for ${country} (${reason}): ${message}`);
+  }
+}
+
+/**
+ * 403 AccessDenied (AssociateNotEligible, …) or 400 InvalidAssociate: the account may not use the
+ * API in this marketplace, typically after too few qualified sales. Fatal for the whole country.
+ */
+export class UpstreamNotEligibleError extends UnrecoverableError {
+  override readonly name = 'UpstreamNotEligibleError';
+  constructor(readonly country: Country, readonly reason: string, message: string) {
+    super(`upstream account not eligible in ${country} (${reason}): ${message}`);
+  }
+}
+
+/** A request the upstream would refuse, or did refuse (400 ValidationException): no retry helps. */
+export class UpstreamInvalidRequestError extends UnrecoverableError {
+  override readonly name = 'UpstreamInvalidRequestError';
+  constructor(message: string, readonly reason = 'Other', readonly fields: readonly { name: string; message: string }[] = []) {
+    super(message);
+  }
+}
+
+/** 5xx, a network failure, a timeout or an answer we cannot read: a later attempt may succeed. */
+export class UpstreamUnavailableError extends RetryableError {
+  override readonly name = 'UpstreamUnavailableError';
+  constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+// ---- The quota governor
+
+/** Why the day has no call left for a lane: the cap, the on-demand share of it, or an upstream that said so. */
+export type DaySpentReason = 'cap' | 'share' | 'spent';
+
+/**
+ * The quota day has no call left for this kind of work (QUOTA_PER_DAY, less what is kept for
+ * forced updates, or the on-demand share of it). Retryable, but not before `retryAt`: the start of
+ * the next quota day.
+ */
+export class DayQuotaSpentError extends RetryableError {
+  override readonly name = 'DayQuotaSpentError';
+  constructor(readonly country: Country, readonly reason: DaySpentReason, readonly retryAt: number) {
+    super(reason === 'share'
+      ? `the on-demand share of today's upstream quota in ${country} is spent (ON_DEMAND_SHARE); it renews at ${new Date(retryAt).toISOString()}`
+      : `today's upstream quota in ${country} is spent${reason === 'spent' ? ' (the upstream said so)' : ' (QUOTA_PER_DAY)'}; it renews at ${new Date(retryAt).toISOString()}`);
+  }
+}
+
+/** The governor stopped (shutdown) while a call waited for its permit. */
+export class GovernorClosedError extends RetryableError {
+  override readonly name = 'GovernorClosedError';
+}
+
+// ---- Accounts and the embedded default
+
+/** 429 for an account that has used up its forced updates (ACCOUNT_MAX_UPDATES_PER_DAY). */
+export class DailyUpdateLimitError extends TooManyRequestsError {
+  override readonly name = 'DailyUpdateLimitError';
+  constructor(
+    readonly limit: number,
+    retryAfterSeconds: number,
+  ) {
+    super(`You may force at most ${limit} updates a day (ACCOUNT_MAX_UPDATES_PER_DAY).`, retryAfterSeconds);
+  }
+}
+
+export class DuplicateEmailError extends Error {
+  override readonly name = 'DuplicateEmailError';
+}
+
+export class UserNotFoundError extends Error {
+  override readonly name = 'UserNotFoundError';
+}
+
+/** A stored token cannot be read with this APP_KEY. */
+export class TokenDecryptError extends Error {
+  override readonly name = 'TokenDecryptError';
+}
+
+/** A part of the embedded default could not be had; the message says what to set instead. */
+export class EmbeddedUnavailableError extends Error {
+  override readonly name = 'EmbeddedUnavailableError';
 }

@@ -1,4 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import mongoose from 'mongoose';
+import { isRedisUnavailable } from '../db/redis.js';
 import { HttpError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { ErrorBody } from './error-body.js';
@@ -24,14 +26,18 @@ function bodyParserAnswer(err: { type?: unknown; status?: unknown }): HttpError 
   }
 }
 
-const UNAVAILABLE = new Set(['MongoNetworkError', 'MongoServerSelectionError', 'MongoNotConnectedError',
-  'MongoTopologyClosedError', 'MongooseServerSelectionError', 'MaxRetriesPerRequestError']);
+const { MongoNetworkError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError } = mongoose.mongo;
 
 /** A dependency being away is a 503 (retry later), not a 500 (our bug). */
 function isDependencyDown(err: unknown): boolean {
-  if (!(err instanceof Error)) return false;
-  if (UNAVAILABLE.has(err.name) || UNAVAILABLE.has(err.constructor.name)) return true;
-  return /Stream isn't writeable|Connection is closed|enableOfflineQueue|ECONNREFUSED|Client must be connected/.test(err.message);
+  return (
+    err instanceof MongoNetworkError ||
+    err instanceof MongoServerSelectionError ||
+    err instanceof MongoNotConnectedError ||
+    err instanceof MongoTopologyClosedError ||
+    err instanceof mongoose.Error.MongooseServerSelectionError ||
+    isRedisUnavailable(err)
+  );
 }
 
 export function notFoundHandler(): RequestHandler {

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Country } from '../catalog/identifiers.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { DailyUsage } from './daily-usage.js';
-import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from './errors.js';
+import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../errors/index.js';
 import { HOLD, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
 import type { Lane } from './lanes.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from './quota-day.js';

@@ -2,5 +2,5 @@ export type { BrowseNodeInfo, BrowseNodePage, FindByCodeResult, GetItemsResult, 
 export { MAX_ITEMS_PER_CALL, MAX_PAGE } from './port.js';
 export {
   UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError, UpstreamUnavailableError,
-} from './errors.js';
+} from '../errors/index.js';
 export { createUpstream, createUpstreamShared, type CreateUpstreamOptions, type UpstreamShared } from './factory.js';

@@ -1,6 +1,6 @@
 import type { Metrics } from '../metrics/registry.js';
 import type { UpstreamPort } from './port.js';
-import { UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError } from './errors.js';
+import { UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError } from '../errors/index.js';
 
 function resultOf(err: unknown): string {
   if (err instanceof UpstreamRateLimitedError) return 'throttled';

@@ -3,7 +3,7 @@
  * quota, so we refuse it here first (research §6.4).
  */
 import { browseNodeSchema, isValidEan13 } from '../catalog/identifiers.js';
-import { UpstreamInvalidRequestError } from './errors.js';
+import { UpstreamInvalidRequestError } from '../errors/index.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL, MAX_PAGE } from './port.js';
 
 /** Upper-cased, checked ASINs (asinBatchSchema). */

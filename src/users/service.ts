@@ -5,6 +5,7 @@ import { renderMarkdown } from '../content/markdown.js';
 import { userSearchKeys } from '../directory/search-fields.js';
 import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from './token.js';
 import { isDuplicateKey } from '../db/mongo.js';
+import { DuplicateEmailError, UserNotFoundError } from '../errors/index.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
 
@@ -20,12 +21,6 @@ export const newUserSchema = z.object({
 });
 export type NewUser = z.input<typeof newUserSchema>;
 
-export class DuplicateEmailError extends Error {
-  override readonly name = 'DuplicateEmailError';
-}
-export class UserNotFoundError extends Error {
-  override readonly name = 'UserNotFoundError';
-}
 
 
 /** Accounts and their tokens. The token in the clear exists only in memory, on its way to its owner. */

@@ -1,4 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, randomInt } from 'node:crypto';
+import { TokenDecryptError } from '../errors/index.js';
 
 /** The contract's limit: a token has at most 60 characters. We always issue exactly 60. */
 export const TOKEN_LENGTH = 60;
@@ -24,9 +25,6 @@ export function encryptToken(token: string, key: Buffer): string {
   return ['v1', iv, cipher.getAuthTag(), data].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
 }
 
-export class TokenDecryptError extends Error {
-  override readonly name = 'TokenDecryptError';
-}
 
 export function decryptToken(sealed: string, key: Buffer): string {
   const [version, iv, tag, data] = sealed.split('.');

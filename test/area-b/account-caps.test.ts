@@ -6,8 +6,8 @@ import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
 import { recordCountryAnswer } from '../../jobs/ean-import.js';
-import { HttpError } from '../../src/errors/index.js';
-import { DailyUpdateLimitError, assertForcedUpdateTaken, forcedUpdateKey, takeForcedUpdate } from '../../src/accounts/limits.js';
+import { HttpError, DailyUpdateLimitError } from '../../src/errors/index.js';
+import { assertForcedUpdateTaken, forcedUpdateKey, takeForcedUpdate } from '../../src/accounts/limits.js';
 
 /** A valid EAN-13 from its first 12 digits. */
 function ean13(first12: string): string {

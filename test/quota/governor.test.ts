@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
 import { QuotaGovernor, type GovernedQuota } from '../../src/quota/governor.js';
 import { DailyUsage } from '../../src/quota/daily-usage.js';
-import { DayQuotaSpentError } from '../../src/quota/errors.js';
+import { DayQuotaSpentError } from '../../src/errors/index.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';
 import { registerModels } from '../../src/models/index.js';
 import { mongoUriFor, uniqueName } from '../helpers/context.js';

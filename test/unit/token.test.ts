@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAppKey, generateAppKey } from '../../config/app-key.js';
-import { decryptToken, encryptToken, generateToken, hashToken, TokenDecryptError, TOKEN_LENGTH } from '../../src/users/token.js';
+import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from '../../src/users/token.js';
+import { TokenDecryptError } from '../../src/errors/index.js';
 
 describe('API tokens', () => {
   it('are 60 alphanumeric characters and do not repeat', () => {

@@ -1,11 +1,8 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RateLimitedError, RetryableError, UnrecoverableError } from '../../src/errors/index.js';
+import { RateLimitedError, RetryableError, UnrecoverableError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../src/errors/index.js';
 import { CreatorsClient } from '../../src/upstream/creators/client.js';
 import { CREDENTIAL_VERSIONS } from '../../src/upstream/creators/credentials.js';
-import {
-  UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError, UpstreamUnavailableError,
-} from '../../src/upstream/errors.js';
 import { createUpstream } from '../../src/upstream/factory.js';
 import { findAsins, startHarness, type SimHarness } from './helpers.js';
 

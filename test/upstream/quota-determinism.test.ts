@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { UpstreamRateLimitedError } from '../../src/upstream/errors.js';
+import { UpstreamRateLimitedError } from '../../src/errors/index.js';
 import { findAsins, ManualClock, startHarness, type SimHarness } from './helpers.js';
 
 describe('simulator quota', () => {

@@ -9,7 +9,7 @@ import type { Country } from '../../catalog/identifiers.js';
 import type { ItemOutcome, UpstreamItem } from '../../catalog/product.js';
 import {
   UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError, UpstreamUnavailableError,
-} from '../errors.js';
+} from '../../errors/index.js';
 import { MAX_PAGE, type BrowseNodeInfo, type BrowseNodePage, type FindByCodeResult, type GetItemsResult, type UpstreamPort } from '../port.js';
 import { checkAsinBatch, checkBrowseNodeId, checkBrowseNodeIds, checkEan, checkPage } from '../validate.js';
 import type { CredentialVersion } from './credentials.js';

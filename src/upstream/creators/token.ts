@@ -4,7 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Country } from '../../catalog/identifiers.js';
-import { UpstreamAuthError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../errors.js';
+import { UpstreamAuthError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../errors/index.js';
 import type { Credential } from './credentials.js';
 import { post, retryAfterMs } from './http.js';
 import { tokenErrorSchema, tokenResponseSchema } from './wire.js';
