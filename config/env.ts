@@ -10,7 +10,7 @@ import { bool, duration, int, timeZone, url } from './parsers.js';
 import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
 import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
-import { COUNTRY_CODES, type Country } from '../src/catalog/identifiers.js';
+import { COUNTRY_CODES, type Country } from './countries.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

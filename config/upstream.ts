@@ -5,10 +5,10 @@
  */
 import { z } from 'zod';
 import { int, url } from './parsers.js';
-import type { Country } from '../src/catalog/identifiers.js';
-import { MARKETPLACES } from '../src/upstream/marketplaces.js';
-import { CREATORS_API_URL, CREDENTIAL_VERSIONS, credentialVersion, type CredentialVersion } from '../src/upstream/creators/credentials.js';
-import { faultsSchema, type Faults } from '../src/simulator/faults.js';
+import type { Country } from './countries.js';
+import { MARKETPLACES } from './marketplaces.js';
+import { CREATORS_API_URL, CREDENTIAL_VERSIONS, credentialVersion, type CredentialVersion } from './creators-api.js';
+import { faultsSchema, type Faults } from './faults.js';
 
 const fraction = z.string().regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a number from 0 to 1').transform(Number);
 

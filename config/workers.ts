@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import cron from 'node-cron';
 import { bool, decimal, duration, int, timeZone } from './parsers.js';
-import { DEFAULT_RETRY, retrySpanMs } from '../jobs/retry.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import { DEFAULT_RETRY, retrySpanMs } from './retry.js';
+import type { Country } from './countries.js';
 
 const cronExpr = z.string().refine((v) => cron.validate(v), 'must be a cron expression (node-cron, seconds optional)');
 

@@ -6,7 +6,7 @@ import { productModel } from '../src/models/product.js';
 import { watchModel } from '../src/models/watch.js';
 import { MAX_PAGE } from '../src/upstream/port.js';
 import { defineJob, type JobContext } from './kind.js';
-import { DEFAULT_RETRY } from './retry.js';
+import { DEFAULT_RETRY } from '../config/retry.js';
 
 /**
  * A watched browse node's crawl, page by page, in each country: planned once a crawl interval by

@@ -9,7 +9,7 @@ import { eanImportModel, type CountryImportStatus, type EanImportDoc } from '../
 import { MAX_PAGE } from '../src/upstream/port.js';
 import { defineJob, type JobContext } from './kind.js';
 import type { JobProducer } from './queues.js';
-import { DEFAULT_RETRY } from './retry.js';
+import { DEFAULT_RETRY } from '../config/retry.js';
 
 /**
  * An EAN import, from start to end. `POST /api/watch/ean` creates it and one resolve job per

@@ -10,7 +10,7 @@ import type { Lane } from '../src/quota/lanes.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { WatchService } from '../src/watch/service.js';
 import type { JobProducer } from './queues.js';
-import type { RetryPolicy } from './retry.js';
+import type { RetryPolicy } from '../config/retry.js';
 
 /**
  * What jobs, their producers and the planner use of the application's context. The context is

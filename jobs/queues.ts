@@ -4,7 +4,7 @@ import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import type { QueueKind } from './kind.js';
 import { kindOf, parseJob, queueKindOf, type JobInput, type JobName } from './registry.js';
-import { DEFAULT_RETRY, FORCED_RETRY } from './retry.js';
+import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
 
 /** A country's queues (no `:` in BullMQ names): `upstream-JP` for most work, `update-JP` for forced updates. */
 export function queueName(country: Country, kind: QueueKind = 'work'): string {

@@ -7,7 +7,7 @@ import { DayQuotaSpentError } from '../src/errors/index.js';
 import { claimMoreDue } from '../src/scheduler/claims.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { defineJob, type JobContext, type JobRun } from './kind.js';
-import { DEFAULT_RETRY } from './retry.js';
+import { DEFAULT_RETRY } from '../config/retry.js';
 
 /**
  * Scheduled refreshes: a batch of up to 10 due products of one country, planned by jobs/planner.ts

@@ -12,7 +12,7 @@ import { asinBatchSchema } from '../src/upstream/port.js';
 import { defineJob, type JobContext } from './kind.js';
 import { queueName } from './queues.js';
 import { refreshBatch } from './refresh.js';
-import { FORCED_RETRY } from './retry.js';
+import { FORCED_RETRY } from '../config/retry.js';
 
 /**
  * The forced update (`GET|POST /api/world/update`): up to 10 ASINs of one country refreshed now.

@@ -1,9 +1,7 @@
 import { z } from 'zod';
 
-/** Country codes we serve. Each has its own upstream marketplace, quota and queue. */
-export const COUNTRY_CODES = ['JP', 'US'] as const;
-export const countrySchema = z.enum(COUNTRY_CODES);
-export type Country = z.infer<typeof countrySchema>;
+// config/ checks COUNTRIES against this list and may not import src/, so the list lives there.
+export { COUNTRY_CODES, countrySchema, type Country } from '../../config/countries.js';
 
 /** An ASIN: exactly 10 characters of [0-9A-Z] (we upper-case what clients send). */
 export const ASIN_RE = /^[0-9A-Z]{10}$/;

@@ -1,6 +1,6 @@
 import type { ProductFields } from '../models/product.js';
 import type { ProductRecord } from './product.js';
-import { formatDateTime, formatNullableDateTime } from '../http/dates.js';
+import { formatDateTime, formatNullableDateTime } from '../dates.js';
 
 /** Fields a stored product keeps to itself: never read for an API answer. */
 export const PRODUCT_HIDDEN_FIELDS = { raw: 0, search_keys: 0 } as const;

@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { buildApp } from '../http/app.js';
-import { listen, type RunningServer } from '../http/server.js';
+import { listen, type RunningServer } from '../lifecycle/http-server.js';
 import { areaRoutes } from '../http/areas.js';
 
 /** The api role: areas A, B and C, health, metrics and Bull Board, over HTTP. */

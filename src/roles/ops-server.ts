@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { buildApp } from '../http/app.js';
-import { listen } from '../http/server.js';
+import { listen } from '../lifecycle/http-server.js';
 import { metricsRoutes } from '../http/routes/metrics.js';
 
 /**

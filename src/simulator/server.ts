@@ -3,7 +3,7 @@
  * by `all` when UPSTREAM=simulator, and by tests (with an injected clock).
  */
 import type { SimulatorConfig } from '../../config/upstream.js';
-import { listen } from '../http/server.js';
+import { listen } from '../lifecycle/http-server.js';
 import type { Logger } from '../logger.js';
 import { buildSimulatorApp } from './app.js';
 import { SyntheticCatalog } from './catalog.js';

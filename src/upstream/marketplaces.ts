@@ -1,22 +1,8 @@
 import type { Country } from '../catalog/identifiers.js';
+import { MARKETPLACES, type Marketplace } from '../../config/marketplaces.js';
 
-/**
- * What the Creators API needs to know about a country: the `x-marketplace` value, the currency its
- * prices come in, the language of its titles, and the credential version whose region group covers
- * it (research §2 and §6.3: JP is in the FE group, 3.3; US in NA, 3.1).
- */
-export interface Marketplace {
-  readonly country: Country;
-  readonly host: string;
-  readonly currency: string;
-  readonly language: 'ja_JP' | 'en_US';
-  readonly defaultCredentialVersion: string;
-}
-
-export const MARKETPLACES: Readonly<Record<Country, Marketplace>> = Object.freeze({
-  JP: { country: 'JP', host: 'www.amazon.co.jp', currency: 'JPY', language: 'ja_JP', defaultCredentialVersion: '3.3' },
-  US: { country: 'US', host: 'www.amazon.com', currency: 'USD', language: 'en_US', defaultCredentialVersion: '3.1' },
-});
+// config/ reads the table for each country's defaults and may not import src/, so it lives there.
+export { MARKETPLACES, type Marketplace };
 
 /** The country whose marketplace host is `host`, if we serve it. */
 export function countryOfMarketplace(host: string): Country | undefined {

@@ -3,7 +3,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { PostService } from '../../src/posts/service.js';
 import { userModel } from '../../src/models/user.js';
 import { postModel } from '../../src/models/post.js';
-import { formatDateTime } from '../../src/http/dates.js';
+import { formatDateTime } from '../../src/dates.js';
 import { buildApp } from '../../src/http/app.js';
 import { areaRoutes } from '../../src/http/areas.js';
 import supertest from 'supertest';

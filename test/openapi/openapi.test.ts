@@ -7,7 +7,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCli } from '../helpers/cli.js';
 import { buildApp } from '../../src/http/app.js';
 import { areaRoutes } from '../../src/http/areas.js';
-import { listen, type RunningServer } from '../../src/http/server.js';
+import { listen, type RunningServer } from '../../src/lifecycle/http-server.js';
 import { buildOpenApiDocument } from '../../src/http/openapi/document.js';
 import { OpenApiChecker } from '../helpers/openapi-check.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDateTime, formatNullableDateTime } from '../../src/http/dates.js';
+import { formatDateTime, formatNullableDateTime } from '../../src/dates.js';
 
 describe('formatDateTime', () => {
   const d = new Date('2026-03-04T15:06:07.890Z');

@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { dateTimeTextSchema, formatDateTime } from '../dates.js';
+import { dateTimeTextSchema, formatDateTime } from '../../dates.js';
 import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
 import type { UserDoc } from '../../models/user.js';
 

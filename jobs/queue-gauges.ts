@@ -1,12 +1,12 @@
-import type { AppContext } from '../context.js';
-import { JOB_STATES } from '../../jobs/queues.js';
-import { QUEUE_KINDS } from '../../jobs/registry.js';
+import type { JobContext } from './kind.js';
+import { JOB_STATES } from './queues.js';
+import { QUEUE_KINDS } from './registry.js';
 
 /**
  * Reads the depth of every country queue, and the age of its oldest waiting job, into the gauges.
  * Run on each scrape: the queues are shared by every process, so any process can report them.
  */
-export async function refreshQueueGauges(ctx: Pick<AppContext, 'config' | 'jobs' | 'metrics'>): Promise<void> {
+export async function refreshQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics'>): Promise<void> {
   await Promise.all(ctx.config.countries.flatMap((country) => QUEUE_KINDS.map(async (kind) => {
     const queue = ctx.jobs.queue(country, kind);
     const counts = await queue.getJobCounts(...JOB_STATES);
