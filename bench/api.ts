@@ -1,5 +1,5 @@
 /**
- * API throughput (issue 7, benchmark 4): autocannon at a fixed concurrency against the world list
+ * API throughput: autocannon at a fixed concurrency against the world list
  * (plain and searched), a single product, and the public directory, on seeded data, with the rate
  * limits raised (they stay in the path, counting in Redis, as in production). Figures per endpoint:
  * requests a second, p99 latency, the api process's own CPU per request (from /proc), non-2xx.

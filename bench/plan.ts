@@ -1,5 +1,5 @@
 /**
- * Planner cost (issue 7, benchmark 3): time and MongoDB documents examined per scheduler tick with
+ * Planner cost: time and MongoDB documents examined per scheduler tick with
  * 10^4, 10^5 and 10^6 products in the catalogue and a fixed number due. The planner's queries read
  * the `plan_due` index, so the cost should follow the number due, not the catalogue's size; on a
  * real mongod `explain()` shows it. The CI stand-in has no `explain` and scans every collection, so

@@ -1,5 +1,5 @@
 /**
- * Refresh throughput against the quota limit (issue 7, benchmark 1), with the forced-update load
+ * Refresh throughput against the quota limit, with the forced-update load
  * of benchmark 2 running during it (see update.ts).
  *
  * N watched ASINs (20 % priority 1), tracked in every country, all due at once; the simulator with

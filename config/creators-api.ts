@@ -1,7 +1,6 @@
 /**
- * The Creators API's published endpoints: the catalog API's URL and, per credential version
- * (research §2, "Token endpoints by version"), the token endpoint. The version an operator is given
- * decides the token endpoint, its scope spelling and how the token request and the catalog
+ * The Creators API's published endpoints: the catalog API's URL and, per credential version, the
+ * token endpoint. The version an operator is given decides the token endpoint, its scope spelling and how the token request and the catalog
  * Authorization header are written:
  * - 2.x: Amazon Cognito. Form-encoded token request; catalog header `Bearer <token>, Version 2.x`.
  * - 3.x: Login with Amazon. JSON token request; catalog header `Bearer <token>`.

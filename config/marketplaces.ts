@@ -3,7 +3,7 @@ import type { Country } from './countries.js';
 /**
  * What the Creators API needs to know about a country: the `x-marketplace` value, the currency its
  * prices come in, the language of its titles, and the credential version whose region group covers
- * it (research §2 and §6.3: JP is in the FE group, 3.3; US in NA, 3.1).
+ * it (JP is in the FE group, 3.3; US in NA, 3.1).
  */
 export interface Marketplace {
   readonly country: Country;

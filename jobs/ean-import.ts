@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Config } from '../config/env.js';
 import { countrySchema, isValidEan13, type Country } from '../src/catalog/identifiers.js';
 import { writeFoundItems } from '../src/catalog/writes.js';
-import { isDuplicateKey } from '../src/db/mongo.js';
+import { isDuplicateKey, OBJECT_ID_RE } from '../src/db/mongo.js';
 import { TooManyRequestsError } from '../src/errors/index.js';
 import { eanImportModel, type CountryImportStatus, type EanImportDoc } from '../src/models/ean-import.js';
 import { MAX_PAGE } from '../src/upstream/port.js';
@@ -24,7 +24,7 @@ import { DEFAULT_RETRY } from '../config/retry.js';
  * open) → done | not_found | failed.
  */
 
-const objectId = z.string().regex(/^[0-9a-f]{24}$/);
+const objectId = z.string().regex(OBJECT_ID_RE);
 
 const resolvePayload = z.object({
   country: countrySchema,
@@ -38,7 +38,7 @@ type ResolvePayload = z.output<typeof resolvePayload>;
 /**
  * The id of an import's resolve job for one country and page. Every producer (the api, the job of
  * the page before, the scheduler's sweep) uses it, so a page is never queued twice while its job
- * exists. Page 1 keeps the shorter form existing jobs were queued under.
+ * exists. Page 1 has the shorter form, which jobs already in Redis carry.
  */
 export function eanResolveJobId(importId: string, country: string, page: number): string {
   return page === 1 ? `ean-${importId}-${country}` : `ean-${importId}-${country}-p${page}`;
@@ -102,7 +102,7 @@ export class EanImports {
   }
 
   async find(userId: Types.ObjectId, id: string): Promise<EanImportDoc | null> {
-    if (!mongoose.isValidObjectId(id) || !/^[0-9a-f]{24}$/i.test(id)) return null;
+    if (!OBJECT_ID_RE.test(id.toLowerCase())) return null;
     return eanImportModel(this.mongo).findOne({ _id: id, user_id: userId });
   }
 

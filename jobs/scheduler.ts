@@ -2,6 +2,7 @@ import cron, { type ScheduledTask } from 'node-cron';
 import pLimit from 'p-limit';
 import type { Logger } from '../src/logger.js';
 import { withLock } from '../src/scheduler/lock.js';
+import { once } from '../src/lifecycle/once.js';
 import { planCountry, type CountryPlan } from './planner.js';
 import { planCrawls } from './browse-crawl.js';
 import { requeueStalledImports } from './ean-import.js';
@@ -26,14 +27,20 @@ export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): Ru
   const { redis, redisPrefix: prefix } = ctx;
   const lockTtl = 30_000;
   const inFlight = new Set<Promise<unknown>>();
-  let closing: Promise<void> | undefined;
   let recheck: NodeJS.Timeout | undefined;
+  let tasks: ScheduledTask[] = [];
+  const close = once(async () => {
+    clearTimeout(recheck);
+    await Promise.all(tasks.map((t) => t.stop()));
+    await Promise.all(tasks.map((t) => t.destroy()));
+    await Promise.allSettled(inFlight);
+  });
   // Every pass is tracked, whoever starts it (a tick, the start-up pass, a recheck, or the api's
   // nudge through planNow), and none starts once closing began, so close() waits for all of them:
   // a pass left running while Redis and MongoDB close could not release the plan lock, and every
   // scheduler would stop planning until the lock's TTL ran out.
   const tracked = <T>(fn: () => Promise<T | undefined>) => (): Promise<T | undefined> => {
-    if (closing) return Promise.resolve(undefined);
+    if (close.started) return Promise.resolve(undefined);
     const run = fn();
     inFlight.add(run);
     void run.finally(() => inFlight.delete(run)).catch(() => undefined);
@@ -56,7 +63,7 @@ export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): Ru
     }
     // A part-filled batch was held back for more products: plan again when it may go as it is.
     const next = Math.min(...res.value.map((p) => p.recheckAt ?? Infinity));
-    if (Number.isFinite(next) && !closing) {
+    if (Number.isFinite(next) && !close.started) {
       clearTimeout(recheck);
       recheck = setTimeout(guard('plan', tracked(planNow)), Math.max(0, next - Date.now()) + 10);
     }
@@ -75,7 +82,7 @@ export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): Ru
       logger.warn({ tick: name, err: { name: err.name, message: err.message } }, 'scheduler tick failed; the next tick tries again');
     });
   }
-  const tasks: ScheduledTask[] = [
+  tasks = [
     cron.schedule(ctx.config.workers.scheduler.refreshCron, guard('plan', tracked(planNow)), { name: 'plan-refreshes', noOverlap: true }),
     cron.schedule(ctx.config.workers.scheduler.browseCron, guard('crawl', tracked(crawlNow)), { name: 'plan-crawls', noOverlap: true }),
   ];
@@ -84,17 +91,5 @@ export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): Ru
   void guard('crawl', tracked(crawlNow))();
   logger.info({ refresh: ctx.config.workers.scheduler.refreshCron, crawl: ctx.config.workers.scheduler.browseCron }, 'scheduler started');
 
-  return {
-    planNow: tracked(planNow),
-    crawlNow: tracked(crawlNow),
-    close() {
-      closing ??= (async () => {
-        clearTimeout(recheck);
-        await Promise.all(tasks.map((t) => t.stop()));
-        await Promise.all(tasks.map((t) => t.destroy()));
-        await Promise.allSettled(inFlight);
-      })();
-      return closing;
-    },
-  };
+  return { planNow: tracked(planNow), crawlNow: tracked(crawlNow), close };
 }

@@ -6,6 +6,7 @@ import { queueName } from '../jobs/queues.js';
 import { isJobName, kindOf, parseJob, QUEUE_KINDS, type JobName } from '../jobs/registry.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import { withTimeout } from '../src/db/mongo.js';
+import { once } from '../src/lifecycle/once.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 
 export interface RunningWorkers {
@@ -78,7 +79,7 @@ export async function startWorkers(
         // finds its lock gone, and it takes two checks (mark, then move). BullMQ checks every 30 s
         // whatever the lock is, so a short WORKER_LOCK_MS still left the batch stuck for up to a
         // minute. Checking once per lock duration bounds the recovery at about twice WORKER_LOCK_MS
-        // (30 s when unset, BullMQ's default). Found by test/faults/worker-kill.test.ts.
+        // (30 s when unset, BullMQ's default).
         stalledInterval: Math.min(30_000, ctx.config.workers.lockMs),
         autorun: false,
       });
@@ -96,23 +97,18 @@ export async function startWorkers(
   await Promise.all([...workers.values(), ...updates.values()].map((w) => w.waitUntilReady()));
   logger.info({ countries: ctx.config.countries, concurrency: Object.fromEntries(ctx.config.countries.map((c) => [c, ctx.config.workers.concurrency(c)])) }, 'workers started');
 
-  let closing: Promise<void> | undefined;
-  return {
-    workers,
-    updates,
-    close() {
-      closing ??= (async () => {
-        await Promise.all([...workers.values(), ...updates.values()].map(async (w) => {
-          try {
-            await withTimeout(w.close(), ctx.config.workers.shutdownMs, 'worker drain');
-          } catch {
-            logger.warn('active jobs did not finish in time: closing anyway (they will be retried after their lock expires)');
-            await w.close(true);
-          }
-        }));
-        await Promise.allSettled(queues.map((q) => q.close()));
-      })();
-      return closing;
-    },
-  };
+  const close = once(async () => {
+    await Promise.all(
+      [...workers.values(), ...updates.values()].map(async (w) => {
+        try {
+          await withTimeout(w.close(), ctx.config.workers.shutdownMs, 'worker drain');
+        } catch {
+          logger.warn('active jobs did not finish in time: closing anyway (they will be retried after their lock expires)');
+          await w.close(true);
+        }
+      }),
+    );
+    await Promise.allSettled(queues.map((q) => q.close()));
+  });
+  return { workers, updates, close };
 }

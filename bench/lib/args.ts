@@ -1,6 +1,6 @@
 /**
  * Options shared by every benchmark: flags (`--seconds 20`) win over environment variables
- * (`BENCH_SECONDS=20`), which win over the issue's defaults. `npm run bench -- --seconds 20` passes
+ * (`BENCH_SECONDS=20`), which win over the defaults. `npm run bench -- --seconds 20` passes
  * the same flags to all four benchmarks, so every script accepts every option and ignores the rest.
  */
 import { parseArgs } from 'node:util';

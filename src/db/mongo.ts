@@ -47,3 +47,6 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string, timeoutE
 export function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
+
+/** An ObjectId as text: 24 lower-case hex digits, as `toHexString()` writes it. */
+export const OBJECT_ID_RE = /^[0-9a-f]{24}$/;

@@ -4,11 +4,11 @@ import { validate } from './validate.js';
 
 /**
  * Laravel's LengthAwarePaginator as its API resources render it (`{data, links, meta}`), for the
- * clients written against the original service. The rules (anchors D.1): `last_page` is at least
+ * clients written against the original service. The rules: `last_page` is at least
  * 1; `from`/`to` are 1-based and null on an empty page; the page is not clamped, so a page past the
  * end is empty with `prev` pointing one page back; `prev`/`next` are null at the ends. Unlike
- * Laravel's default, links keep the other query parameters (the issue asks for `q` and `limit`),
- * with `page` always last.
+ * Laravel's default, links keep the other query parameters (`q`, `limit` and the
+ * rest), with `page` always last.
  */
 
 const pageLinksSchema = z

@@ -6,7 +6,7 @@ import { HttpError, ServiceUnavailableError } from '../errors/index.js';
 
 /**
  * Rate limiters counted in Redis, so that every api process behind a load balancer shares one
- * count per client. Headers follow Laravel's throttle middleware (anchors D.3) for the clients
+ * count per client. Headers follow Laravel's throttle middleware for the clients
  * written against it: `X-RateLimit-Limit` and `-Remaining` on every answer, and on a 429 also
  * `Retry-After`, `X-RateLimit-Reset` and `{"message":"Too Many Attempts."}`. The IETF draft headers
  * (`RateLimit`, `RateLimit-Policy`, draft 8) are sent beside them for clients that read the standard.

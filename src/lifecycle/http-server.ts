@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import { once } from './once.js';
 
 export interface RunningServer {
   readonly server: Server;
@@ -36,19 +37,18 @@ export async function listen(app: Express, port: number, host: string): Promise<
   });
   const { port: bound } = server.address() as AddressInfo;
   const shownHost = host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host;
-  let closing: Promise<void> | undefined;
   return {
     server,
     url: `http://${shownHost}:${bound}`,
-    close() {
-      closing ??= new Promise<void>((resolve, reject) => {
-        draining = true;
-        for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
-        server.close((err) => (err ? reject(err) : resolve()));
-        // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
-        server.closeIdleConnections();
-      });
-      return closing;
-    },
+    close: once(
+      () =>
+        new Promise<void>((resolve, reject) => {
+          draining = true;
+          for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+          server.close((err) => (err ? reject(err) : resolve()));
+          // Idle keep-alive sockets would hold close() open; busy ones finish their request first.
+          server.closeIdleConnections();
+        }),
+    ),
   };
 }

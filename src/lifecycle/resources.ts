@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import { once } from './once.js';
 
 interface Entry {
   readonly name: string;
@@ -14,19 +15,19 @@ interface Entry {
 export class Resources {
   readonly #entries: Entry[] = [];
   readonly #stop = new AbortController();
-  #closing: Promise<Error[]> | undefined;
+  readonly #close = once(() => this.#closeAll());
 
   constructor(private readonly logger: Logger) {}
 
   /** Registers a resource; returns the value for chaining at the point of creation. */
   own<T>(name: string, value: T, close: (value: T) => Promise<void> | void): T {
-    if (this.#closing) throw new Error(`cannot open ${name}: shutting down`);
+    if (this.#close.started) throw new Error(`cannot open ${name}: shutting down`);
     this.#entries.push({ name, close: () => close(value) });
     return value;
   }
 
   get closing(): boolean {
-    return this.#closing !== undefined;
+    return this.#close.started;
   }
 
   /** Aborted when closing begins, before anything closes: what waits can answer at once. */
@@ -37,8 +38,7 @@ export class Resources {
   /** Idempotent and single-flight: every caller gets the same promise. */
   close(): Promise<Error[]> {
     if (!this.#stop.signal.aborted) this.#stop.abort();
-    this.#closing ??= this.#closeAll();
-    return this.#closing;
+    return this.#close();
   }
 
   async #closeAll(): Promise<Error[]> {

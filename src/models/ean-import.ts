@@ -18,7 +18,7 @@ export interface EanImportFields {
   status: ImportStatus;
   /**
    * Per country: its status, the ASINs it found so far and the search page its next job reads
-   * (absent on imports written before resolving went page by page: read as 1).
+   * (may be absent: read as 1).
    */
   countries: { country: Country; status: CountryImportStatus; asins: string[]; error: string | null; page?: number; waiting_until?: Date | null }[];
   /**

@@ -55,7 +55,7 @@ function getItems(state: SimulatorState, country: Country, body: unknown): Answe
     else if (found.kind === 'not_accessible') errors.push({ code: 'ItemNotAccessible', message: `The ItemId ${id} is not accessible through the Creators API.` });
     else errors.push({ code: 'InvalidParameterValue', message: `The ItemId ${id} provided in the request is invalid.` });
   }
-  // The real service does not promise request order (research §1.8); neither do we.
+  // The real service does not promise request order; neither do we.
   items.sort((a, b) => unit(state.config.seed, 'order', String(a.asin)) - unit(state.config.seed, 'order', String(b.asin)));
   return { status: 200, body: { ...(items.length ? { itemsResult: { items } } : {}), ...(errors.length ? { errors } : {}) }, items: items.length };
 }
@@ -113,7 +113,7 @@ async function handle(state: SimulatorState, req: Request, res: Response, op: st
   if (!auth) return fail('UnauthorizedException', 'Missing or malformed Authorization header.', { reason: 'MissingCredential' });
   const verdict = state.tokens.verify(auth[1]!, state.now());
   if (!verdict.ok) return fail('UnauthorizedException', verdict.reason === 'TokenExpired' ? 'The access token has expired.' : 'The access token is invalid.', { reason: verdict.reason });
-  // v2.x (Cognito) tokens must be presented with their version (research §2).
+  // v2.x (Cognito) tokens must be presented with their version.
   if (verdict.flavour === 'cognito' && !auth[2]) return fail('UnauthorizedException', 'Version is required for 2.x credentials.', { reason: 'InvalidToken' });
   if (!country) {
     return fail('ValidationException', 'The x-marketplace header must name a supported marketplace, e.g. www.amazon.co.jp.', {

@@ -45,8 +45,8 @@ export class CodeMap {
   }
 
   /**
-   * How many ASINs list this EAN: most codes one, some none, a few several (research §1.10 and
-   * §3: one code can map to many ASINs), and one in five hundred more than a search page holds, so
+   * How many ASINs list this EAN: most codes one, some none, a few several (one code can map to many
+   * ASINs), and one in five hundred more than a search page holds, so
    * that resolving a code page by page is exercised.
    */
   asinCount(ean: string): number {

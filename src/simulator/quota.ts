@@ -1,7 +1,7 @@
 /**
  * The per-country quota of the simulated service: a token bucket of `perSecond` requests (burst up
  * to one second's worth, since the real service allows "some burst" without a figure) and a count
- * per UTC day. One call is one transaction whatever it carries (research §1.9).
+ * per UTC day. One call is one transaction whatever it carries.
  */
 import type { Country } from '../catalog/identifiers.js';
 

@@ -1,5 +1,5 @@
 /**
- * The two token endpoints of the Creators API on the simulator's host (research §2):
+ * The two token endpoints of the Creators API on the simulator's host:
  * `/auth/o2/token` as Login with Amazon answers it (v3.x credentials) and `/oauth2/token` as Amazon
  * Cognito does (v2.x). OAuth2 client credentials; errors in RFC 6749 §5.2 shape.
  */

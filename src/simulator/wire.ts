@@ -1,6 +1,7 @@
 /**
- * The simulator's own reading of Creators API requests and its error bodies. Written from the
- * research (§2), independently of the client's types, so that a client bug is not mirrored here.
+ * The simulator's own reading of Creators API requests and its error bodies. Written from Amazon's
+ * documentation and SDK, independently of the client's types, so that a client bug is not mirrored
+ * here.
  */
 import { z } from 'zod';
 
@@ -20,7 +21,7 @@ export const getItemsRequestSchema = z.strictObject({
 });
 
 /**
- * CONFLICT (research §2): the SDK model lets itemCount reach 100, wrapper docs still say 10. We
+ * CONFLICT: the SDK model lets itemCount reach 100, wrapper docs still say 10. We
  * enforce 10, the stricter reading: a client that passes here passes the real service either way.
  */
 export const searchItemsRequestSchema = z.strictObject({
@@ -56,7 +57,7 @@ export const getBrowseNodesRequestSchema = z.strictObject({
   languagesOfPreference: languages,
 });
 
-/** getItems/searchItems resources of Amazon's SDK enum (lowerCamel, research §2). */
+/** getItems/searchItems resources of Amazon's SDK enum (lowerCamel). */
 export const ITEM_RESOURCE_NAMES: ReadonlySet<string> = new Set([
   'browseNodeInfo.browseNodes', 'browseNodeInfo.browseNodes.ancestor', 'browseNodeInfo.browseNodes.salesRank', 'browseNodeInfo.websiteSalesRank',
   'customerReviews.count', 'customerReviews.starRating',

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ASIN_RE, type Country } from '../catalog/identifiers.js';
 import type { ItemOutcome, UpstreamItem } from '../catalog/product.js';
 
-/** getItems takes at most this many ASINs (research §1.4, §2). */
+/** getItems takes at most this many ASINs. */
 export const MAX_ITEMS_PER_CALL = 10;
 
 /**
@@ -19,7 +19,7 @@ export const asinBatchSchema = z
   .min(1, 'is required.')
   .max(MAX_ITEMS_PER_CALL, `must not hold more than ${MAX_ITEMS_PER_CALL} ASINs (the upstream's limit).`)
   .refine((a) => new Set(a).size === a.length, 'must not hold an ASIN twice.');
-/** Search and browse pages run from 1 to this (research §1.5). */
+/** Search and browse pages run from 1 to this. */
 export const MAX_PAGE = 10;
 
 export interface GetItemsResult {

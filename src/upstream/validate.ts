@@ -1,6 +1,6 @@
 /**
  * Local checks run before a request is sent: a call that the upstream would refuse still spends
- * quota, so we refuse it here first (research §6.4).
+ * quota, so we refuse it here first.
  */
 import { browseNodeSchema, isValidEan13 } from '../catalog/identifiers.js';
 import { UpstreamInvalidRequestError } from '../errors/index.js';

@@ -5,7 +5,7 @@ import { ValidationError } from '../../src/errors/index.js';
 const P = 'http://host/api/items';
 const items = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
-// Laravel's worked values (anchors D.1): per_page 15, total 35, so last_page 3.
+// Laravel's worked values: per_page 15, total 35, so last_page 3.
 describe('paginate: the four Laravel cases', () => {
   it('first page', () => {
     const r = paginate({ items: items(15), total: 35, page: 1, perPage: 15, path: P });

@@ -1,5 +1,5 @@
 /**
- * The client's requests checked against the documented wire format (research §2) by a bare
+ * The client's requests checked against the documented wire format by a bare
  * node:http server that records raw requests: nothing here shares code with the simulator.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';

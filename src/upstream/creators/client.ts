@@ -72,7 +72,7 @@ export class CreatorsClient implements UpstreamPort {
   }
 
   /**
-   * The official recipe (research §1.10): searchItems with the code as keywords, keeping only items
+   * The official recipe: searchItems with the code as keywords, keeping only items
    * whose EAN list holds it. A next page is worth a call only when this one was full and matched
    * throughout: results are ranked by relevance, so the first unrelated hit means the code's own
    * items have all been listed, and each page spends a call of a scarce quota.
@@ -136,7 +136,7 @@ export class CreatorsClient implements UpstreamPort {
       }
       return parsed.data as z.infer<S>;
     }
-    // CONFLICT (research §1.8 vs §2): PA-API answered "no results" as a 200 with errors[NoResults];
+    // CONFLICT: PA-API answered "no results" as a 200 with errors[NoResults];
     // the Creators SDK maps it to 404 ResourceNotFound. Both mean an empty result here.
     if (res.status === 404) return null;
     throw this.#error(op, res);
@@ -146,7 +146,7 @@ export class CreatorsClient implements UpstreamPort {
     await this.opts.beforeSend?.();
     const v = this.opts.credentialVersion;
     return post(this.opts.dispatcher, `${this.opts.apiUrl}${CATALOG_PATH_PREFIX}${op}`, {
-      // v2.x (Cognito) credentials name their version in the header; v3.x (LwA) do not (research §2).
+      // v2.x (Cognito) credentials name their version in the header; v3.x (LwA) do not.
       authorization: v.flavour === 'cognito' ? `Bearer ${token}, Version ${v.version}` : `Bearer ${token}`,
       'x-marketplace': this.opts.marketplace,
       'content-type': 'application/json; charset=utf-8',

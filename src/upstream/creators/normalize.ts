@@ -1,13 +1,12 @@
 /**
- * Wire item → our normalised UpstreamItem. Tolerates every missing member (research §6.9).
+ * Wire item → our normalised UpstreamItem. Tolerates every missing member.
  */
 import type { Availability, Price, UpstreamItem } from '../../catalog/product.js';
 import { currencyDigits } from '../marketplaces.js';
 import type { WireItem, WireOfferListing } from './wire.js';
 
 /**
- * The listing whose price we keep: the Buy Box winner when there is one, else the cheapest (research
- * §6.8). OffersV2 has no summary of the lowest price, so "lowest" is over the listings returned.
+ * The listing whose price we keep: the Buy Box winner when there is one, else the cheapest. OffersV2 has no summary of the lowest price, so "lowest" is over the listings returned.
  */
 export function pickListing(listings: readonly WireOfferListing[]): WireOfferListing | undefined {
   const priced = listings.filter((l) => l.price?.money !== undefined);
@@ -23,7 +22,7 @@ export function toMinorUnits(amount: number, currency: string): number {
   return Math.round(amount * 10 ** currencyDigits(currency));
 }
 
-/** OffersV2 availability types (research §1.11) onto our five states. */
+/** OffersV2 availability types onto our five states. */
 export function mapAvailability(type: string | undefined): Availability {
   switch (type) {
     case 'IN_STOCK':
@@ -53,7 +52,7 @@ export function normalizeItem(item: WireItem): UpstreamItem {
   const availability: Availability = chosen ? mapAvailability(chosen.availability?.type) : listings.length === 0 ? 'out_of_stock' : 'unknown';
   const eans = new Set<string>();
   for (const e of info?.externalIds?.eans?.displayValues ?? []) if (/^\d{13}$/.test(e)) eans.add(e);
-  // A UPC is an EAN-13 with a leading zero (research §5); keep one spelling.
+  // A UPC is an EAN-13 with a leading zero; keep one spelling.
   for (const u of info?.externalIds?.upcs?.displayValues ?? []) if (/^\d{12}$/.test(u)) eans.add(`0${u}`);
   const rank = item.browseNodeInfo?.websiteSalesRank?.salesRank;
   return {

@@ -9,9 +9,9 @@ import type { Credential } from './credentials.js';
 import { post, retryAfterMs } from './http.js';
 import { tokenErrorSchema, tokenResponseSchema } from './wire.js';
 
-/** LwA and Cognito both default to one hour when expires_in is missing (research §2). */
+/** LwA and Cognito both default to one hour when expires_in is missing. */
 const DEFAULT_TTL_S = 3600;
-/** Renew this long before expiry, as the official SDK does (research §6.12)... */
+/** Renew this long before expiry, as the official SDK does. */
 const RENEW_MARGIN_MS = 30_000;
 
 interface Cached {
@@ -64,7 +64,7 @@ export class TokenSource {
     let headers: Record<string, string>;
     let body: string;
     if (cred.version.flavour === 'lwa') {
-      // CONFLICT (research §2): Amazon's SDK sends LwA (v3.x) token requests as a JSON body; goark
+      // CONFLICT: Amazon's SDK sends LwA (v3.x) token requests as a JSON body; goark
       // sends a form with HTTP Basic. We follow Amazon's own SDK, the reference the service is
       // tested against.
       headers = { 'content-type': 'application/json', accept: 'application/json' };

@@ -1,7 +1,6 @@
 /**
  * The Creators API wire format (camelCase JSON), as zod schemas for every answer we read and types
- * for every request body we send. Sources: research §1.7, §1.11 and §2 (Amazon's
- * creatorsapi-python-sdk models). Every member of an answer is optional because resources that do
+ * for every request body we send, after Amazon's creatorsapi-python-sdk models. Every member of an answer is optional because resources that do
  * not apply to an item are left out silently; unknown members are kept (loose objects), since the
  * upstream adds fields over time and we store the raw item.
  */
