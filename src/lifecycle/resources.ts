@@ -8,8 +8,8 @@ interface Entry {
 
 /**
  * Owns what a process opened and closes it once, last opened first. Opening order therefore fixes
- * closing order: we open MongoDB, then Redis, then queues, workers and HTTP, so shutdown closes
- * HTTP, workers, queues, Redis, MongoDB. Each step runs in its own try/catch so one failure does not
+ * closing order: we open MongoDB, Redis, the queues and the services, then a role's scheduler,
+ * workers and HTTP server, so shutdown closes HTTP first and MongoDB last. Each step runs in its own try/catch so one failure does not
  * leave the rest open; the errors are collected and logged.
  */
 export class Resources {
