@@ -19,7 +19,8 @@ export function failureAction(err: unknown, kind: Pick<JobKind, 'whenDaySpent'> 
   if (err instanceof DayQuotaSpentError) {
     return !kind || kind.whenDaySpent === 'fail' ? { action: 'fail_day_spent' } : { action: 'wait_next_day', until: err.retryAt };
   }
-  if (err instanceof RateLimitedError) return { action: 'wait', ms: Math.max(1, err.retryAfterMs) };
+  // A wait the other side did not say (NaN) is a second: never a job delayed to no time at all.
+  if (err instanceof RateLimitedError) return { action: 'wait', ms: Number.isFinite(err.retryAfterMs) ? Math.max(1, err.retryAfterMs) : 1_000 };
   if (err instanceof UpstreamAuthError || err instanceof UpstreamNotEligibleError) return { action: 'stop_country' };
   if (err instanceof UnrecoverableError || err instanceof InvalidJobPayloadError) return { action: 'fail' };
   return { action: 'retry' };

@@ -46,7 +46,11 @@ function midnight(year: number, month: number, day: number, tz: string): number 
   const guess = Date.UTC(year, month - 1, day);
   // Twice: the offset at the guess may differ from the offset at the answer across a DST change.
   const first = guess - offsetAt(guess, tz);
-  return guess - offsetAt(first, tz);
+  const second = guess - offsetAt(first, tz);
+  // Where DST begins at midnight (Santiago, Havana) no instant shows 00:00: the day begins when the
+  // clock jumps, which the first answer names, while the second falls an hour into the day before.
+  const w = wallClock(second, tz);
+  return w.year === year && w.month === month && w.day === day ? second : first;
 }
 
 export interface QuotaDay {

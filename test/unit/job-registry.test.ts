@@ -1,0 +1,293 @@
+import { Backoffs, type MinimalJob } from 'bullmq';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  isJobName,
+  JOB_KINDS,
+  JOB_NAMES,
+  kindOf,
+  laneOf,
+  parseJob,
+  priorityOf,
+  QUEUE_KINDS,
+  queueKindOf,
+  type JobName,
+} from '../../jobs/registry.js';
+import { eanResolveJobId } from '../../jobs/ean-import.js';
+import { DEFAULT_RETRY, FORCED_RETRY, retrySpanMs, type RetryPolicy } from '../../config/retry.js';
+import { InvalidJobPayloadError } from '../../src/errors/index.js';
+
+/** jobs/registry.ts: the one list of job kinds and what is derived from it. */
+
+const IMPORT_ID = '65f0a1b2c3d4e5f6a7b8c9d0';
+const USER_ID = '0123456789abcdef01234567';
+const EAN = '4901234567894';
+const ASINS = ['B00TEST001', 'B00TEST002', '4004004001'];
+
+/** One good payload per kind, as its producer gives it. */
+const GOOD: { readonly [N in JobName]: Record<string, unknown> } = {
+  'world.update': { country: 'JP', asins: ASINS, claim: 'update-2f1c' },
+  'ean.resolve': { country: 'US', importId: IMPORT_ID, userId: USER_ID, ean: EAN },
+  'refresh.p1': { country: 'JP', asins: ASINS, due: 1_772_000_000_000, claim: 'c0ffee' },
+  'refresh.p0': { country: 'US', asins: ['B00TEST009'] },
+  'browse.crawl': { country: 'JP', nodeId: '2275256051', crawlId: 'crawl-JP-2275256051-2026-03-04' },
+};
+
+/** The invalid payload error for `name` and `data`, or a failure if parseJob accepted it. */
+function rejection(name: JobName, data: unknown): InvalidJobPayloadError {
+  try {
+    parseJob(name, data);
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidJobPayloadError);
+    return err as InvalidJobPayloadError;
+  }
+  expect.fail(`parseJob accepted a bad ${name} payload: ${JSON.stringify(data)}`);
+}
+
+function asins(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `B00TEST${String(i).padStart(3, '0')}`);
+}
+
+describe('the job kinds', () => {
+  it('lists exactly the five kinds, each name once, and JOB_NAMES follows JOB_KINDS', () => {
+    const names = JOB_KINDS.map((k) => k.name);
+    expect(new Set(names).size).toBe(names.length);
+    expect([...names].sort()).toEqual(['browse.crawl', 'ean.resolve', 'refresh.p0', 'refresh.p1', 'world.update']);
+    expect(JOB_NAMES).toEqual(names);
+  });
+
+  it('gives each kind a priority of its own, a positive integer BullMQ accepts (1 … 2 097 152)', () => {
+    const priorities = JOB_KINDS.map((k) => k.priority);
+    expect(new Set(priorities).size).toBe(priorities.length);
+    for (const p of priorities) {
+      expect(Number.isInteger(p)).toBe(true);
+      expect(p).toBeGreaterThanOrEqual(1);
+      expect(p).toBeLessThanOrEqual(2 ** 21);
+    }
+  });
+
+  it('puts every kind on one of the two queues and one of the two lanes', () => {
+    expect(QUEUE_KINDS).toEqual(['work', 'update']);
+    for (const k of JOB_KINDS) {
+      expect(QUEUE_KINDS, k.name).toContain(k.queue);
+      expect(['scheduled', 'ondemand'], k.name).toContain(k.lane);
+    }
+  });
+});
+
+describe('isJobName', () => {
+  it('knows every kind’s name', () => {
+    for (const k of JOB_KINDS) expect(isJobName(k.name), k.name).toBe(true);
+  });
+
+  it.each(['', 'refresh', 'refresh.p2', 'REFRESH.P1', 'world.update ', 'World.Update', 'toString', 'constructor', '__proto__', 'hasOwnProperty'])(
+    'refuses %j (names from Redis are untrusted, inherited object keys included)',
+    (name) => {
+      expect(isJobName(name)).toBe(false);
+    },
+  );
+});
+
+describe('kindOf, priorityOf, laneOf and queueKindOf agree with the kind objects', () => {
+  it.each(JOB_KINDS.map((k) => [k.name, k] as const))('%s', (name, kind) => {
+    expect(kindOf(name)).toBe(kind);
+    expect(priorityOf(name)).toBe(kind.priority);
+    expect(laneOf(name)).toBe(kind.lane);
+    expect(queueKindOf(name)).toBe(kind.queue);
+  });
+});
+
+describe('where and how urgently each kind runs (jobs/*.ts)', () => {
+  it('runs the forced update (world.update) on its own "update" queue, in the on-demand lane, first of all', () => {
+    expect(queueKindOf('world.update')).toBe('update');
+    expect(laneOf('world.update')).toBe('ondemand');
+    expect(priorityOf('world.update')).toBe(Math.min(...JOB_KINDS.map((k) => k.priority)));
+  });
+
+  it('keeps every other kind on the "work" queue', () => {
+    for (const name of JOB_NAMES.filter((n) => n !== 'world.update')) expect(queueKindOf(name), name).toBe('work');
+  });
+
+  it('runs EAN resolves on-demand (a client waits), ahead of every scheduled kind', () => {
+    expect(laneOf('ean.resolve')).toBe('ondemand');
+    for (const name of ['refresh.p1', 'refresh.p0', 'browse.crawl'] as const) {
+      expect(laneOf(name), name).toBe('scheduled');
+      expect(priorityOf('ean.resolve')).toBeLessThan(priorityOf(name));
+      expect(priorityOf('world.update')).toBeLessThan(priorityOf(name));
+    }
+  });
+
+  it('runs priority-1 refreshes before priority-0 ones, and both before browse crawls (lower runs first)', () => {
+    expect(priorityOf('refresh.p1')).toBeLessThan(priorityOf('refresh.p0'));
+    expect(priorityOf('refresh.p0')).toBeLessThan(priorityOf('browse.crawl'));
+  });
+
+  it('gives the forced update the quick forced retry and every other kind the default one', () => {
+    expect(kindOf('world.update').retry).toBe(FORCED_RETRY);
+    for (const name of JOB_NAMES.filter((n) => n !== 'world.update')) expect(kindOf(name).retry, name).toBe(DEFAULT_RETRY);
+  });
+
+  it('fails the forced update when the day is spent (a client waits); the other kinds wait for the next day', () => {
+    expect(kindOf('world.update').whenDaySpent).toBe('fail');
+    for (const name of JOB_NAMES.filter((n) => n !== 'world.update')) expect(typeof kindOf(name).whenDaySpent, name).toBe('function');
+  });
+});
+
+describe('parseJob accepts a good payload of each kind', () => {
+  it.each(JOB_NAMES.map((n) => [n] as const))('%s', (name) => {
+    const parsed = parseJob(name, GOOD[name]);
+    expect(parsed).toMatchObject(GOOD[name]);
+  });
+
+  it.each(JOB_NAMES.map((n) => [n] as const))('%s: parsing the parsed payload again gives the same payload (the worker parses what the producer parsed)', (name) => {
+    const once = parseJob(name, GOOD[name]);
+    expect(parseJob(name, JSON.parse(JSON.stringify(once)))).toEqual(once);
+  });
+
+  it('drops fields the kind does not know (written by an older version) instead of failing the job', () => {
+    const parsed = parseJob('refresh.p0', { ...GOOD['refresh.p0'], legacy: true });
+    expect(parsed).not.toHaveProperty('legacy');
+    expect(parsed.asins).toEqual(['B00TEST009']);
+  });
+
+  it('accepts 1 and 10 ASINs, the bounds of one getItems call', () => {
+    expect(parseJob('world.update', { country: 'JP', asins: asins(1) }).asins).toHaveLength(1);
+    expect(parseJob('refresh.p1', { country: 'JP', asins: asins(10) }).asins).toHaveLength(10);
+  });
+
+  it('ean.resolve starts at page 1 and accepts the last page, 10', () => {
+    expect(parseJob('ean.resolve', GOOD['ean.resolve'])).toEqual({ country: 'US', importId: IMPORT_ID, userId: USER_ID, ean: EAN, page: 1 });
+    expect(parseJob('ean.resolve', { ...GOOD['ean.resolve'], page: 10 }).page).toBe(10);
+  });
+
+  it('browse.crawl starts at page 1 with nothing found, and keeps a page and count it is given', () => {
+    expect(parseJob('browse.crawl', { country: 'US', nodeId: '1' })).toEqual({ country: 'US', nodeId: '1', page: 1, found: 0 });
+    expect(parseJob('browse.crawl', { ...GOOD['browse.crawl'], page: 4, found: 37 })).toMatchObject({ page: 4, found: 37 });
+  });
+});
+
+describe('parseJob refuses a bad payload with InvalidJobPayloadError naming the job', () => {
+  it.each(JOB_NAMES.map((n) => [n] as const))('%s: names the job in the message', (name) => {
+    const err = rejection(name, { country: 'XX' });
+    expect(err.message).toContain(`invalid ${name} payload`);
+  });
+
+  it.each(['world.update', 'refresh.p1', 'refresh.p0'] as const)('%s: more than 10 ASINs, saying why', (name) => {
+    expect(rejection(name, { country: 'JP', asins: asins(11) }).message).toMatch(/more than 10 ASINs/);
+  });
+
+  it.each(['world.update', 'refresh.p1', 'refresh.p0'] as const)('%s: no ASIN, an ASIN twice, a lower-case, 9- or 11-character ASIN', (name) => {
+    expect(rejection(name, { country: 'JP', asins: [] }).message).toContain(name);
+    expect(rejection(name, { country: 'JP', asins: ['B00TEST001', 'B00TEST002', 'B00TEST001'] }).message).toMatch(/twice/);
+    // Producers upper-case at the edge; a payload in Redis must already be upper-case.
+    expect(rejection(name, { country: 'JP', asins: ['b00test001'] }).message).toMatch(/10 letters or digits/);
+    expect(rejection(name, { country: 'JP', asins: ['B00TEST01'] }).message).toMatch(/10 letters or digits/);
+    expect(rejection(name, { country: 'JP', asins: ['B00TEST0011'] }).message).toMatch(/10 letters or digits/);
+    expect(rejection(name, { country: 'JP', asins: 'B00TEST001' }).message).toContain(name);
+  });
+
+  it.each(JOB_NAMES.map((n) => [n] as const))('%s: an unknown, lower-case or missing country', (name) => {
+    const { country: _country, ...rest } = GOOD[name];
+    for (const country of ['XX', 'jp', 'us', 'GB', '']) rejection(name, { ...GOOD[name], country });
+    rejection(name, rest);
+  });
+
+  it('refresh: a fractional due time, a claim over 64 characters', () => {
+    rejection('refresh.p1', { ...GOOD['refresh.p1'], due: 1.5 });
+    rejection('refresh.p0', { ...GOOD['refresh.p0'], claim: 'x'.repeat(65) });
+    expect(parseJob('refresh.p0', { ...GOOD['refresh.p0'], claim: 'x'.repeat(64) }).claim).toHaveLength(64);
+  });
+
+  it('world.update: a claim over 64 characters', () => {
+    rejection('world.update', { ...GOOD['world.update'], claim: 'x'.repeat(65) });
+  });
+
+  it.each([
+    ['23 hex digits', IMPORT_ID.slice(1)],
+    ['25 hex digits', `${IMPORT_ID}0`],
+    ['upper-case hex', IMPORT_ID.toUpperCase()],
+    ['not hex', 'zzzzzzzzzzzzzzzzzzzzzzzz'],
+  ])('ean.resolve: an importId or userId that is not an objectId (%s)', (_why, id) => {
+    expect(rejection('ean.resolve', { ...GOOD['ean.resolve'], importId: id }).message).toContain('ean.resolve');
+    rejection('ean.resolve', { ...GOOD['ean.resolve'], userId: id });
+  });
+
+  it('ean.resolve: an EAN with a wrong check digit, of 12 or 14 digits, or not digits', () => {
+    rejection('ean.resolve', { ...GOOD['ean.resolve'], ean: '4901234567890' });
+    rejection('ean.resolve', { ...GOOD['ean.resolve'], ean: EAN.slice(0, 12) });
+    rejection('ean.resolve', { ...GOOD['ean.resolve'], ean: `${EAN}4` });
+    rejection('ean.resolve', { ...GOOD['ean.resolve'], ean: Number(EAN) });
+  });
+
+  it.each([['ean.resolve'], ['browse.crawl']] as const)('%s: page 0, page 11 (past the upstream’s last page), a fractional page', (name) => {
+    for (const page of [0, 11, 1.5, '2']) rejection(name, { ...GOOD[name], page });
+  });
+
+  it('browse.crawl: a node id that is not 1 to 20 digits, a negative count, a crawl id with other characters', () => {
+    for (const nodeId of ['', '12a', '1'.repeat(21), 2275256051]) rejection('browse.crawl', { ...GOOD['browse.crawl'], nodeId });
+    rejection('browse.crawl', { ...GOOD['browse.crawl'], found: -1 });
+    rejection('browse.crawl', { ...GOOD['browse.crawl'], crawlId: 'crawl:JP' });
+    rejection('browse.crawl', { ...GOOD['browse.crawl'], crawlId: 'x'.repeat(81) });
+  });
+
+  it('refuses what is not an object at all', () => {
+    for (const data of [null, undefined, 'JP', 42, []]) rejection('refresh.p1', data);
+  });
+});
+
+describe('eanResolveJobId', () => {
+  it('keeps the short form for page 1 and adds -p<page> for later pages', () => {
+    expect(eanResolveJobId(IMPORT_ID, 'JP', 1)).toBe(`ean-${IMPORT_ID}-JP`);
+    expect(eanResolveJobId(IMPORT_ID, 'JP', 2)).toBe(`ean-${IMPORT_ID}-JP-p2`);
+    expect(eanResolveJobId(IMPORT_ID, 'US', 10)).toBe(`ean-${IMPORT_ID}-US-p10`);
+  });
+
+  it('gives every page and country of an import an id of its own', () => {
+    const ids = ['JP', 'US'].flatMap((c) => Array.from({ length: 10 }, (_, i) => eanResolveJobId(IMPORT_ID, c, i + 1)));
+    expect(new Set(ids).size).toBe(20);
+  });
+});
+
+describe('retrySpanMs (config/retry.ts): the longest a job may take from its first attempt’s start to its last attempt’s end', () => {
+  it('the default policy: 5 attempts and the exponential backoff of 2 + 4 + 8 + 16 s between them', () => {
+    expect(DEFAULT_RETRY).toMatchObject({ attempts: 5, backoff: { type: 'exponential', delay: 2_000 } });
+    expect(retrySpanMs(DEFAULT_RETRY, 60_000)).toBe(5 * 60_000 + 2_000 + 4_000 + 8_000 + 16_000);
+    expect(retrySpanMs(DEFAULT_RETRY, 0)).toBe(30_000);
+  });
+
+  it('the forced policy: 3 attempts and a fixed 0.5 s between them', () => {
+    expect(FORCED_RETRY).toEqual({ attempts: 3, backoff: { type: 'fixed', delay: 500 } });
+    expect(retrySpanMs(FORCED_RETRY, 30_000)).toBe(3 * 30_000 + 500 + 500);
+  });
+
+  it('a single attempt has no backoff at all', () => {
+    expect(retrySpanMs({ attempts: 1, backoff: { type: 'exponential', delay: 2_000 } }, 10_000)).toBe(10_000);
+    expect(retrySpanMs({ attempts: 1, backoff: { type: 'fixed', delay: 500 } }, 10_000)).toBe(10_000);
+  });
+
+  describe('is never shorter than the delays BullMQ itself waits (Backoffs.calculate)', () => {
+    afterEach(() => {
+      vi.restoreAllMocks();
+    });
+
+    /** BullMQ's delays before attempts 2 … attempts, with Math.random() at its largest (jitter adds nothing then). */
+    function bullmqDelays(policy: RetryPolicy): number[] {
+      vi.spyOn(Math, 'random').mockReturnValue(1 - Number.EPSILON);
+      const job = {} as MinimalJob;
+      const delays: number[] = [];
+      for (let attemptsMade = 1; attemptsMade < policy.attempts; attemptsMade++) {
+        delays.push(Backoffs.calculate({ ...policy.backoff }, attemptsMade, new Error('x'), job) as number);
+      }
+      return delays;
+    }
+
+    it.each([['DEFAULT_RETRY', DEFAULT_RETRY], ['FORCED_RETRY', FORCED_RETRY]] as const)('%s', (_name, policy) => {
+      const delays = bullmqDelays(policy);
+      expect(delays).toHaveLength(policy.attempts - 1);
+      const timeout = 45_000;
+      const longest = policy.attempts * timeout + delays.reduce((a, b) => a + b, 0);
+      expect(retrySpanMs(policy, timeout)).toBeGreaterThanOrEqual(longest);
+      // And not by more than jitter's rounding: the bound is tight, so the lease is not longer than it needs.
+      expect(retrySpanMs(policy, timeout) - longest).toBeLessThanOrEqual(policy.attempts);
+    });
+  });
+});
