@@ -43,13 +43,27 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
   await insertChunks(db.conn, 'products', opts.apiProducts, (i) => {
     const { title, brand } = titleOf(i);
     const at = new Date(now - i * 1_000);
-    return productDoc({ country: countries[i % countries.length]!, asin: asinOf(i), priority: 0, nextRefreshAt: new Date(now + 86_400_000), createdAt: at, fetched: { title, brand, updatedAt: at, amount: 1_000 + (i % 5_000) } });
+    return productDoc({
+      country: countries[i % countries.length]!,
+      asin: asinOf(i),
+      priority: 0,
+      nextRefreshAt: new Date(now + 86_400_000),
+      createdAt: at,
+      fetched: { title, brand, updatedAt: at, amount: 1_000 + (i % 5_000) },
+    });
   });
   const env = productEnv(inf, db, prefix, appKeyText, countries);
   // Users and posts through the product's own seeder (the `seed` admin command).
   await runCliToEnd('seed', ['seed', '--users', String(SEED.users), '--posts', String(SEED.posts)], env, 300_000);
 
-  const api = spawnCli('api', ['api'], { ...env, PORT: '0', RATE_LIMIT_API: '1000000', RATE_LIMIT_UPDATE: '1000000', DIRECTORY_RATE_LIMIT: '1000000', SHUTDOWN_TIMEOUT_MS: '5000' });
+  const api = spawnCli('api', ['api'], {
+    ...env,
+    PORT: '0',
+    RATE_LIMIT_API: '1000000',
+    RATE_LIMIT_UPDATE: '1000000',
+    DIRECTORY_RATE_LIMIT: '1000000',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+  });
   const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
   const auth = { Authorization: `Bearer ${token}` };
   const endpoints: { name: string; path: string; headers: Record<string, string> }[] = [
@@ -68,7 +82,13 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
     await warm.arrayBuffer();
     if (warm.status !== 200) notes.push(`${ep.name}: warm-up request answered ${warm.status}`);
     const before = sampleProc(api.pid);
-    const r = await autocannon({ url: apiUrl + ep.path, connections: opts.connections, duration: opts.apiSeconds, headers: ep.headers, timeout: 30 });
+    const r = await autocannon({
+      url: apiUrl + ep.path,
+      connections: opts.connections,
+      duration: opts.apiSeconds,
+      headers: ep.headers,
+      timeout: 30,
+    });
     const after = sampleProc(api.pid);
     const total = r.requests.total;
     const cpuMs = before && after && total ? ((after.cpuS - before.cpuS) * 1000) / total : null;
@@ -78,17 +98,36 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
       figure(`${ep.name}: api CPU per request`, cpuMs, 'ms', { op: '<=', value: TARGETS.cpuMsPerRequest, source: 'ours' }),
       figure(`${ep.name}: non-2xx or failed`, r.non2xx + r.errors + r.timeouts, 'responses', { op: '==', value: 0, source: 'ours' }),
     );
-    details[ep.name] = { path: ep.path, requests: total, seconds: r.duration, p50Ms: r.latency.p50, p99Ms: r.latency.p99, maxMs: r.latency.max, statusCodes: r.statusCodeStats, apiPeakRssMiB: after ? round(after.peakRssMiB, 1) : null };
+    details[ep.name] = {
+      path: ep.path,
+      requests: total,
+      seconds: r.duration,
+      p50Ms: r.latency.p50,
+      p99Ms: r.latency.p99,
+      maxMs: r.latency.max,
+      statusCodes: r.statusCodeStats,
+      apiPeakRssMiB: after ? round(after.peakRssMiB, 1) : null,
+    };
     console.log(`api: ${ep.name}: ${round(total / r.duration, 1)} req/s, p99 ${r.latency.p99} ms`);
   }
   await api.stop();
   notes.push(`autocannon runs in the benchmark's own process on the same machine, so it competes with the api for the CPU`);
-  if (inf.mongoIsEmulator) notes.push(`MongoDB is the stand-in (${inf.mongoVersion}): every list, count and look-up scans the collection, and it answers one command at a time`);
+  if (inf.mongoIsEmulator)
+    notes.push(
+      `MongoDB is the stand-in (${inf.mongoVersion}): every list, count and look-up scans the collection, and it answers one command at a time`,
+    );
   return {
     name: 'api',
     startedAt,
     environment: environmentOf(inf),
-    parameters: { connections: opts.connections, secondsPerEndpoint: opts.apiSeconds, products: opts.apiProducts, users: SEED.users, posts: SEED.posts, countries },
+    parameters: {
+      connections: opts.connections,
+      secondsPerEndpoint: opts.apiSeconds,
+      products: opts.apiProducts,
+      users: SEED.users,
+      posts: SEED.posts,
+      countries,
+    },
     figures,
     details,
     notes,

@@ -94,8 +94,15 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
   // The real defaults except the cap under test and the horizon (see HORIZON_S): QUOTA_RPS 1,
   // ON_DEMAND_RESERVE 0.05, the coalescing and the refresh intervals as a deployment has them.
   const config = loadConfig({
-    MONGODB_URI: db.uri, REDIS_URL: inf.redisUrl, REDIS_PREFIX: prefix, APP_KEY: generateAppKey(), COUNTRIES: COUNTRY,
-    QUOTA_RPS: '1', QUOTA_PER_DAY: String(sc.perDay), SCHEDULER_HORIZON_S: String(HORIZON_S), LOG_LEVEL: 'silent',
+    MONGODB_URI: db.uri,
+    REDIS_URL: inf.redisUrl,
+    REDIS_PREFIX: prefix,
+    APP_KEY: generateAppKey(),
+    COUNTRIES: COUNTRY,
+    QUOTA_RPS: '1',
+    QUOTA_PER_DAY: String(sc.perDay),
+    SCHEDULER_HORIZON_S: String(HORIZON_S),
+    LOG_LEVEL: 'silent',
   });
   const logger = createLogger(config);
   const redis = createRedis(inf.redisUrl, 'command', logger, 'bench-day');
@@ -106,13 +113,28 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
   const clock = { now: DAY };
   const w = config.workers;
   const quota = new QuotaGovernor(redis, prefix, {
-    quotas: w.quota, dayTimeZone: 'UTC', onDemandShare: w.onDemandShare, onDemandReserve: w.onDemandReserve, usage, clock: () => clock.now,
+    quotas: w.quota,
+    dayTimeZone: 'UTC',
+    onDemandShare: w.onDemandShare,
+    onDemandReserve: w.onDemandReserve,
+    usage,
+    clock: () => clock.now,
   });
   onCleanup('day governor', async () => {
     quota.close();
     await usage.settled();
   });
-  const deps: JobContext = { config, logger, mongo: db.conn, redis, redisPrefix: prefix, jobs, quota, metrics: new Metrics({ defaultMetrics: false }), watches: new WatchService(db.conn, config) };
+  const deps: JobContext = {
+    config,
+    logger,
+    mongo: db.conn,
+    redis,
+    redisPrefix: prefix,
+    jobs,
+    quota,
+    metrics: new Metrics({ defaultMetrics: false }),
+    watches: new WatchService(db.conn, config),
+  };
   const products = productModel(db.conn);
   const interval = config.refresh.intervalMs;
 
@@ -164,8 +186,10 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
         if (!(err instanceof DayQuotaSpentError)) throw err;
         // As workers/handlers/refresh.ts does: the products go back to the planner, due as they were.
         refused++;
-        await products.updateMany({ country: COUNTRY, asin: mongoose.trusted({ $in: data.asins }), plan_token: data.claim ?? null },
-          { $set: { next_refresh_at: new Date(data.due ?? at), plan_token: null } });
+        await products.updateMany(
+          { country: COUNTRY, asin: mongoose.trusted({ $in: data.asins }), plan_token: data.claim ?? null },
+          { $set: { next_refresh_at: new Date(data.due ?? at), plan_token: null } },
+        );
         continue;
       }
       calls++;
@@ -198,14 +222,39 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
     const hour = Math.floor((tick - DAY) / HOUR_MS);
     byHour[hour] = calls;
     p0DueByHour[hour] = sc.p0 - p0Refreshed;
-    if ((tick + TICK_MS - DAY) % (6 * HOUR_MS) === 0) console.log(`day[${sc.name}]: ${hour + 1}:00 simulated, ${calls} calls, ${round((performance.now() - started) / 1_000, 1)} s`);
+    if ((tick + TICK_MS - DAY) % (6 * HOUR_MS) === 0)
+      console.log(`day[${sc.name}]: ${hour + 1}:00 simulated, ${calls} calls, ${round((performance.now() - started) / 1_000, 1)} s`);
   }
   const wallS = (performance.now() - started) / 1_000;
   const used = (await quota.day(COUNTRY, DAY + DAY_MS - 1)).used;
-  return { scenario: sc, byHour, p0DueByHour, used, refused, firstCallAt, p1Refreshes, p1Late, p1CallOverTick, p1Skipped, p1MaxLateS: p1MaxLate / 1_000, p0Refreshed, passMs, insertS, wallS };
+  return {
+    scenario: sc,
+    byHour,
+    p0DueByHour,
+    used,
+    refused,
+    firstCallAt,
+    p1Refreshes,
+    p1Late,
+    p1CallOverTick,
+    p1Skipped,
+    p1MaxLateS: p1MaxLate / 1_000,
+    p0Refreshed,
+    passMs,
+    insertS,
+    wallS,
+  };
 }
 
-interface HourRow { hour: string; calls: number; cumulative: number; even: number; ofEven: number; passP50Ms: number; p0Due: number }
+interface HourRow {
+  hour: string;
+  calls: number;
+  cumulative: number;
+  even: number;
+  ofEven: number;
+  passP50Ms: number;
+  p0Due: number;
+}
 
 /** One row per hour: calls in it, cumulative, the even line cap × (h+1)/24 and the ratio to it, the hour's pass time and backlog. */
 function hourTable(run: DayRun): HourRow[] {
@@ -214,8 +263,13 @@ function hourTable(run: DayRun): HourRow[] {
   return run.byHour.map((cum, h) => {
     const even = (cap * (h + 1)) / 24;
     return {
-      hour: `${String(h).padStart(2, '0')}:00`, calls: cum - (h > 0 ? run.byHour[h - 1]! : 0), cumulative: cum, even: round(even, 1), ofEven: round(cum / even, 3),
-      passP50Ms: round(percentile(run.passMs.slice(h * perHour, (h + 1) * perHour), 50) ?? 0, 1), p0Due: run.p0DueByHour[h]!,
+      hour: `${String(h).padStart(2, '0')}:00`,
+      calls: cum - (h > 0 ? run.byHour[h - 1]! : 0),
+      cumulative: cum,
+      even: round(even, 1),
+      ofEven: round(cum / even, 3),
+      passP50Ms: round(percentile(run.passMs.slice(h * perHour, (h + 1) * perHour), 50) ?? 0, 1),
+      p0Due: run.p0DueByHour[h]!,
     };
   });
 }
@@ -224,14 +278,26 @@ function printTable(run: DayRun): void {
   console.log(`\nday[${run.scenario.name}]: spend per hour, cap ${run.scenario.perDay}`);
   console.log('  hour   calls  cumulative    even   cum/even  pass p50 ms  p0 due at end');
   for (const r of hourTable(run)) {
-    console.log(`  ${r.hour} ${String(r.calls).padStart(7)} ${String(r.cumulative).padStart(11)} ${r.even.toFixed(1).padStart(7)} ${r.ofEven.toFixed(3).padStart(10)}` +
-      ` ${r.passP50Ms.toFixed(1).padStart(12)} ${String(r.p0Due).padStart(14)}`);
+    console.log(
+      `  ${r.hour} ${String(r.calls).padStart(7)} ${String(r.cumulative).padStart(11)} ${r.even.toFixed(1).padStart(7)} ${r.ofEven.toFixed(3).padStart(10)}` +
+        ` ${r.passP50Ms.toFixed(1).padStart(12)} ${String(r.p0Due).padStart(14)}`,
+    );
   }
 }
 
 function timing(run: DayRun): Record<string, number | null> {
-  const p = (q: number) => { const v = percentile(run.passMs, q); return v === null ? null : round(v, 1); };
-  return { wallS: round(run.wallS, 1), insertS: round(run.insertS, 1), passes: run.passMs.length, passP50Ms: p(50), passP99Ms: p(99), passMaxMs: p(100) };
+  const p = (q: number) => {
+    const v = percentile(run.passMs, q);
+    return v === null ? null : round(v, 1);
+  };
+  return {
+    wallS: round(run.wallS, 1),
+    insertS: round(run.insertS, 1),
+    passes: run.passMs.length,
+    passP50Ms: p(50),
+    passP99Ms: p(99),
+    passMaxMs: p(100),
+  };
 }
 
 async function measureDay(_opts: BenchOptions, inf: Infra): Promise<BenchResult> {
@@ -247,21 +313,66 @@ async function measureDay(_opts: BenchOptions, inf: Infra): Promise<BenchResult>
 
   const cap = main.scenario.perDay;
   const figures: Figure[] = [
-    figure('share of the day\'s cap spent by 12:00', main.byHour[11]! / cap, '', { op: '<=', value: 0.52, source: 'issue' }, `${main.byHour[11]} of ${cap} calls; even line 0.5`),
-    figure('share of the day\'s cap spent by 24:00', main.byHour[23]! / cap, '', { op: '>=', value: 0.97, source: 'issue' }, `${main.byHour[23]} of ${cap} calls; governor counted ${main.used}`),
-    figure('calls above the day\'s cap', Math.max(0, main.used - cap, main.byHour[23]! - cap), 'calls', { op: '==', value: 0, source: 'issue' }, `${main.refused} permits refused`),
-    figure('priority-1 refreshes planned a tick late', main.p1Late, 'refreshes', { op: '==', value: 0, source: 'issue' },
+    figure(
+      "share of the day's cap spent by 12:00",
+      main.byHour[11]! / cap,
+      '',
+      { op: '<=', value: 0.52, source: 'issue' },
+      `${main.byHour[11]} of ${cap} calls; even line 0.5`,
+    ),
+    figure(
+      "share of the day's cap spent by 24:00",
+      main.byHour[23]! / cap,
+      '',
+      { op: '>=', value: 0.97, source: 'issue' },
+      `${main.byHour[23]} of ${cap} calls; governor counted ${main.used}`,
+    ),
+    figure(
+      "calls above the day's cap",
+      Math.max(0, main.used - cap, main.byHour[23]! - cap),
+      'calls',
+      { op: '==', value: 0, source: 'issue' },
+      `${main.refused} permits refused`,
+    ),
+    figure(
+      'priority-1 refreshes planned a tick late',
+      main.p1Late,
+      'refreshes',
+      { op: '==', value: 0, source: 'issue' },
       `priority 1 keeps its interval before priority 0 gets anything; of ${main.p1Refreshes} refreshes ${main.p1CallOverTick} called > ${TICK_MS / 1_000} s after due ` +
-      `(latest ${round(main.p1MaxLateS, 1)} s: the tick's wait plus its pacing), ${main.p1Skipped} a whole interval late`),
-    figure('small cap (100/day): first call after 00:00', small.firstCallAt === null ? null : (small.firstCallAt - DAY) / HOUR_MS, 'h', { op: '<=', value: 6, source: 'ours' }),
-    figure('small cap (100/day): calls by 24:00', small.byHour[23]!, 'calls', { op: '>=', value: 97, source: 'issue' }, `governor counted ${small.used}`),
-    figure('small cap (100/day): calls above the cap', Math.max(0, small.used - small.scenario.perDay), 'calls', { op: '==', value: 0, source: 'issue' }),
-    figure('wall time of the run', round(wallS, 1), 's', null, `main day ${round(main.wallS, 1)} s, small day ${round(small.wallS, 1)} s, inserts excluded`),
+        `(latest ${round(main.p1MaxLateS, 1)} s: the tick's wait plus its pacing), ${main.p1Skipped} a whole interval late`,
+    ),
+    figure('small cap (100/day): first call after 00:00', small.firstCallAt === null ? null : (small.firstCallAt - DAY) / HOUR_MS, 'h', {
+      op: '<=',
+      value: 6,
+      source: 'ours',
+    }),
+    figure(
+      'small cap (100/day): calls by 24:00',
+      small.byHour[23]!,
+      'calls',
+      { op: '>=', value: 97, source: 'issue' },
+      `governor counted ${small.used}`,
+    ),
+    figure('small cap (100/day): calls above the cap', Math.max(0, small.used - small.scenario.perDay), 'calls', {
+      op: '==',
+      value: 0,
+      source: 'issue',
+    }),
+    figure(
+      'wall time of the run',
+      round(wallS, 1),
+      's',
+      null,
+      `main day ${round(main.wallS, 1)} s, small day ${round(small.wallS, 1)} s, inserts excluded`,
+    ),
     figure('planner pass time p50 (main)', round(percentile(main.passMs, 50) ?? 0, 1), 'ms', null),
     figure('planner pass time p99 (main)', round(percentile(main.passMs, 99) ?? 0, 1), 'ms', null),
   ];
   if (main.insertS > 60) notes.push(`inserting ${main.scenario.p1 + main.scenario.p0} products took ${round(main.insertS, 1)} s`);
-  notes.push(`simulated clock: the planner runs every ${TICK_MS / 1_000} s of a simulated day (production: every 15 s) with a ${HORIZON_S} s horizon (production: 45 s, 3 ticks), so a pass's credit is not clipped by the horizon; workers take permits at 1/Q within a tick`);
+  notes.push(
+    `simulated clock: the planner runs every ${TICK_MS / 1_000} s of a simulated day (production: every 15 s) with a ${HORIZON_S} s horizon (production: 45 s, 3 ticks), so a pass's credit is not clipped by the horizon; workers take permits at 1/Q within a tick`,
+  );
   if (inf.mongoIsEmulator) notes.push(`MongoDB is the CI stand-in (${inf.mongoVersion}): pass times are the stand-in's, not a mongod's`);
   return {
     name: 'day',
@@ -270,8 +381,21 @@ async function measureDay(_opts: BenchOptions, inf: Infra): Promise<BenchResult>
     parameters: { country: COUNTRY, tickS: TICK_MS / 1_000, horizonS: HORIZON_S, quotaRps: 1, scenarios: [main.scenario, small.scenario] },
     figures,
     details: {
-      main: { perHour: hourTable(main), ...timing(main), p1Refreshes: main.p1Refreshes, p1CallOverTick: main.p1CallOverTick, p1Skipped: main.p1Skipped, p1MaxLateS: round(main.p1MaxLateS, 1), p0Refreshed: main.p0Refreshed, refused: main.refused },
-      small: { perHour: hourTable(small), ...timing(small), firstCallAt: small.firstCallAt === null ? null : new Date(small.firstCallAt).toISOString() },
+      main: {
+        perHour: hourTable(main),
+        ...timing(main),
+        p1Refreshes: main.p1Refreshes,
+        p1CallOverTick: main.p1CallOverTick,
+        p1Skipped: main.p1Skipped,
+        p1MaxLateS: round(main.p1MaxLateS, 1),
+        p0Refreshed: main.p0Refreshed,
+        refused: main.refused,
+      },
+      small: {
+        perHour: hourTable(small),
+        ...timing(small),
+        firstCallAt: small.firstCallAt === null ? null : new Date(small.firstCallAt).toISOString(),
+      },
       wallS: round(wallS, 1),
     },
     notes,

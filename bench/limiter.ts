@@ -43,11 +43,18 @@ const JITTER_MS = 2;
 // touches the pace, so this stand-in keeps the benchmark free of MongoDB without changing what it measures.
 const NO_MONGO_USAGE = { record() {}, settled: async () => {}, read: async () => ({ calls: 0, onDemand: 0 }) } as unknown as DailyUsage;
 
-interface RedisTarget { readonly url: string; readonly environment: Record<string, unknown> }
+interface RedisTarget {
+  readonly url: string;
+  readonly environment: Record<string, unknown>;
+}
 
 /** A call's start (performance.now) and the emulated process that made it. */
 /** t: when the call would go on the wire (this process's clock); b: the start the governor booked (Redis's clock); p: the emulated process. */
-interface Start { readonly t: number; readonly b: number; readonly p: number }
+interface Start {
+  readonly t: number;
+  readonly b: number;
+  readonly p: number;
+}
 
 /** Per Q (both countries together): what the process and Redis did meanwhile. */
 interface RunStats {
@@ -93,8 +100,16 @@ async function redisOnly(): Promise<RedisTarget> {
     url = server.url;
   }
   const probe = new Redis(url, { maxRetriesPerRequest: 1 });
-  const version = await probe.info('server').then((info) => /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown').finally(() => probe.disconnect());
-  const environment = { node: process.version, cpus: availableParallelism(), cpuModel: cpus()[0]?.model ?? null, memoryGiB: Math.round(totalmem() / 2 ** 30) };
+  const version = await probe
+    .info('server')
+    .then((info) => /redis_version:(\S+)/.exec(info)?.[1] ?? 'unknown')
+    .finally(() => probe.disconnect());
+  const environment = {
+    node: process.version,
+    cpus: availableParallelism(),
+    cpuModel: cpus()[0]?.model ?? null,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+  };
   return { url, environment: { ...environment, redis: { source, version } } };
 }
 
@@ -103,10 +118,18 @@ async function evalCalls(r: Redis): Promise<number> {
   return Number(/^cmdstat_eval:calls=(\d+)/m.exec(await r.info('commandstats'))?.[1] ?? 0);
 }
 
-async function runAt(q: number, seconds: number, opts: BenchOptions, url: string, prefix: string): Promise<{ runs: CountryRun[]; stats: RunStats }> {
+async function runAt(
+  q: number,
+  seconds: number,
+  opts: BenchOptions,
+  url: string,
+  prefix: string,
+): Promise<{ runs: CountryRun[]; stats: RunStats }> {
   const countries = opts.countries as Country[];
   // The product's own sizing and quota settings for QUOTA_RPS = Q; the day is made big enough never to bind.
-  const config = buildWorkersConfig(workersEnvSchema.parse({ QUOTA_RPS: String(q), QUOTA_BURST: String(BURST), QUOTA_PER_DAY: String(Math.ceil(q * 86_400) + 1_000) })).config!;
+  const config = buildWorkersConfig(
+    workersEnvSchema.parse({ QUOTA_RPS: String(q), QUOTA_BURST: String(BURST), QUOTA_PER_DAY: String(Math.ceil(q * 86_400) + 1_000) }),
+  ).config!;
   const connections: Redis[] = [];
   const connect = (): Redis => {
     const r = new Redis(url, { maxRetriesPerRequest: null });
@@ -119,7 +142,9 @@ async function runAt(q: number, seconds: number, opts: BenchOptions, url: string
   for (const country of countries) {
     const perCountry = Math.ceil(q * seconds * 1.2) + PROCESSES * config.concurrency(country) + 10;
     const jobs = Array.from({ length: perCountry }, (_, i) => ({
-      name: 'refresh.p0', data: { country, asins: Array.from({ length: 10 }, (_, k) => asinOf(i * 10 + k)) }, opts: { priority: 4 },
+      name: 'refresh.p0',
+      data: { country, asins: Array.from({ length: 10 }, (_, k) => asinOf(i * 10 + k)) },
+      opts: { priority: 4 },
     }));
     for (let i = 0; i < jobs.length; i += 1_000) await producer.queue(country).addBulk(jobs.slice(i, i + 1_000));
   }
@@ -132,16 +157,24 @@ async function runAt(q: number, seconds: number, opts: BenchOptions, url: string
   for (const country of countries) {
     for (let p = 0; p < PROCESSES; p++) {
       const governor = new QuotaGovernor(connect(), prefix, {
-        quotas: config.quota, dayTimeZone: config.quotaDayTimeZone, onDemandShare: config.onDemandShare, onDemandReserve: config.onDemandReserve, usage: NO_MONGO_USAGE,
+        quotas: config.quota,
+        dayTimeZone: config.quotaDayTimeZone,
+        onDemandShare: config.onDemandShare,
+        onDemandReserve: config.onDemandReserve,
+        usage: NO_MONGO_USAGE,
       });
       governors.push(governor);
-      const worker = new Worker(queueName(country), async () => {
-        const permit = await governor.permit(country, 'scheduled');
-        // The instant the upstream call would go on the wire: what the upstream's bucket sees.
-        const t = performance.now();
-        if (recording) starts.get(country)!.push({ t, b: permit.bookedAt, p });
-        await sleep(opts.latencyMs);
-      }, { connection: connect(), prefix, concurrency: config.concurrency(country), removeOnComplete: { count: 100 } });
+      const worker = new Worker(
+        queueName(country),
+        async () => {
+          const permit = await governor.permit(country, 'scheduled');
+          // The instant the upstream call would go on the wire: what the upstream's bucket sees.
+          const t = performance.now();
+          if (recording) starts.get(country)!.push({ t, b: permit.bookedAt, p });
+          await sleep(opts.latencyMs);
+        },
+        { connection: connect(), prefix, concurrency: config.concurrency(country), removeOnComplete: { count: 100 } },
+      );
       worker.on('failed', () => void (recording && failed++));
       worker.on('error', (err) => console.error(`limiter: worker ${country}: ${err.message}`));
       workers.push(worker);
@@ -169,12 +202,23 @@ async function runAt(q: number, seconds: number, opts: BenchOptions, url: string
 
   const all = [...starts.values()].reduce((n, s) => n + s.length, 0);
   return {
-    runs: countries.map((country) => ({ q, country, concurrency: config.concurrency(country), starts: starts.get(country)!, warmUpEnd, end })),
+    runs: countries.map((country) => ({
+      q,
+      country,
+      concurrency: config.concurrency(country),
+      starts: starts.get(country)!,
+      warmUpEnd,
+      end,
+    })),
     stats: {
       failedJobs: failed,
       governorEvalsPerPermit: all ? round(evals / all, 2) : null,
       cpuShareOfOneCore: round((cpu.user + cpu.system) / 1_000 / (end - t0), 3),
-      eventLoopDelayMs: { p50: round(loopDelay.percentile(50) / 1e6, 2), p99: round(loopDelay.percentile(99) / 1e6, 2), max: round(loopDelay.max / 1e6, 2) },
+      eventLoopDelayMs: {
+        p50: round(loopDelay.percentile(50) / 1e6, 2),
+        p99: round(loopDelay.percentile(99) / 1e6, 2),
+        max: round(loopDelay.max / 1e6, 2),
+      },
     },
   };
 }
@@ -227,7 +271,8 @@ async function measureLimiter(opts: BenchOptions, target: RedisTarget): Promise<
   const seconds = Math.min(opts.seconds, MAX_RUN_S);
   const admin = new Redis(target.url, { maxRetriesPerRequest: 3 });
   onCleanup(`Redis keys ${base}*`, async () => {
-    for await (const keys of admin.scanStream({ match: `${base}*`, count: 1_000 }) as AsyncIterable<string[]>) if (keys.length) await admin.del(...keys);
+    for await (const keys of admin.scanStream({ match: `${base}*`, count: 1_000 }) as AsyncIterable<string[]>)
+      if (keys.length) await admin.del(...keys);
     admin.disconnect();
   });
 
@@ -241,23 +286,56 @@ async function measureLimiter(opts: BenchOptions, target: RedisTarget): Promise<
       const a = analyse(run);
       details[`Q=${q} ${run.country}`] = { ...a, share: round(a.share, 4) };
       figures.push(
-        figure(`Q=${q} ${run.country}: share of Q`, a.share, '', { op: '>=', value: 0.99, source: 'issue' }, `${a.starts} starts in ${round(a.windowS, 2)} s`),
-        figure(`Q=${q} ${run.country}: booked starts closer than 1/Q (B=1)`, a.bookedCloser, 'gaps', { op: '==', value: 0, source: 'issue' }, `busiest second ${a.bookedBusiest1s} of <= ${a.busiestLimit}`),
-        figure(`Q=${q} ${run.country}: booked starts in the busiest second, over Q+B`, Math.max(0, a.bookedBusiest1s - a.busiestLimit), 'starts', { op: '==', value: 0, source: 'issue' }),
+        figure(
+          `Q=${q} ${run.country}: share of Q`,
+          a.share,
+          '',
+          { op: '>=', value: 0.99, source: 'issue' },
+          `${a.starts} starts in ${round(a.windowS, 2)} s`,
+        ),
+        figure(
+          `Q=${q} ${run.country}: booked starts closer than 1/Q (B=1)`,
+          a.bookedCloser,
+          'gaps',
+          { op: '==', value: 0, source: 'issue' },
+          `busiest second ${a.bookedBusiest1s} of <= ${a.busiestLimit}`,
+        ),
+        figure(
+          `Q=${q} ${run.country}: booked starts in the busiest second, over Q+B`,
+          Math.max(0, a.bookedBusiest1s - a.busiestLimit),
+          'starts',
+          { op: '==', value: 0, source: 'issue' },
+        ),
         // The same starts as this process's timers released them: what the upstream sees before network jitter.
-        figure(`Q=${q} ${run.country}: released starts closer than 1/Q-${JITTER_MS}ms (timer jitter)`, a.closer, 'gaps', null, `strict ${a.closerStrict}, min ${a.gapMinMs} ms`),
+        figure(
+          `Q=${q} ${run.country}: released starts closer than 1/Q-${JITTER_MS}ms (timer jitter)`,
+          a.closer,
+          'gaps',
+          null,
+          `strict ${a.closerStrict}, min ${a.gapMinMs} ms`,
+        ),
       );
-      console.log(`limiter: Q=${q} ${run.country}: share ${round(a.share, 3)} (${a.starts} starts in ${round(a.windowS, 2)} s), booked gaps < 1/Q: ${a.bookedCloser}, booked busiest 1 s ${a.bookedBusiest1s}, ` +
-        `gaps < ${round(1_000 / q - JITTER_MS, 2)} ms: ${a.closer} (strict ${a.closerStrict}), gap min ${a.gapMinMs} p50 ${a.gapP50Ms} p99 ${a.gapP99Ms} ms, ` +
-        `busiest 1 s ${a.busiest1s} of <= ${a.busiestLimit}, same-process short ${a.closerSameProcess}, concurrency ${a.concurrency}, ` +
-        `loop delay p99 ${stats.eventLoopDelayMs.p99} ms, evals/permit ${stats.governorEvalsPerPermit}`);
+      console.log(
+        `limiter: Q=${q} ${run.country}: share ${round(a.share, 3)} (${a.starts} starts in ${round(a.windowS, 2)} s), booked gaps < 1/Q: ${a.bookedCloser}, booked busiest 1 s ${a.bookedBusiest1s}, ` +
+          `gaps < ${round(1_000 / q - JITTER_MS, 2)} ms: ${a.closer} (strict ${a.closerStrict}), gap min ${a.gapMinMs} p50 ${a.gapP50Ms} p99 ${a.gapP99Ms} ms, ` +
+          `busiest 1 s ${a.busiest1s} of <= ${a.busiestLimit}, same-process short ${a.closerSameProcess}, concurrency ${a.concurrency}, ` +
+          `loop delay p99 ${stats.eventLoopDelayMs.p99} ms, evals/permit ${stats.governorEvalsPerPermit}`,
+      );
     }
   }
   return {
     name: 'limiter',
     startedAt,
     environment: target.environment,
-    parameters: { rates: opts.rates, secondsPerRate: seconds, countries: opts.countries, callMs: opts.latencyMs, burst: BURST, processesPerCountry: PROCESSES, jitterAllowanceMs: JITTER_MS },
+    parameters: {
+      rates: opts.rates,
+      secondsPerRate: seconds,
+      countries: opts.countries,
+      callMs: opts.latencyMs,
+      burst: BURST,
+      processesPerCountry: PROCESSES,
+      jitterAllowanceMs: JITTER_MS,
+    },
     figures,
     details,
     notes: [
@@ -270,5 +348,7 @@ async function measureLimiter(opts: BenchOptions, target: RedisTarget): Promise<
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const opts = parseBenchArgs();
-  await runMain('limiter', (120 + opts.rates.length * (Math.min(opts.seconds, MAX_RUN_S) + 60)) * 1000, async () => report(await benchLimiter(opts)));
+  await runMain('limiter', (120 + opts.rates.length * (Math.min(opts.seconds, MAX_RUN_S) + 60)) * 1000, async () =>
+    report(await benchLimiter(opts)),
+  );
 }

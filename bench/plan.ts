@@ -66,7 +66,11 @@ async function explain(db: mongoose.mongo.Db, command: Record<string, unknown>):
   try {
     const res = await db.command({ explain: command, verbosity: 'executionStats' });
     // Only the executionStats part counts what was examined (queryPlanner has no counters).
-    return { docsExamined: sumKey(res, 'totalDocsExamined'), keysExamined: sumKey(res, 'totalKeysExamined'), stages: stagesOf(res.queryPlanner ?? res) };
+    return {
+      docsExamined: sumKey(res, 'totalDocsExamined'),
+      keysExamined: sumKey(res, 'totalKeysExamined'),
+      stages: stagesOf(res.queryPlanner ?? res),
+    };
   } catch (err) {
     return { docsExamined: null, keysExamined: null, stages: [], error: (err as Error).message };
   }
@@ -83,7 +87,13 @@ async function explainTick(db: mongoose.mongo.Db, now: Date, limit: number): Pro
   return [
     await explain(db, count(1)),
     await explain(db, count(0)),
-    await explain(db, { find: 'products', filter, sort: { priority: -1, next_refresh_at: 1 }, limit, projection: { asin: 1, priority: 1, next_refresh_at: 1 } }),
+    await explain(db, {
+      find: 'products',
+      filter,
+      sort: { priority: -1, next_refresh_at: 1 },
+      limit,
+      projection: { asin: 1, priority: 1, next_refresh_at: 1 },
+    }),
   ];
 }
 
@@ -99,8 +109,14 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   const prefix = uniqueName('swb_plan');
   await ownRedis(inf, prefix);
   const config = loadConfig({
-    MONGODB_URI: db.uri, REDIS_URL: inf.redisUrl, REDIS_PREFIX: prefix, APP_KEY: generateAppKey(), COUNTRIES: COUNTRY,
-    QUOTA_RPS: String(opts.quota), QUOTA_PER_DAY: '1000000000', LOG_LEVEL: 'silent',
+    MONGODB_URI: db.uri,
+    REDIS_URL: inf.redisUrl,
+    REDIS_PREFIX: prefix,
+    APP_KEY: generateAppKey(),
+    COUNTRIES: COUNTRY,
+    QUOTA_RPS: String(opts.quota),
+    QUOTA_PER_DAY: '1000000000',
+    LOG_LEVEL: 'silent',
   });
   const logger = createLogger(config);
   const redis = createRedis(inf.redisUrl, 'command', logger, 'bench-plan');
@@ -109,9 +125,23 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   onCleanup('planner queues', () => jobs.close());
   const usage = new DailyUsage(db.conn);
   const quota = new QuotaGovernor(redis, prefix, {
-    quotas: config.workers.quota, dayTimeZone: 'UTC', onDemandShare: config.workers.onDemandShare, onDemandReserve: config.workers.onDemandReserve, usage,
+    quotas: config.workers.quota,
+    dayTimeZone: 'UTC',
+    onDemandShare: config.workers.onDemandShare,
+    onDemandReserve: config.workers.onDemandReserve,
+    usage,
   });
-  const deps: JobContext = { config, logger, mongo: db.conn, redis, redisPrefix: prefix, jobs, quota, metrics: new Metrics({ defaultMetrics: false }), watches: new WatchService(db.conn, config) };
+  const deps: JobContext = {
+    config,
+    logger,
+    mongo: db.conn,
+    redis,
+    redisPrefix: prefix,
+    jobs,
+    quota,
+    metrics: new Metrics({ defaultMetrics: false }),
+    watches: new WatchService(db.conn, config),
+  };
   const products = productModel(db.conn);
   const coll = db.conn.db!.collection('products');
   const limit = Math.floor(opts.quota * config.workers.scheduler.horizonS) * MAX_ITEMS_PER_CALL;
@@ -127,12 +157,21 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
     const t = Date.now();
     // The first `due` products are due; of the rest, two in three are watched and due later
     // (spread over the next days), one in three is watched by nobody (no next refresh at all).
-    await insertChunks(db.conn, 'products', size, (i) => productDoc(
-      i < opts.due
-        ? { country: COUNTRY, asin: asinOf(i), priority: priorityOf(i, opts.p1Share), nextRefreshAt: dueAt, createdAt: DUE_MARK }
-        : i % 3 === 0
-          ? { country: COUNTRY, asin: asinOf(i), priority: null, nextRefreshAt: null, createdAt: new Date(t) }
-          : { country: COUNTRY, asin: asinOf(i), priority: priorityOf(i, opts.p1Share), nextRefreshAt: new Date(future + i * 1_000), createdAt: new Date(t) }));
+    await insertChunks(db.conn, 'products', size, (i) =>
+      productDoc(
+        i < opts.due
+          ? { country: COUNTRY, asin: asinOf(i), priority: priorityOf(i, opts.p1Share), nextRefreshAt: dueAt, createdAt: DUE_MARK }
+          : i % 3 === 0
+            ? { country: COUNTRY, asin: asinOf(i), priority: null, nextRefreshAt: null, createdAt: new Date(t) }
+            : {
+                country: COUNTRY,
+                asin: asinOf(i),
+                priority: priorityOf(i, opts.p1Share),
+                nextRefreshAt: new Date(future + i * 1_000),
+                createdAt: new Date(t),
+              },
+      ),
+    );
     const insertS = (Date.now() - t) / 1000;
     console.log(`plan: ${size} products (${opts.due} due) inserted in ${round(insertS, 1)} s`);
     const tickMs: number[] = [];
@@ -160,34 +199,74 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   const explainable = perSize.every((s) => s.explained.every((e) => e.error === undefined));
   for (const s of perSize) {
     const median = percentile(s.tickMs, 50);
-    figures.push(figure(`tick time, ${s.size} products`, median, 'ms', null, `median of ${s.tickMs.length}; planned ${s.planned.join('/')} of ${opts.due} due`));
+    figures.push(
+      figure(
+        `tick time, ${s.size} products`,
+        median,
+        'ms',
+        null,
+        `median of ${s.tickMs.length}; planned ${s.planned.join('/')} of ${opts.due} due`,
+      ),
+    );
     if (explainable) {
       const docs = s.explained.reduce((n, e) => n + (e.docsExamined ?? 0), 0);
       const keys = s.explained.reduce((n, e) => n + (e.keysExamined ?? 0), 0);
-      figures.push(figure(`docs examined per tick, ${s.size} products`, docs, 'docs', { op: '<=', value: planned, source: 'ours' }, `keys examined ${keys}`));
+      figures.push(
+        figure(
+          `docs examined per tick, ${s.size} products`,
+          docs,
+          'docs',
+          { op: '<=', value: planned, source: 'ours' },
+          `keys examined ${keys}`,
+        ),
+      );
       const usesIndex = s.explained.every((e) => e.stages.length > 0 && e.stages.every((st) => st.includes('plan_due')));
-      figures.push(figure(`planner reads use plan_due, ${s.size} products`, usesIndex ? 1 : 0, '', { op: '==', value: 1, source: 'issue' }, [...new Set(s.explained.flatMap((e) => e.stages))].join(', ')));
+      figures.push(
+        figure(
+          `planner reads use plan_due, ${s.size} products`,
+          usesIndex ? 1 : 0,
+          '',
+          { op: '==', value: 1, source: 'issue' },
+          [...new Set(s.explained.flatMap((e) => e.stages))].join(', '),
+        ),
+      );
     }
   }
   const first = perSize[0];
   const last = perSize[perSize.length - 1];
   if (first && last && last !== first) {
     const growth = (percentile(last.tickMs, 50) ?? 0) / (percentile(first.tickMs, 50) ?? 1);
-    figures.push(figure(`tick time ${last.size} / ${first.size} products`, growth, '×', { op: '<=', value: 2, source: 'ours' },
-      `catalogue ${last.size / first.size}× larger, same ${opts.due} due`));
+    figures.push(
+      figure(
+        `tick time ${last.size} / ${first.size} products`,
+        growth,
+        '×',
+        { op: '<=', value: 2, source: 'ours' },
+        `catalogue ${last.size / first.size}× larger, same ${opts.due} due`,
+      ),
+    );
   }
   if (!explainable) {
     const why = perSize.flatMap((s) => s.explained).find((e) => e.error)?.error ?? '';
     notes.push(`explain() failed: ${why}; documents examined are not measurable here`);
   }
   if (inf.mongoIsEmulator) {
-    notes.push(`the MongoDB under test is NOT a real mongod (${inf.mongoVersion}): it scans the whole collection for every query, so tick time grows with the catalogue here; only the query shape (filter, index order sort, limit) is meaningful. Run with MONGODB_URI on a real mongod for the cost figures`);
+    notes.push(
+      `the MongoDB under test is NOT a real mongod (${inf.mongoVersion}): it scans the whole collection for every query, so tick time grows with the catalogue here; only the query shape (filter, index order sort, limit) is meaningful. Run with MONGODB_URI on a real mongod for the cost figures`,
+    );
   }
   return {
     name: 'plan',
     startedAt,
     environment: environmentOf(inf),
-    parameters: { sizes: opts.sizes, due: opts.due, p1Share: opts.p1Share, ticks: opts.ticks, quota: opts.quota, tickBudgetProducts: limit },
+    parameters: {
+      sizes: opts.sizes,
+      due: opts.due,
+      p1Share: opts.p1Share,
+      ticks: opts.ticks,
+      quota: opts.quota,
+      tickBudgetProducts: limit,
+    },
     figures,
     details: { perSize: perSize.map((s) => ({ ...s, tickMs: s.tickMs.map((m) => round(m, 1)), insertS: round(s.insertS, 1) })) },
     notes,

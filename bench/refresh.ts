@@ -11,7 +11,17 @@ import { generateAppKey, parseAppKey } from '../config/app-key.js';
 import { UserService } from '../src/users/service.js';
 import { registerModels } from '../src/models/index.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
-import { productEnv, withOwnCleanup, environmentOf, ownDatabase, ownRedis, redisCommandCount, runMain, uniqueName, type Infra } from './lib/infra.js';
+import {
+  productEnv,
+  withOwnCleanup,
+  environmentOf,
+  ownDatabase,
+  ownRedis,
+  redisCommandCount,
+  runMain,
+  uniqueName,
+  type Infra,
+} from './lib/infra.js';
 import { sampleProc, spawnCli, type Child, type ProcSample } from './lib/proc.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
 import { asinOf, insertChunks, priorityOf, productDoc, watchDoc } from './lib/seed.js';
@@ -36,8 +46,13 @@ interface StatsSample {
 /** getItems calls and items, and 429s / errors of every operation, summed over the countries. */
 async function simStats(simUrl: string): Promise<Pick<StatsSample, 'calls' | 'found' | 'throttled' | 'errors'>> {
   const res = await fetch(`${simUrl}/__stats`, { signal: AbortSignal.timeout(5_000) });
-  const body = (await res.json()) as { countries: Record<string, Record<string, { calls: number; items: number; throttled: number; errors: number }>> };
-  let calls = 0, found = 0, throttled = 0, errors = 0;
+  const body = (await res.json()) as {
+    countries: Record<string, Record<string, { calls: number; items: number; throttled: number; errors: number }>>;
+  };
+  let calls = 0,
+    found = 0,
+    throttled = 0,
+    errors = 0;
   for (const ops of Object.values(body.countries)) {
     for (const [op, s] of Object.entries(ops)) {
       throttled += s.throttled;
@@ -85,9 +100,16 @@ function procFigures(windows: readonly ProcWindow[], seconds: number): { figures
   const details: Record<string, unknown> = {};
   for (const w of windows) {
     const cpu = w.before && w.after ? w.after.cpuS - w.before.cpuS : null;
-    figures.push(figure(`CPU s in window: ${w.name}`, cpu, 's', null, cpu === null ? undefined : `${round((cpu / seconds) * 100, 1)} % of a core`));
+    figures.push(
+      figure(`CPU s in window: ${w.name}`, cpu, 's', null, cpu === null ? undefined : `${round((cpu / seconds) * 100, 1)} % of a core`),
+    );
     figures.push(figure(`peak RSS: ${w.name}`, w.after?.peakRssMiB ?? null, 'MiB'));
-    details[w.name] = { pid: w.pid, cpuSecondsInWindow: cpu === null ? null : round(cpu, 2), cpuSecondsTotal: w.after ? round(w.after.cpuS, 2) : null, peakRssMiB: w.after ? round(w.after.peakRssMiB, 1) : null };
+    details[w.name] = {
+      pid: w.pid,
+      cpuSecondsInWindow: cpu === null ? null : round(cpu, 2),
+      cpuSecondsTotal: w.after ? round(w.after.cpuS, 2) : null,
+      peakRssMiB: w.after ? round(w.after.peakRssMiB, 1) : null,
+    };
   }
   return { figures, details };
 }
@@ -115,14 +137,18 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   registerModels(db.conn);
   await Promise.all(Object.values(db.conn.models).map((m) => m.createIndexes()));
   const appKeyText = generateAppKey();
-  const { user, token } = await new UserService(db.conn, parseAppKey(appKeyText)!).create({ name: 'bench', email: 'bench@bench.example.com' });
+  const { user, token } = await new UserService(db.conn, parseAppKey(appKeyText)!).create({
+    name: 'bench',
+    email: 'bench@bench.example.com',
+  });
   const due = new Date(Date.now() - 1_000);
   const asins = Array.from({ length: opts.asins }, (_, i) => asinOf(i));
   const seedStart = Date.now();
   await insertChunks(db.conn, 'watches', asins.length, (i) => watchDoc(user._id, asins[i]!, priorityOf(i, opts.p1Share), due));
   for (const country of countries) {
     await insertChunks(db.conn, 'products', asins.length, (i) =>
-      productDoc({ country, asin: asins[i]!, priority: priorityOf(i, opts.p1Share), nextRefreshAt: due, createdAt: due }));
+      productDoc({ country, asin: asins[i]!, priority: priorityOf(i, opts.p1Share), nextRefreshAt: due, createdAt: due }),
+    );
   }
   const seedS = (Date.now() - seedStart) / 1000;
   console.log(`refresh: seeded ${asins.length} watched ASINs × ${countries.length} countries in ${round(seedS, 1)} s`);
@@ -147,7 +173,9 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   const withSim = { ...env, SIMULATOR_URL: simUrl };
   // METRICS_PORT=0: each worker serves /metrics on a free port, read for the ASINs it asked for.
   const workers = [1, 2].map((i) => spawnCli(`worker-${i}`, ['worker'], { ...withSim, METRICS_PORT: '0' }));
-  const metricsUrls = (await Promise.all(workers.map((w) => w.waitForLog((l) => l.msg === 'metrics and health listening')))).map((l) => String(l.url));
+  const metricsUrls = (await Promise.all(workers.map((w) => w.waitForLog((l) => l.msg === 'metrics and health listening')))).map((l) =>
+    String(l.url),
+  );
   const api = spawnCli('api', ['api'], { ...withSim, PORT: '0', RATE_LIMIT_API: '1000000', RATE_LIMIT_UPDATE: '1000000' });
   const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
 
@@ -203,9 +231,10 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
 
   // ---- figures from MongoDB: who was refreshed when ------------------------------------------
   const touched = new Set([...warmTouched, ...load.touched]);
-  const refreshed = await db.conn.db!.collection('products')
+  const refreshed = (await db.conn
+    .db!.collection('products')
     .find({ last_attempt_at: { $ne: null } }, { projection: { _id: 0, country: 1, asin: 1, priority: 1, last_attempt_at: 1 } })
-    .toArray() as unknown as { country: string; asin: string; priority: 0 | 1; last_attempt_at: Date }[];
+    .toArray()) as unknown as { country: string; asin: string; priority: 0 | 1; last_attempt_at: Date }[];
   const p1Total = asins.filter((_, i) => priorityOf(i, opts.p1Share) === 1).length * countries.length;
   const p1Waits: number[] = [];
   const p0Waits: number[] = [];
@@ -214,7 +243,9 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   let p1Scheduled = 0;
   let overlapMs = 0;
   for (const country of countries) {
-    const mine = refreshed.filter((p) => p.country === country && p.last_attempt_at.getTime() <= tEnd && !touched.has(`${country}:${p.asin}`));
+    const mine = refreshed.filter(
+      (p) => p.country === country && p.last_attempt_at.getTime() <= tEnd && !touched.has(`${country}:${p.asin}`),
+    );
     const p1 = mine.filter((p) => p.priority === 1).map((p) => p.last_attempt_at.getTime());
     const p0 = mine.filter((p) => p.priority === 0).map((p) => p.last_attempt_at.getTime());
     // Waits count from the scheduler's start: every product was due before it, and the time spent
@@ -236,42 +267,89 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
 
   const refreshFigures: Figure[] = [
     figure('refreshed ASINs/s once a backlog exists', steadyRate, 'ASIN/s', { op: '>=', value: 0.99 * limit, source: 'issue' }),
-    figure('share of the physical limit 10×Q×countries', steadyRate === null ? null : steadyRate / limit, '', { op: '>=', value: 0.99, source: 'issue' }),
+    figure('share of the physical limit 10×Q×countries', steadyRate === null ? null : steadyRate / limit, '', {
+      op: '>=',
+      value: 0.99,
+      source: 'issue',
+    }),
     figure('refreshed ASINs/s over the whole window', items / windowS, 'ASIN/s', null, 'includes the start of the first plan'),
     figure('average batch fill (ASINs per getItems call)', calls ? items / calls : null, 'ASIN', { op: '>=', value: 9.9, source: 'issue' }),
-    figure('found items per call (simulator view)', calls ? found / calls : null, 'items', null, 'not-found and inaccessible ASINs (~6 %) excluded'),
+    figure(
+      'found items per call (simulator view)',
+      calls ? found / calls : null,
+      'items',
+      null,
+      'not-found and inaccessible ASINs (~6 %) excluded',
+    ),
     figure('upstream 429s', last.throttled - first.throttled, '', { op: '==', value: 0, source: 'issue' }),
     figure('upstream errors (non-2xx, non-429)', last.errors - first.errors, ''),
-    figure('priority-0 refreshed while a priority-1 waited', inversions, 'products', { op: '==', value: 0, source: 'issue' },
-      overlapMs > 0 ? `last p1 and first p0 overlap by ${Math.round(overlapMs)} ms` : undefined),
-    figure('priority-1 refreshed within T', p1Refreshed, 'products', { op: '==', value: p1Scheduled, source: 'ours' }, `of ${p1Scheduled} not force-updated (${p1Total} in all)`),
+    figure(
+      'priority-0 refreshed while a priority-1 waited',
+      inversions,
+      'products',
+      { op: '==', value: 0, source: 'issue' },
+      overlapMs > 0 ? `last p1 and first p0 overlap by ${Math.round(overlapMs)} ms` : undefined,
+    ),
+    figure(
+      'priority-1 refreshed within T',
+      p1Refreshed,
+      'products',
+      { op: '==', value: p1Scheduled, source: 'ours' },
+      `of ${p1Scheduled} not force-updated (${p1Total} in all)`,
+    ),
     figure('priority-1 wait p50 (from the scheduler start)', p1Wait, 's'),
     figure('priority-1 wait max', max(p1Waits), 's'),
     figure('priority-0 wait p50 (of those refreshed)', p0Wait, 's', null, `${p0Waits.length} priority-0 refreshed`),
-    figure('priority-1 / priority-0 median wait', p1Wait !== null && p0Wait ? p1Wait / p0Wait : null, '', { op: '<=', value: 1, source: 'ours' }),
-    figure('Redis commands per refreshed ASIN', items ? (cmd1 - cmd0) / items : null, 'cmd/ASIN', null,
-      inf.redisSource === 'REDIS_URL' ? 'shared Redis: counts other clients too' : 'dedicated redis-server'),
+    figure('priority-1 / priority-0 median wait', p1Wait !== null && p0Wait ? p1Wait / p0Wait : null, '', {
+      op: '<=',
+      value: 1,
+      source: 'ours',
+    }),
+    figure(
+      'Redis commands per refreshed ASIN',
+      items ? (cmd1 - cmd0) / items : null,
+      'cmd/ASIN',
+      null,
+      inf.redisSource === 'REDIS_URL' ? 'shared Redis: counts other clients too' : 'dedicated redis-server',
+    ),
     ...procs.figures,
   ];
   // A database server busy most of the window is what limited the run, not the quota.
   for (const w of windows.filter((x) => x.name.startsWith('mongodb') && x.before && x.after)) {
     const share = (w.after!.cpuS - w.before!.cpuS) / windowS;
-    if (share > 0.8) notes.push(`${w.name} was busy ${Math.round(share * 100)} % of the window (one core): it, not the quota, limited this run`);
+    if (share > 0.8)
+      notes.push(`${w.name} was busy ${Math.round(share * 100)} % of the window (one core): it, not the quota, limited this run`);
   }
   if (inf.mongoIsEmulator) {
-    notes.push(`MongoDB is the wire-protocol stand-in (${inf.mongoVersion}): every query is a collection scan, so the product's MongoDB work costs far more than on mongod`);
+    notes.push(
+      `MongoDB is the wire-protocol stand-in (${inf.mongoVersion}): every query is a collection scan, so the product's MongoDB work costs far more than on mongod`,
+    );
   }
   const environment = environmentOf(inf);
   const refresh: BenchResult = {
     name: 'refresh',
     startedAt,
     environment,
-    parameters: { asins: opts.asins, countries, quota: opts.quota, p1Share: opts.p1Share, seconds: opts.seconds, simulatorLatencyMs: opts.latencyMs, physicalLimit: limit },
+    parameters: {
+      asins: opts.asins,
+      countries,
+      quota: opts.quota,
+      p1Share: opts.p1Share,
+      seconds: opts.seconds,
+      simulatorLatencyMs: opts.latencyMs,
+      physicalLimit: limit,
+    },
     figures: refreshFigures,
     details: {
       windowSeconds: round(windowS, 2),
       seedSeconds: round(seedS, 1),
-      upstream: { calls, asked: items, found, simulatorCalls: last.calls - first.calls, steadyFromSecond: steadyFrom ? round((steadyFrom.t - t0) / 1000, 1) : null },
+      upstream: {
+        calls,
+        asked: items,
+        found,
+        simulatorCalls: last.calls - first.calls,
+        steadyFromSecond: steadyFrom ? round((steadyFrom.t - t0) / 1000, 1) : null,
+      },
       redisCommands: cmd1 - cmd0,
       productsRefreshedInWindow: refreshed.filter((p) => p.last_attempt_at.getTime() <= tEnd).length,
       perSecond: samples.slice(1).map((s, i) => ({ t: round((s.t - t0) / 1000, 1), asins: s.asked - samples[i]!.asked })),
@@ -290,14 +368,34 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
     name: 'update',
     startedAt,
     environment,
-    parameters: { during: 'refresh', ratePerSecond: 1, asinsPerCall: 10, quota: opts.quota, simulatorLatencyMs: opts.latencyMs, seconds: opts.seconds },
+    parameters: {
+      during: 'refresh',
+      ratePerSecond: 1,
+      asinsPerCall: 10,
+      quota: opts.quota,
+      simulatorLatencyMs: opts.latencyMs,
+      seconds: opts.seconds,
+    },
     figures: [
       figure('forced updates', updates.length, 'calls'),
       figure('forced-update latency p50', percentile(lat, 50), 'ms'),
-      figure('forced-update latency p99', percentile(lat, 99), 'ms', { op: '<=', value: targetMs, source: 'issue' }, `1/Q + ${opts.latencyMs} ms + 50 ms`),
+      figure(
+        'forced-update latency p99',
+        percentile(lat, 99),
+        'ms',
+        { op: '<=', value: targetMs, source: 'issue' },
+        `1/Q + ${opts.latencyMs} ms + 50 ms`,
+      ),
       figure('forced-update latency max', max(lat), 'ms'),
-      figure('forced updates not answered 200', notOk.length, 'calls', { op: '==', value: 0, source: 'ours' },
-        notOk.length ? `statuses: ${JSON.stringify(Object.fromEntries([...new Set(notOk.map((u) => u.status))].map((s) => [s, notOk.filter((u) => u.status === s).length])))} (202: wait ran out, -1: unfinished at the end)` : undefined),
+      figure(
+        'forced updates not answered 200',
+        notOk.length,
+        'calls',
+        { op: '==', value: 0, source: 'ours' },
+        notOk.length
+          ? `statuses: ${JSON.stringify(Object.fromEntries([...new Set(notOk.map((u) => u.status))].map((s) => [s, notOk.filter((u) => u.status === s).length])))} (202: wait ran out, -1: unfinished at the end)`
+          : undefined,
+      ),
     ],
     details: { latenciesMs: lat.map((l) => Math.round(l)) },
     notes: inf.mongoIsEmulator ? ['MongoDB is the stand-in: each forced update writes and reads through collection scans'] : [],

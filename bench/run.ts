@@ -15,7 +15,17 @@ import { benchApi } from './api.js';
 import { benchLimiter } from './limiter.js';
 
 const opts = parseBenchArgs();
-const budgetS = 300 + Math.min(opts.seconds, 60) + 600 + opts.seconds + opts.asins / 50 + 600 + opts.sizes.reduce((a, b) => a + b, 0) / 500 + 3_000 + 900 + opts.apiSeconds * 5;
+const budgetS =
+  300 +
+  Math.min(opts.seconds, 60) +
+  600 +
+  opts.seconds +
+  opts.asins / 50 +
+  600 +
+  opts.sizes.reduce((a, b) => a + b, 0) / 500 +
+  3_000 +
+  900 +
+  opts.apiSeconds * 5;
 
 await runMain('all', budgetS * 1000, async () => {
   const inf = await getInfra();

@@ -18,9 +18,24 @@ const COGNITO_SCOPE = 'creatorsapi/default';
 const LWA_SCOPE = 'creatorsapi::default';
 
 export const CREDENTIAL_VERSIONS: Readonly<Record<string, CredentialVersion>> = Object.freeze({
-  '2.1': { version: '2.1', flavour: 'cognito', tokenUrl: 'https://creatorsapi.auth.us-east-1.amazoncognito.com/oauth2/token', scope: COGNITO_SCOPE },
-  '2.2': { version: '2.2', flavour: 'cognito', tokenUrl: 'https://creatorsapi.auth.eu-south-2.amazoncognito.com/oauth2/token', scope: COGNITO_SCOPE },
-  '2.3': { version: '2.3', flavour: 'cognito', tokenUrl: 'https://creatorsapi.auth.us-west-2.amazoncognito.com/oauth2/token', scope: COGNITO_SCOPE },
+  '2.1': {
+    version: '2.1',
+    flavour: 'cognito',
+    tokenUrl: 'https://creatorsapi.auth.us-east-1.amazoncognito.com/oauth2/token',
+    scope: COGNITO_SCOPE,
+  },
+  '2.2': {
+    version: '2.2',
+    flavour: 'cognito',
+    tokenUrl: 'https://creatorsapi.auth.eu-south-2.amazoncognito.com/oauth2/token',
+    scope: COGNITO_SCOPE,
+  },
+  '2.3': {
+    version: '2.3',
+    flavour: 'cognito',
+    tokenUrl: 'https://creatorsapi.auth.us-west-2.amazoncognito.com/oauth2/token',
+    scope: COGNITO_SCOPE,
+  },
   '3.1': { version: '3.1', flavour: 'lwa', tokenUrl: 'https://api.amazon.com/auth/o2/token', scope: LWA_SCOPE },
   '3.2': { version: '3.2', flavour: 'lwa', tokenUrl: 'https://api.amazon.co.uk/auth/o2/token', scope: LWA_SCOPE },
   '3.3': { version: '3.3', flavour: 'lwa', tokenUrl: 'https://api.amazon.co.jp/auth/o2/token', scope: LWA_SCOPE },

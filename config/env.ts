@@ -28,36 +28,56 @@ const trustProxy = z
     return v;
   });
 
-export const envSchema = z.object({
-  NODE_ENV: z.enum(['production', 'development', 'test']).default('production'),
-  PORT: int(0, 65535).default(3000),
-  HOST: z.string().min(1).default('127.0.0.1'),
-  APP_URL: url(/^https?:$/, 'an http(s)').optional(),
-  APP_KEY: z.string().optional(),
-  APP_TIMEZONE: timeZone.default('UTC'),
-  MONGODB_URI: url(/^mongodb(\+srv)?:$/, 'a mongodb://').optional(),
-  REDIS_URL: url(/^rediss?:$/, 'a redis://').optional(),
-  // In braces by default: a Redis Cluster hashes only the tag, so every queue, lock and quota key
-  // of the program lands in one slot, as BullMQ's scripts and the quota governor's need.
-  REDIS_PREFIX: z.string().regex(/^(\{[A-Za-z0-9_-]{1,40}\}|[A-Za-z0-9_-]{1,40})$/, 'must be 1-40 letters, digits, _ or -, optionally in braces ({shelfwatch})').default('{shelfwatch}'),
-  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-  LOG_PRETTY: bool.default(false),
-  TRUST_PROXY: trustProxy.default(false),
-  BODY_LIMIT: z.string().regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 100kb or 1mb').default('100kb'),
-  SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(10_000),
-  STATE_DIR: z.string().min(1).default('.shelfwatch'),
-  COUNTRIES: z
-    .string()
-    .transform((v) => [...new Set(v.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean))])
-    .pipe(z.array(z.enum(COUNTRY_CODES, { error: `must be a comma list of ${COUNTRY_CODES.join(', ')}` })).min(1, 'must name at least one country'))
-    .default(['JP', 'US']),
-  REFRESH_INTERVAL_P1: duration.default(3_600_000),
-  REFRESH_INTERVAL_P0: duration.default(86_400_000),
-  /** Area C: requests a minute per client on the public directory; 0 turns the limit off. */
-  DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
-  /** How long a /api/world list's total is reused; 0 counts on every request. */
-  WORLD_TOTAL_TTL: duration.default(10_000),
-}).extend(workersEnvSchema.shape).extend(accountsEnvSchema.shape);
+export const envSchema = z
+  .object({
+    NODE_ENV: z.enum(['production', 'development', 'test']).default('production'),
+    PORT: int(0, 65535).default(3000),
+    HOST: z.string().min(1).default('127.0.0.1'),
+    APP_URL: url(/^https?:$/, 'an http(s)').optional(),
+    APP_KEY: z.string().optional(),
+    APP_TIMEZONE: timeZone.default('UTC'),
+    MONGODB_URI: url(/^mongodb(\+srv)?:$/, 'a mongodb://').optional(),
+    REDIS_URL: url(/^rediss?:$/, 'a redis://').optional(),
+    // In braces by default: a Redis Cluster hashes only the tag, so every queue, lock and quota key
+    // of the program lands in one slot, as BullMQ's scripts and the quota governor's need.
+    REDIS_PREFIX: z
+      .string()
+      .regex(/^(\{[A-Za-z0-9_-]{1,40}\}|[A-Za-z0-9_-]{1,40})$/, 'must be 1-40 letters, digits, _ or -, optionally in braces ({shelfwatch})')
+      .default('{shelfwatch}'),
+    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+    LOG_PRETTY: bool.default(false),
+    TRUST_PROXY: trustProxy.default(false),
+    BODY_LIMIT: z
+      .string()
+      .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 100kb or 1mb')
+      .default('100kb'),
+    SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(10_000),
+    STATE_DIR: z.string().min(1).default('.shelfwatch'),
+    COUNTRIES: z
+      .string()
+      .transform((v) => [
+        ...new Set(
+          v
+            .split(',')
+            .map((c) => c.trim().toUpperCase())
+            .filter(Boolean),
+        ),
+      ])
+      .pipe(
+        z
+          .array(z.enum(COUNTRY_CODES, { error: `must be a comma list of ${COUNTRY_CODES.join(', ')}` }))
+          .min(1, 'must name at least one country'),
+      )
+      .default(['JP', 'US']),
+    REFRESH_INTERVAL_P1: duration.default(3_600_000),
+    REFRESH_INTERVAL_P0: duration.default(86_400_000),
+    /** Area C: requests a minute per client on the public directory; 0 turns the limit off. */
+    DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
+    /** How long a /api/world list's total is reused; 0 counts on every request. */
+    WORLD_TOTAL_TTL: duration.default(10_000),
+  })
+  .extend(workersEnvSchema.shape)
+  .extend(accountsEnvSchema.shape);
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -131,7 +151,9 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     appKey = parseAppKey(env.APP_KEY);
     if (!appKey) problems.push('APP_KEY must be "base64:" followed by 32 random bytes in base64 (make one with `shelfwatch key:generate`)');
   } else if (env.MONGODB_URI !== undefined) {
-    problems.push('APP_KEY is required when MONGODB_URI is set: it encrypts the stored API tokens (make one with `shelfwatch key:generate`)');
+    problems.push(
+      'APP_KEY is required when MONGODB_URI is set: it encrypts the stored API tokens (make one with `shelfwatch key:generate`)',
+    );
   }
   if (problems.length) throw new ConfigError(problems);
 

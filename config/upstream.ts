@@ -10,18 +10,24 @@ import { MARKETPLACES } from './marketplaces.js';
 import { CREATORS_API_URL, CREDENTIAL_VERSIONS, credentialVersion, type CredentialVersion } from './creators-api.js';
 import { faultsSchema, type Faults } from './faults.js';
 
-const fraction = z.string().regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a number from 0 to 1').transform(Number);
+const fraction = z
+  .string()
+  .regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a number from 0 to 1')
+  .transform(Number);
 
 const httpUrl = url(/^https?:$/, 'an http(s)').transform((v) => v.replace(/\/+$/, ''));
 
-const faultsJson = z.string().transform((v, ctx) => {
-  try {
-    return JSON.parse(v) as unknown;
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"errorRate":0.1}' });
-    return z.NEVER;
-  }
-}).pipe(faultsSchema);
+const faultsJson = z
+  .string()
+  .transform((v, ctx) => {
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"errorRate":0.1}' });
+      return z.NEVER;
+    }
+  })
+  .pipe(faultsSchema);
 
 export const upstreamEnvSchema = z.object({
   UPSTREAM: z.enum(['simulator', 'creators'], { error: 'must be simulator or creators' }).default('simulator'),
@@ -86,7 +92,10 @@ function describe(name: string, message: string, got: string | undefined, secret
 }
 
 /** Parses the upstream variables of `env` (empty values already removed) for `countries`. */
-export function parseUpstreamConfig(env: Readonly<Record<string, string>>, countries: readonly Country[]): { config?: UpstreamConfig; problems: string[] } {
+export function parseUpstreamConfig(
+  env: Readonly<Record<string, string>>,
+  countries: readonly Country[],
+): { config?: UpstreamConfig; problems: string[] } {
   const problems: string[] = [];
   const parsed = upstreamEnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -104,7 +113,9 @@ export function parseUpstreamConfig(env: Readonly<Record<string, string>>, count
     const versionText = v('CREATORS_CREDENTIAL_VERSION') ?? market.defaultCredentialVersion;
     const version = credentialVersion(versionText);
     if (!version) {
-      problems.push(describe(`CREATORS_CREDENTIAL_VERSION_${cc}`, `must be one of ${Object.keys(CREDENTIAL_VERSIONS).join(', ')}`, versionText, false));
+      problems.push(
+        describe(`CREATORS_CREDENTIAL_VERSION_${cc}`, `must be one of ${Object.keys(CREDENTIAL_VERSIONS).join(', ')}`, versionText, false),
+      );
     }
     const tokenUrl = v('CREATORS_TOKEN_URL');
     if (tokenUrl !== undefined && !httpUrl.safeParse(tokenUrl).success) {
@@ -112,12 +123,25 @@ export function parseUpstreamConfig(env: Readonly<Record<string, string>>, count
     }
     const partnerTag = v('CREATORS_PARTNER_TAG') ?? (creators ? undefined : SIMULATOR_PARTNER_TAGS[cc]);
     if (partnerTag !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(partnerTag)) {
-      problems.push(describe(`CREATORS_PARTNER_TAG_${cc}`, 'must be the store/tracking id of that marketplace (1-64 letters, digits, - or _)', partnerTag, false));
+      problems.push(
+        describe(
+          `CREATORS_PARTNER_TAG_${cc}`,
+          'must be the store/tracking id of that marketplace (1-64 letters, digits, - or _)',
+          partnerTag,
+          false,
+        ),
+      );
     }
     if (creators) {
-      for (const [name, what] of [['CREATORS_CREDENTIAL_ID', 'Credential ID'], ['CREATORS_CREDENTIAL_SECRET', 'Credential Secret'], ['CREATORS_PARTNER_TAG', 'partner (tracking) tag']] as const) {
+      for (const [name, what] of [
+        ['CREATORS_CREDENTIAL_ID', 'Credential ID'],
+        ['CREATORS_CREDENTIAL_SECRET', 'Credential Secret'],
+        ['CREATORS_PARTNER_TAG', 'partner (tracking) tag'],
+      ] as const) {
         if (v(name) === undefined) {
-          problems.push(`${name}_${cc} is required when UPSTREAM=creators: the Creators API ${what} for ${market.host} (or set UPSTREAM=simulator, or leave ${cc} out of COUNTRIES)`);
+          problems.push(
+            `${name}_${cc} is required when UPSTREAM=creators: the Creators API ${what} for ${market.host} (or set UPSTREAM=simulator, or leave ${cc} out of COUNTRIES)`,
+          );
         }
       }
     }

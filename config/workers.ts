@@ -31,7 +31,11 @@ export const workersEnvSchema = z.object({
   SCHEDULER_REFRESH_CRON: cronExpr.default('*/15 * * * * *'),
   SCHEDULER_BROWSE_CRON: cronExpr.default('*/10 * * * *'),
   SCHEDULER_HORIZON_S: int(1, 3_600).default(45),
-  SCHEDULER_COALESCE: z.literal('0').transform(() => 0).or(duration.pipe(z.number().max(600_000))).default(2_000),
+  SCHEDULER_COALESCE: z
+    .literal('0')
+    .transform(() => 0)
+    .or(duration.pipe(z.number().max(600_000)))
+    .default(2_000),
   SCHEDULER_LEASE: duration.pipe(z.number().min(1_000)).optional(),
   BROWSE_INTERVAL: duration.pipe(z.number().min(60_000)).default(86_400_000),
   UPDATE_WAIT: duration.pipe(z.number().min(100).max(600_000)).default(30_000),
@@ -87,20 +91,33 @@ export interface WorkersConfig {
   readonly metricsPort: number | undefined;
 }
 
-export function buildWorkersConfig(env: z.infer<typeof workersEnvSchema>, nodeEnv = 'production'): { config?: WorkersConfig; problems: string[] } {
+export function buildWorkersConfig(
+  env: z.infer<typeof workersEnvSchema>,
+  nodeEnv = 'production',
+): { config?: WorkersConfig; problems: string[] } {
   const problems: string[] = [];
   if ((env.BULL_BOARD_USER === undefined) !== (env.BULL_BOARD_PASSWORD === undefined)) {
     problems.push('BULL_BOARD_USER and BULL_BOARD_PASSWORD must be set together (or neither, to turn Bull Board off)');
   }
   const quota = {
-    JP: { perSecond: env.QUOTA_RPS_JP ?? env.QUOTA_RPS, burst: env.QUOTA_BURST_JP ?? env.QUOTA_BURST, perDay: env.QUOTA_PER_DAY_JP ?? env.QUOTA_PER_DAY },
-    US: { perSecond: env.QUOTA_RPS_US ?? env.QUOTA_RPS, burst: env.QUOTA_BURST_US ?? env.QUOTA_BURST, perDay: env.QUOTA_PER_DAY_US ?? env.QUOTA_PER_DAY },
+    JP: {
+      perSecond: env.QUOTA_RPS_JP ?? env.QUOTA_RPS,
+      burst: env.QUOTA_BURST_JP ?? env.QUOTA_BURST,
+      perDay: env.QUOTA_PER_DAY_JP ?? env.QUOTA_PER_DAY,
+    },
+    US: {
+      perSecond: env.QUOTA_RPS_US ?? env.QUOTA_RPS,
+      burst: env.QUOTA_BURST_US ?? env.QUOTA_BURST,
+      perDay: env.QUOTA_PER_DAY_US ?? env.QUOTA_PER_DAY,
+    },
   };
   // A minute beyond the retry schedule covers the wait in the queue before the first attempt.
   const minLease = retrySpanMs(DEFAULT_RETRY, env.WORKER_JOB_TIMEOUT) + 60_000;
   // Tests shorten the lease to see it end within seconds; a deployment may not.
   if (env.SCHEDULER_LEASE !== undefined && env.SCHEDULER_LEASE < minLease && nodeEnv !== 'test') {
-    problems.push(`SCHEDULER_LEASE must be at least ${Math.ceil(minLease / 1_000)}s: a refresh job's retries (${DEFAULT_RETRY.attempts} attempts of up to WORKER_JOB_TIMEOUT each, with backoff) must end before its products can be claimed again`);
+    problems.push(
+      `SCHEDULER_LEASE must be at least ${Math.ceil(minLease / 1_000)}s: a refresh job's retries (${DEFAULT_RETRY.attempts} attempts of up to WORKER_JOB_TIMEOUT each, with backoff) must end before its products can be claimed again`,
+    );
   }
   if (problems.length) return { problems };
   return {
@@ -126,9 +143,10 @@ export function buildWorkersConfig(env: z.infer<typeof workersEnvSchema>, nodeEn
       }),
       updateWaitMs: env.UPDATE_WAIT,
       rateLimit: Object.freeze({ apiPerMinute: env.RATE_LIMIT_API, updatePerMinute: env.RATE_LIMIT_UPDATE }),
-      bullBoard: env.BULL_BOARD_USER && env.BULL_BOARD_PASSWORD
-        ? Object.freeze({ user: env.BULL_BOARD_USER, password: env.BULL_BOARD_PASSWORD, readOnly: env.BULL_BOARD_READONLY })
-        : undefined,
+      bullBoard:
+        env.BULL_BOARD_USER && env.BULL_BOARD_PASSWORD
+          ? Object.freeze({ user: env.BULL_BOARD_USER, password: env.BULL_BOARD_PASSWORD, readOnly: env.BULL_BOARD_READONLY })
+          : undefined,
       metricsPort: env.METRICS_PORT,
     }),
   };

@@ -143,7 +143,14 @@ export async function recordCountryAnswer(
   const id = new Types.ObjectId(importId);
   await imports.updateOne(
     { _id: id, 'countries.country': country },
-    { $set: { 'countries.$.status': status, 'countries.$.error': error, 'countries.$.waiting_until': null, ...(asins ? { 'countries.$.asins': [...asins] } : {}) } },
+    {
+      $set: {
+        'countries.$.status': status,
+        'countries.$.error': error,
+        'countries.$.waiting_until': null,
+        ...(asins ? { 'countries.$.asins': [...asins] } : {}),
+      },
+    },
   );
   const doc = await imports.findById(id).lean();
   if (!doc) return;

@@ -57,7 +57,11 @@ async function accrue(ctx: JobContext, country: Country, rate: number, now: numb
 }
 
 async function keepCredit(ctx: JobContext, country: Country, credit: number, now: number): Promise<void> {
-  await ctx.redis.multi().hset(creditKey(ctx, country), 'credit', String(credit), 'at', String(now)).pexpire(creditKey(ctx, country), 86_400_000).exec();
+  await ctx.redis
+    .multi()
+    .hset(creditKey(ctx, country), 'credit', String(credit), 'at', String(now))
+    .pexpire(creditKey(ctx, country), 86_400_000)
+    .exec();
 }
 
 /**
@@ -96,12 +100,15 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
   ctx.metrics.budgetShortfall.set({ country }, capacity > 0 ? (due.p1 + due.p0) / capacity : 0);
 
   // Read in the plan_due index's order: no in-memory sort, and only what this pass can use.
-  const picked = due.p1 + due.p0 === 0 ? [] : await products
-    .find(dueFilter)
-    .sort({ priority: -1, next_refresh_at: 1 })
-    .limit(budget * MAX_ITEMS_PER_CALL)
-    .select({ asin: 1, priority: 1, next_refresh_at: 1 })
-    .lean();
+  const picked =
+    due.p1 + due.p0 === 0
+      ? []
+      : await products
+          .find(dueFilter)
+          .sort({ priority: -1, next_refresh_at: 1 })
+          .limit(budget * MAX_ITEMS_PER_CALL)
+          .select({ asin: 1, priority: 1, next_refresh_at: 1 })
+          .lean();
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
   if (partial > 0) {
@@ -123,16 +130,26 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
 
   let p1 = 0;
   let p0 = 0;
-  const batches: { name: 'refresh.p1' | 'refresh.p0'; data: { country: Country; asins: string[]; due: number; claim: string }; opts: { jobId: string } }[] = [];
+  const batches: {
+    name: 'refresh.p1' | 'refresh.p0';
+    data: { country: Country; asins: string[]; due: number; claim: string };
+    opts: { jobId: string };
+  }[] = [];
   // Batches are filled in plan order; one batch may hold the last priority-1 and the first priority-0
   // products (it runs as priority 1): a full batch costs the same call as a short one.
   for (let i = 0; i < mine.length; i += MAX_ITEMS_PER_CALL) {
     const slice = mine.slice(i, i + MAX_ITEMS_PER_CALL);
     const asins = slice.map((p) => p.asin);
     const top = slice.some((p) => p.priority === 1);
-    for (const p of slice) if (p.priority === 1) p1++; else p0++;
+    for (const p of slice)
+      if (p.priority === 1) p1++;
+      else p0++;
     const dueAt = Math.min(...slice.map((p) => p.next_refresh_at?.getTime() ?? t));
-    batches.push({ name: top ? 'refresh.p1' : 'refresh.p0', data: { country, asins, due: dueAt, claim: token }, opts: { jobId: batchId(country, asins, leaseUntil) } });
+    batches.push({
+      name: top ? 'refresh.p1' : 'refresh.p0',
+      data: { country, asins, due: dueAt, claim: token },
+      opts: { jobId: batchId(country, asins, leaseUntil) },
+    });
   }
   await ctx.jobs.addBulk(batches);
   const left = credit - batches.length;

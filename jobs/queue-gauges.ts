@@ -7,13 +7,17 @@ import { QUEUE_KINDS } from './registry.js';
  * Run on each scrape: the queues are shared by every process, so any process can report them.
  */
 export async function refreshQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics'>): Promise<void> {
-  await Promise.all(ctx.config.countries.flatMap((country) => QUEUE_KINDS.map(async (kind) => {
-    const queue = ctx.jobs.queue(country, kind);
-    const counts = await queue.getJobCounts(...JOB_STATES);
-    for (const state of JOB_STATES) ctx.metrics.queueJobs.set({ country, queue: kind, state }, counts[state] ?? 0);
-    // The next jobs to run (the most urgent first): how long the head of the queue has waited.
-    const head = await queue.getJobs(['prioritized', 'wait'], 0, 49, true);
-    const oldest = Math.min(...head.filter(Boolean).map((j) => j.timestamp));
-    ctx.metrics.queueLag.set({ country, queue: kind }, Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1_000) : 0);
-  })));
+  await Promise.all(
+    ctx.config.countries.flatMap((country) =>
+      QUEUE_KINDS.map(async (kind) => {
+        const queue = ctx.jobs.queue(country, kind);
+        const counts = await queue.getJobCounts(...JOB_STATES);
+        for (const state of JOB_STATES) ctx.metrics.queueJobs.set({ country, queue: kind, state }, counts[state] ?? 0);
+        // The next jobs to run (the most urgent first): how long the head of the queue has waited.
+        const head = await queue.getJobs(['prioritized', 'wait'], 0, 49, true);
+        const oldest = Math.min(...head.filter(Boolean).map((j) => j.timestamp));
+        ctx.metrics.queueLag.set({ country, queue: kind }, Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1_000) : 0);
+      }),
+    ),
+  );
 }

@@ -65,7 +65,16 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
   const asins = claim ? await stillClaimed(ctx, { ...data, claim }) : [...data.asins];
   const skipped = data.asins.length - asins.length;
   if (claim && skipped > 0 && asins.length > 0) {
-    asins.push(...(await claimMoreDue(ctx.mongo, data.country, MAX_ITEMS_PER_CALL - asins.length, ctx.config.workers.scheduler.leaseMs, claim, mode === 'p1')));
+    asins.push(
+      ...(await claimMoreDue(
+        ctx.mongo,
+        data.country,
+        MAX_ITEMS_PER_CALL - asins.length,
+        ctx.config.workers.scheduler.leaseMs,
+        claim,
+        mode === 'p1',
+      )),
+    );
   }
   const base = { country: data.country, asins, skipped };
   if (asins.length === 0) return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: false };
@@ -83,7 +92,10 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
   }
   const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes);
   if (data.due !== undefined) {
-    ctx.metrics.refreshLag.observe({ country: data.country, priority: mode === 'forced' ? 'forced' : mode.slice(1) }, Math.max(0, Date.now() - data.due) / 1_000);
+    ctx.metrics.refreshLag.observe(
+      { country: data.country, priority: mode === 'forced' ? 'forced' : mode.slice(1) },
+      Math.max(0, Date.now() - data.due) / 1_000,
+    );
   }
   return { ...base, found: written.found, notFound: written.notFound, notAccessible: written.notAccessible, deferred: false };
 }

@@ -39,26 +39,32 @@ export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): Ru
   // nudge through planNow), and none starts once closing began, so close() waits for all of them:
   // a pass left running while Redis and MongoDB close could not release the plan lock, and every
   // scheduler would stop planning until the lock's TTL ran out.
-  const tracked = <T>(fn: () => Promise<T | undefined>) => (): Promise<T | undefined> => {
-    if (close.started) return Promise.resolve(undefined);
-    const run = fn();
-    inFlight.add(run);
-    void run.finally(() => inFlight.delete(run)).catch(() => undefined);
-    return run;
-  };
+  const tracked =
+    <T>(fn: () => Promise<T | undefined>) =>
+    (): Promise<T | undefined> => {
+      if (close.started) return Promise.resolve(undefined);
+      const run = fn();
+      inFlight.add(run);
+      void run.finally(() => inFlight.delete(run)).catch(() => undefined);
+      return run;
+    };
 
   const perCountry = pLimit(COUNTRIES_AT_ONCE);
   const planNow = async (): Promise<CountryPlan[] | undefined> => {
     const res = await withLock(redis, `${prefix}:lock:plan`, lockTtl, () =>
-      Promise.all(ctx.config.countries.map((country) => perCountry(() => planCountry(ctx, country)))));
+      Promise.all(ctx.config.countries.map((country) => perCountry(() => planCountry(ctx, country)))),
+    );
     if (!res.ran) return undefined;
     for (const p of res.value) {
       const due = p.due ? p.due.p0 + p.due.p1 : 0;
       const planned = p.enqueued.p0 + p.enqueued.p1;
       if (p.enqueued.batches || due > 0) {
-        logger[due > planned && p.budget > 0 ? 'info' : 'debug']({ plan: p }, due > planned
-          ? `demand exceeds the quota in ${p.country}: ${due - planned} due products wait in MongoDB (priority 0 stretches first)`
-          : 'planned');
+        logger[due > planned && p.budget > 0 ? 'info' : 'debug'](
+          { plan: p },
+          due > planned
+            ? `demand exceeds the quota in ${p.country}: ${due - planned} due products wait in MongoDB (priority 0 stretches first)`
+            : 'planned',
+        );
       }
     }
     // A part-filled batch was held back for more products: plan again when it may go as it is.
@@ -71,16 +77,25 @@ export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): Ru
   };
   // The slow tick also puts back EAN resolve jobs that Redis may have lost.
   const crawlNow = async (): Promise<number | undefined> => {
-    const res = await withLock(redis, `${prefix}:lock:crawl`, lockTtl, async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx)));
+    const res = await withLock(
+      redis,
+      `${prefix}:lock:crawl`,
+      lockTtl,
+      async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx)),
+    );
     return res.ran ? res.value : undefined;
   };
 
   // Ticks never throw: a failed pass is logged and the next tick tries again. The handler returns
   // its promise, which is what node-cron's noOverlap waits for before it starts the next run.
   function guard(name: string, fn: () => Promise<unknown>) {
-    return (): Promise<void> => fn().then(() => undefined, (err: Error) => {
-      logger.warn({ tick: name, err: { name: err.name, message: err.message } }, 'scheduler tick failed; the next tick tries again');
-    });
+    return (): Promise<void> =>
+      fn().then(
+        () => undefined,
+        (err: Error) => {
+          logger.warn({ tick: name, err: { name: err.name, message: err.message } }, 'scheduler tick failed; the next tick tries again');
+        },
+      );
   }
   tasks = [
     cron.schedule(ctx.config.workers.scheduler.refreshCron, guard('plan', tracked(planNow)), { name: 'plan-refreshes', noOverlap: true }),

@@ -53,8 +53,13 @@ export type ForcedUpdateAnswer =
 
 /** The 429 of a country whose quota day has no call left for forced updates. */
 function daySpent(country: Country, resetAt: number, share: boolean): TooManyRequestsError {
-  const why = share ? "the share of today's upstream quota kept for on-demand work (ON_DEMAND_SHARE)" : "today's upstream quota (QUOTA_PER_DAY)";
-  return new TooManyRequestsError(`No forced update in ${country} until the quota renews: ${why} is spent.`, (resetAt - Date.now()) / 1_000);
+  const why = share
+    ? "the share of today's upstream quota kept for on-demand work (ON_DEMAND_SHARE)"
+    : "today's upstream quota (QUOTA_PER_DAY)";
+  return new TooManyRequestsError(
+    `No forced update in ${country} until the quota renews: ${why} is spent.`,
+    (resetAt - Date.now()) / 1_000,
+  );
 }
 
 type Waited = { kind: 'done'; outcome: UpdateOutcome } | { kind: 'failed'; reason: string } | { kind: 'pending' };
@@ -83,7 +88,13 @@ export class ForcedUpdates {
     if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
     if (day.onDemandUsed >= day.onDemandLimit) throw daySpent(country, day.day.end, true);
     // The account's own daily cap, counted per quota day so it renews with the quota.
-    const taken = await takeForcedUpdate(ctx.redis, ctx.redisPrefix, userId.toHexString(), day.day.key, ctx.config.accounts.maxUpdatesPerDay);
+    const taken = await takeForcedUpdate(
+      ctx.redis,
+      ctx.redisPrefix,
+      userId.toHexString(),
+      day.day.key,
+      ctx.config.accounts.maxUpdatesPerDay,
+    );
     assertForcedUpdateTaken(taken, (day.day.end - Date.now()) / 1_000);
     // The job lives in Redis only. The products' claim moves to this update, so a planned batch
     // still queued with them skips them (one call per product, not two), and their next refresh moves
@@ -103,7 +114,10 @@ export class ForcedUpdates {
     if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
     if (waited.kind === 'failed') throw new UpstreamFailedError(`The upstream could not refresh the products: ${waited.reason}`);
     if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
-    const found = await products.find({ country, asin: mongoose.trusted({ $in: asins }) }).select(PRODUCT_HIDDEN_FIELDS).lean();
+    const found = await products
+      .find({ country, asin: mongoose.trusted({ $in: asins }) })
+      .select(PRODUCT_HIDDEN_FIELDS)
+      .lean();
     const byAsin = new Map(found.map((p) => [p.asin, p]));
     return { kind: 'refreshed', products: asins.flatMap((a) => byAsin.get(a) ?? []) };
   }

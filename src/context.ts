@@ -76,7 +76,12 @@ interface Endpoints {
   embedded: boolean;
 }
 
-async function resolveEndpoints(config: Config, logger: Logger, resources: Resources, mode: ContextOptions['embedded']): Promise<Endpoints> {
+async function resolveEndpoints(
+  config: Config,
+  logger: Logger,
+  resources: Resources,
+  mode: ContextOptions['embedded'],
+): Promise<Endpoints> {
   if (config.mongo.uri && config.redis.url && config.appKey) {
     return { mongoUri: config.mongo.uri, redisUrl: config.redis.url, appKey: config.appKey, embedded: false };
   }
@@ -87,7 +92,8 @@ async function resolveEndpoints(config: Config, logger: Logger, resources: Resou
     const redisUrl = config.redis.url ?? state?.redisUrl;
     if (!mongoUri || !redisUrl || !key) {
       throw new EmbeddedUnavailableError(
-        'no database to use: set MONGODB_URI, REDIS_URL and APP_KEY, or start `shelfwatch all` with nothing set in this directory first');
+        'no database to use: set MONGODB_URI, REDIS_URL and APP_KEY, or start `shelfwatch all` with nothing set in this directory first',
+      );
     }
     if (state) logger.info({ pid: state.pid }, 'using the embedded parts of the running shelfwatch');
     return { mongoUri, redisUrl, appKey: key, embedded: false };
@@ -138,13 +144,26 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
     const usage = new DailyUsage(mongo);
     const w = config.workers;
-    const quota = resources.own('quota governor', new QuotaGovernor(redis, redisPrefix, {
-      quotas: w.quota, dayTimeZone: w.quotaDayTimeZone, onDemandShare: w.onDemandShare, onDemandReserve: w.onDemandReserve, usage, metrics,
-    }), (g) => g.close());
+    const quota = resources.own(
+      'quota governor',
+      new QuotaGovernor(redis, redisPrefix, {
+        quotas: w.quota,
+        dayTimeZone: w.quotaDayTimeZone,
+        onDemandShare: w.onDemandShare,
+        onDemandReserve: w.onDemandReserve,
+        usage,
+        metrics,
+      }),
+      (g) => g.close(),
+    );
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
     const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
-    const forcedUpdates = resources.own('forced updates', new ForcedUpdates({ ...base, redisUrl: ep.redisUrl, stopping: resources.stopping }), (f) => f.close());
+    const forcedUpdates = resources.own(
+      'forced updates',
+      new ForcedUpdates({ ...base, redisUrl: ep.redisUrl, stopping: resources.stopping }),
+      (f) => f.close(),
+    );
     return {
       ...base,
       resources,

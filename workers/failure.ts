@@ -1,4 +1,11 @@
-import { InvalidJobPayloadError, RateLimitedError, UnrecoverableError, DayQuotaSpentError, UpstreamAuthError, UpstreamNotEligibleError } from '../src/errors/index.js';
+import {
+  InvalidJobPayloadError,
+  RateLimitedError,
+  UnrecoverableError,
+  DayQuotaSpentError,
+  UpstreamAuthError,
+  UpstreamNotEligibleError,
+} from '../src/errors/index.js';
 import type { JobKind } from '../jobs/kind.js';
 
 /** What becomes of a job whose attempt threw, decided by the error's class alone. */
@@ -20,7 +27,8 @@ export function failureAction(err: unknown, kind: Pick<JobKind, 'whenDaySpent'> 
     return !kind || kind.whenDaySpent === 'fail' ? { action: 'fail_day_spent' } : { action: 'wait_next_day', until: err.retryAt };
   }
   // A wait the other side did not say (NaN) is a second: never a job delayed to no time at all.
-  if (err instanceof RateLimitedError) return { action: 'wait', ms: Number.isFinite(err.retryAfterMs) ? Math.max(1, err.retryAfterMs) : 1_000 };
+  if (err instanceof RateLimitedError)
+    return { action: 'wait', ms: Number.isFinite(err.retryAfterMs) ? Math.max(1, err.retryAfterMs) : 1_000 };
   if (err instanceof UpstreamAuthError || err instanceof UpstreamNotEligibleError) return { action: 'stop_country' };
   if (err instanceof UnrecoverableError || err instanceof InvalidJobPayloadError) return { action: 'fail' };
   return { action: 'retry' };

@@ -51,7 +51,10 @@ export function createProcessor(ctx: JobContext, country: Country, upstreamOf: (
           throw new BullUnrecoverable(error.message);
         case 'wait_next_day':
           ctx.metrics.jobs.inc({ country, name: job.name, outcome: 'quota_day' });
-          log.info({ until: new Date(decided.until).toISOString() }, "the day's upstream quota is spent: the job waits for the next quota day");
+          log.info(
+            { until: new Date(decided.until).toISOString() },
+            "the day's upstream quota is spent: the job waits for the next quota day",
+          );
           if (kind && data && typeof kind.whenDaySpent === 'function') await kind.whenDaySpent(ctx, data, new Date(decided.until));
           return delayUntil(job, token, decided.until);
         case 'wait':

@@ -64,25 +64,31 @@ export async function startWorkers(
     });
     const stopCountry = async (c: Country, err: Error): Promise<void> => {
       ctx.metrics.countryStopped.set({ country: c }, 1);
-      logger.error({ country: c, err: { name: err.name, message: err.message } },
-        `upstream refused ${c} for good: pausing its queues until an operator fixes the credential and runs \`shelfwatch queues:resume --country ${c}\``);
+      logger.error(
+        { country: c, err: { name: err.name, message: err.message } },
+        `upstream refused ${c} for good: pausing its queues until an operator fixes the credential and runs \`shelfwatch queues:resume --country ${c}\``,
+      );
       await Promise.all(countryQueues.map((q) => q.pause()));
     };
     for (const kind of QUEUE_KINDS) {
       const name = queueName(country, kind);
-      const worker = new Worker(name, createProcessor({ ...ctx, logger }, country, (job) => upstream(country, job), stopCountry), {
-        connection,
-        prefix,
-        concurrency: ctx.config.workers.concurrency(country),
-        lockDuration: ctx.config.workers.lockMs,
-        // A job whose worker died (SIGKILL, OOM, lost machine) comes back only when a stalled check
-        // finds its lock gone, and it takes two checks (mark, then move). BullMQ checks every 30 s
-        // whatever the lock is, so a short WORKER_LOCK_MS still left the batch stuck for up to a
-        // minute. Checking once per lock duration bounds the recovery at about twice WORKER_LOCK_MS
-        // (30 s when unset, BullMQ's default).
-        stalledInterval: Math.min(30_000, ctx.config.workers.lockMs),
-        autorun: false,
-      });
+      const worker = new Worker(
+        name,
+        createProcessor({ ...ctx, logger }, country, (job) => upstream(country, job), stopCountry),
+        {
+          connection,
+          prefix,
+          concurrency: ctx.config.workers.concurrency(country),
+          lockDuration: ctx.config.workers.lockMs,
+          // A job whose worker died (SIGKILL, OOM, lost machine) comes back only when a stalled check
+          // finds its lock gone, and it takes two checks (mark, then move). BullMQ checks every 30 s
+          // whatever the lock is, so a short WORKER_LOCK_MS still left the batch stuck for up to a
+          // minute. Checking once per lock duration bounds the recovery at about twice WORKER_LOCK_MS
+          // (30 s when unset, BullMQ's default).
+          stalledInterval: Math.min(30_000, ctx.config.workers.lockMs),
+          autorun: false,
+        },
+      );
       worker.on('error', (err) => logger.warn({ country, queue: name, err: { message: err.message } }, 'worker error'));
       worker.on('completed', (job) => ctx.metrics.jobs.inc({ country, name: job.name, outcome: 'completed' }));
       worker.on('failed', (job, err) => {
@@ -95,7 +101,13 @@ export async function startWorkers(
     }
   }
   await Promise.all([...workers.values(), ...updates.values()].map((w) => w.waitUntilReady()));
-  logger.info({ countries: ctx.config.countries, concurrency: Object.fromEntries(ctx.config.countries.map((c) => [c, ctx.config.workers.concurrency(c)])) }, 'workers started');
+  logger.info(
+    {
+      countries: ctx.config.countries,
+      concurrency: Object.fromEntries(ctx.config.countries.map((c) => [c, ctx.config.workers.concurrency(c)])),
+    },
+    'workers started',
+  );
 
   const close = once(async () => {
     await Promise.all(

@@ -49,7 +49,8 @@ type Key = keyof typeof SPEC;
 
 function num(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max) throw new Error(`--${name} must be a number from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new Error(`--${name} must be a number from ${min} to ${max} (got ${JSON.stringify(raw)})`);
   return n;
 }
 
@@ -60,7 +61,11 @@ export function parseBenchArgs(argv: readonly string[] = process.argv.slice(2), 
     const v = (values as Record<string, string | undefined>)[k] ?? env[SPEC[k].env];
     return v === undefined || v === '' ? SPEC[k].def : v;
   };
-  const list = (k: Key): string[] => get(k).split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (k: Key): string[] =>
+    get(k)
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   return {
     seconds: num('seconds', get('seconds'), 5, 3_600),
     asins: Math.round(num('asins', get('asins'), 10, 1_000_000)),

@@ -157,9 +157,11 @@ async function startInfra(): Promise<Infra> {
       baseUri = mongo.uri;
     } catch (err) {
       const why = err instanceof EmbeddedUnavailableError ? err.message : String(err);
-      throw new BenchUnavailableError(`no MongoDB for the benchmark: ${why}.\n` +
-        'Set MONGODB_URI to a MongoDB you run (a database of the run\'s own is created and dropped), e.g.\n' +
-        '  MONGODB_URI=mongodb://127.0.0.1:27017 npm run bench');
+      throw new BenchUnavailableError(
+        `no MongoDB for the benchmark: ${why}.\n` +
+          "Set MONGODB_URI to a MongoDB you run (a database of the run's own is created and dropped), e.g.\n" +
+          '  MONGODB_URI=mongodb://127.0.0.1:27017 npm run bench',
+      );
     }
   }
   let redisUrl = process.env.REDIS_URL || undefined;
@@ -259,7 +261,13 @@ export function environmentOf(inf: Infra): Record<string, unknown> {
 }
 
 /** The environment every product process of one benchmark shares: its database, prefix and key. */
-export function productEnv(inf: Infra, db: { uri: string }, prefix: string, appKey: string, countries: readonly string[]): Record<string, string> {
+export function productEnv(
+  inf: Infra,
+  db: { uri: string },
+  prefix: string,
+  appKey: string,
+  countries: readonly string[],
+): Record<string, string> {
   return {
     NODE_ENV: 'production',
     LOG_LEVEL: 'info',

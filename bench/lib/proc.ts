@@ -73,7 +73,11 @@ export function spawnCli(name: string, args: readonly string[], env: Record<stri
         const msg = String(line.msg ?? '');
         warnings.set(msg, (warnings.get(msg) ?? 0) + 1);
       }
-      for (const w of waiters) if (w.match(line)) { waiters.delete(w); w.resolve(line); }
+      for (const w of waiters)
+        if (w.match(line)) {
+          waiters.delete(w);
+          w.resolve(line);
+        }
     }
   });
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
@@ -86,7 +90,14 @@ export function spawnCli(name: string, args: readonly string[], env: Record<stri
     tail: () => tail,
     waitForLog(match, timeoutMs = 60_000) {
       return new Promise<LogLine>((resolve, reject) => {
-        const w = { match, resolve: (l: LogLine) => { clearTimeout(timer); proc.off('exit', onExit); resolve(l); } };
+        const w = {
+          match,
+          resolve: (l: LogLine) => {
+            clearTimeout(timer);
+            proc.off('exit', onExit);
+            resolve(l);
+          },
+        };
         const onExit = (code: number | null): void => {
           waiters.delete(w);
           clearTimeout(timer);
@@ -121,7 +132,10 @@ export async function runCliToEnd(name: string, args: readonly string[], env: Re
   const child = spawnCli(name, args, env);
   const code = await new Promise<number | null>((resolve) => {
     const timer = setTimeout(() => child.proc.kill('SIGKILL'), timeoutMs);
-    child.proc.once('exit', (c) => { clearTimeout(timer); resolve(c); });
+    child.proc.once('exit', (c) => {
+      clearTimeout(timer);
+      resolve(c);
+    });
   });
   if (code !== 0) throw new Error(`${name} exited with ${code}: ${child.tail().slice(-1_000)}`);
 }

@@ -12,7 +12,13 @@ export function asinOf(i: number): string {
 }
 
 /** Inserts in chunks, unordered: one round trip per chunk, none for a whole million at once. */
-export async function insertChunks(conn: Connection, collection: string, count: number, make: (i: number) => Record<string, unknown>, chunk = 5_000): Promise<void> {
+export async function insertChunks(
+  conn: Connection,
+  collection: string,
+  count: number,
+  make: (i: number) => Record<string, unknown>,
+  chunk = 5_000,
+): Promise<void> {
   const coll = conn.db!.collection(collection);
   for (let start = 0; start < count; start += chunk) {
     const docs: Record<string, unknown>[] = [];
@@ -60,7 +66,18 @@ export function productDoc(p: ProductSeed): Record<string, unknown> {
 }
 
 export function watchDoc(userId: Types.ObjectId, asin: string, priority: 0 | 1, at: Date): Record<string, unknown> {
-  return { _id: new Types.ObjectId(), user_id: userId, kind: 'asin', key: asin, priority, last_crawl_at: null, last_crawl_count: null, source: 'api', created_at: at, updated_at: at };
+  return {
+    _id: new Types.ObjectId(),
+    user_id: userId,
+    kind: 'asin',
+    key: asin,
+    priority,
+    last_crawl_at: null,
+    last_crawl_count: null,
+    source: 'api',
+    created_at: at,
+    updated_at: at,
+  };
 }
 
 /** Priority of the i-th of n watched ASINs: the first share × n are priority 1 (spread evenly). */
@@ -68,8 +85,30 @@ export function priorityOf(i: number, share: number): 0 | 1 {
   return Math.floor((i + 1) * share) > Math.floor(i * share) ? 1 : 0;
 }
 
-const WORDS = ['wireless', 'charger', 'kettle', 'headphones', 'keyboard', 'camera', 'lens', 'bottle', 'backpack', 'monitor',
-  'speaker', 'router', 'blender', 'lamp', 'notebook', 'pencil', 'mouse', 'cable', 'adapter', 'tripod', 'jacket', 'shoes'];
+const WORDS = [
+  'wireless',
+  'charger',
+  'kettle',
+  'headphones',
+  'keyboard',
+  'camera',
+  'lens',
+  'bottle',
+  'backpack',
+  'monitor',
+  'speaker',
+  'router',
+  'blender',
+  'lamp',
+  'notebook',
+  'pencil',
+  'mouse',
+  'cable',
+  'adapter',
+  'tripod',
+  'jacket',
+  'shoes',
+];
 const BRANDS = ['Acme', 'Globex', 'Initech', 'Umbrella', 'Hooli', 'Stark'];
 
 /** A product title of three words from a small vocabulary, so that searches have many hits. */

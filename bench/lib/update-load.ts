@@ -18,7 +18,13 @@ export interface UpdateLoad {
   stop(drainMs: number): Promise<UpdateSample[]>;
 }
 
-export async function forcedUpdate(apiUrl: string, token: string, country: string, asins: readonly string[], timeoutMs: number): Promise<UpdateSample> {
+export async function forcedUpdate(
+  apiUrl: string,
+  token: string,
+  country: string,
+  asins: readonly string[],
+  timeoutMs: number,
+): Promise<UpdateSample> {
   const started = performance.now();
   const url = `${apiUrl}/api/world/update?country=${country}&asin=${asins.join(',')}`;
   try {
@@ -36,7 +42,14 @@ function pick(pool: readonly string[], n: number): string[] {
   return [...out];
 }
 
-export function startUpdateLoad(opts: { apiUrl: string; token: string; asins: readonly string[]; countries: readonly string[]; intervalMs?: number; timeoutMs?: number }): UpdateLoad {
+export function startUpdateLoad(opts: {
+  apiUrl: string;
+  token: string;
+  asins: readonly string[];
+  countries: readonly string[];
+  intervalMs?: number;
+  timeoutMs?: number;
+}): UpdateLoad {
   const touched = new Set<string>();
   const samples: UpdateSample[] = [];
   // Start time of every call in flight: one still running at the end counts with what it has waited.

@@ -28,14 +28,22 @@ export function forcedUpdateKey(prefix: string, userId: string, day: string): st
  * YYYY-MM-DD in APP_TIMEZONE), shared by every api process through Redis. A refused call spends
  * nothing. `limit` 0 means no cap: nothing is counted and Redis is not asked.
  */
-export async function takeForcedUpdate(redis: Redis, prefix: string, userId: string, day: string, limit: number): Promise<ForcedUpdateTake> {
+export async function takeForcedUpdate(
+  redis: Redis,
+  prefix: string,
+  userId: string,
+  day: string,
+  limit: number,
+): Promise<ForcedUpdateTake> {
   if (limit === 0) return { ok: true, used: 0 };
   const [ok, used] = (await redis.eval(TAKE_SCRIPT, 1, forcedUpdateKey(prefix, userId, day), limit, COUNTER_TTL_S)) as [number, number];
   return ok === 1 ? { ok: true, used } : { ok: false, used, limit };
 }
 
-
 /** Throws the 429 when `take` was refused; the caller says when the next day begins (seconds). */
-export function assertForcedUpdateTaken(take: ForcedUpdateTake, retryAfterSeconds: number): asserts take is Extract<ForcedUpdateTake, { ok: true }> {
+export function assertForcedUpdateTaken(
+  take: ForcedUpdateTake,
+  retryAfterSeconds: number,
+): asserts take is Extract<ForcedUpdateTake, { ok: true }> {
   if (!take.ok) throw new DailyUpdateLimitError(take.limit, retryAfterSeconds);
 }

@@ -9,7 +9,11 @@ export const asinSchema = z
   .string()
   .transform((s) => s.toUpperCase())
   .pipe(z.string().regex(ASIN_RE, 'must be 10 letters or digits.'))
-  .meta({ description: 'An ASIN: 10 letters or digits (upper-cased).', override: { type: 'string', pattern: '^[0-9A-Za-z]{10}$' }, example: 'B00TEST001' });
+  .meta({
+    description: 'An ASIN: 10 letters or digits (upper-cased).',
+    override: { type: 'string', pattern: '^[0-9A-Za-z]{10}$' },
+    example: 'B00TEST001',
+  });
 
 /** EAN-13 (JAN is an EAN-13 with prefix 45 or 49): 13 digits whose last is the check digit. */
 export function isValidEan13(code: string): boolean {
@@ -21,7 +25,11 @@ export function isValidEan13(code: string): boolean {
 export const eanSchema = z
   .string()
   .refine(isValidEan13, 'must be 13 digits with a valid EAN-13 check digit.')
-  .meta({ description: 'A JAN/EAN-13: 13 digits, the last a valid check digit.', override: { type: 'string', pattern: '^\\d{13}$' }, example: '4901234567894' });
+  .meta({
+    description: 'A JAN/EAN-13: 13 digits, the last a valid check digit.',
+    override: { type: 'string', pattern: '^\\d{13}$' },
+    example: '4901234567894',
+  });
 
 /** A browse node id: digits only (clients send it as a string or an integer). */
 const BROWSE_NODE_PATTERN = '^[1-9]\\d{0,19}$';
@@ -34,6 +42,9 @@ export const browseNodeSchema = z
     example: '2275256051',
     override: ({ jsonSchema }) => {
       delete jsonSchema.type;
-      jsonSchema.anyOf = [{ type: 'string', pattern: BROWSE_NODE_PATTERN }, { type: 'integer', minimum: 1 }];
+      jsonSchema.anyOf = [
+        { type: 'string', pattern: BROWSE_NODE_PATTERN },
+        { type: 'integer', minimum: 1 },
+      ];
     },
   });

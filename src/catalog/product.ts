@@ -52,26 +52,28 @@ export const REFRESH_STATUSES = ['pending', 'ok', 'not_found', 'not_accessible',
 export type RefreshStatus = (typeof REFRESH_STATUSES)[number];
 
 /** The API's product record. Dates are `YYYY-MM-DD HH:MM:SS` in APP_TIMEZONE, as in Area C. */
-export const productRecordSchema = z.object({
-  asin: z.string(),
-  country: countrySchema,
-  ean: z.array(z.string()),
-  title: z.string().nullable(),
-  brand: z.string().nullable(),
-  image: z.string().nullable(),
-  url: z.string().nullable(),
-  price: priceSchema.nullable(),
-  availability: availabilitySchema,
-  sales_rank: z.number().int().nullable(),
-  browse_nodes: z.array(browseNodeRefSchema),
-  created_at: dateText,
-  updated_at: dateText.nullable(),
-  refresh: z.object({
-    status: z.enum(REFRESH_STATUSES),
-    /** 1 or 0: the highest priority among the users who watch it; null when nobody does. */
-    priority: z.union([z.literal(0), z.literal(1)]).nullable(),
-    next_at: dateText.nullable(),
-    last_attempt_at: dateText.nullable(),
-  }),
-}).meta({ id: 'ProductRecord', description: 'One product in one country, as the catalogue holds it.' });
+export const productRecordSchema = z
+  .object({
+    asin: z.string(),
+    country: countrySchema,
+    ean: z.array(z.string()),
+    title: z.string().nullable(),
+    brand: z.string().nullable(),
+    image: z.string().nullable(),
+    url: z.string().nullable(),
+    price: priceSchema.nullable(),
+    availability: availabilitySchema,
+    sales_rank: z.number().int().nullable(),
+    browse_nodes: z.array(browseNodeRefSchema),
+    created_at: dateText,
+    updated_at: dateText.nullable(),
+    refresh: z.object({
+      status: z.enum(REFRESH_STATUSES),
+      /** 1 or 0: the highest priority among the users who watch it; null when nobody does. */
+      priority: z.union([z.literal(0), z.literal(1)]).nullable(),
+      next_at: dateText.nullable(),
+      last_attempt_at: dateText.nullable(),
+    }),
+  })
+  .meta({ id: 'ProductRecord', description: 'One product in one country, as the catalogue holds it.' });
 export type ProductRecord = z.infer<typeof productRecordSchema>;

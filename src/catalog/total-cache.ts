@@ -13,14 +13,15 @@ export class TotalCache {
   readonly #cache: LRUCache<string, number, Count> | undefined;
 
   constructor(ttlMs: number, opts: { readonly max?: number; readonly now?: () => number } = {}) {
-    this.#cache = ttlMs > 0
-      ? new LRUCache<string, number, Count>({
-        max: opts.max ?? 1_000,
-        ttl: ttlMs,
-        fetchMethod: (_key, _stale, { context }) => context(),
-        ...(opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {}),
-      })
-      : undefined;
+    this.#cache =
+      ttlMs > 0
+        ? new LRUCache<string, number, Count>({
+            max: opts.max ?? 1_000,
+            ttl: ttlMs,
+            fetchMethod: (_key, _stale, { context }) => context(),
+            ...(opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {}),
+          })
+        : undefined;
   }
 
   /**

@@ -81,7 +81,13 @@ export class WorldCatalog {
   private async page(filter: Record<string, unknown>, field: 'updated_at' | 'created_at', req: PageRequest): Promise<ProductPage> {
     const products = productModel(this.mongo);
     const offset = (req.page - 1) * req.limit;
-    const items = await products.find(filter).sort({ [field]: -1, _id: -1 }).skip(offset).limit(req.limit).select(PRODUCT_HIDDEN_FIELDS).lean();
+    const items = await products
+      .find(filter)
+      .sort({ [field]: -1, _id: -1 })
+      .skip(offset)
+      .limit(req.limit)
+      .select(PRODUCT_HIDDEN_FIELDS)
+      .lean();
     // The filter's JSON names it exactly: the server builds every part of it from parsed input.
     const key = `${field}:${JSON.stringify(filter)}`;
     if (items.length < req.limit && (items.length > 0 || offset === 0)) {

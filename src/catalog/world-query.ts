@@ -4,48 +4,62 @@ import { ASIN_RE, isValidEan13 } from './identifiers.js';
 import { MAX_QUERY_LENGTH } from '../search/keys.js';
 
 /** One query-string value: a repeated parameter (an array) or a bracketed object is refused. */
-export const single = (what: string) => z.unknown().optional().transform((v, ctx): string | undefined => {
-  if (v === undefined) return undefined;
-  if (typeof v !== 'string') {
-    ctx.addIssue({ code: 'custom', message: `must be a single ${what}.` });
-    return z.NEVER;
-  }
-  return v;
-});
+export const single = (what: string) =>
+  z
+    .unknown()
+    .optional()
+    .transform((v, ctx): string | undefined => {
+      if (v === undefined) return undefined;
+      if (typeof v !== 'string') {
+        ctx.addIssue({ code: 'custom', message: `must be a single ${what}.` });
+        return z.NEVER;
+      }
+      return v;
+    });
 
 /** `country`: one code or a comma list of the configured countries; absent means all of them. */
 export function countriesParam(configured: readonly Country[]) {
-  return single('value').transform((v, ctx): Country[] => {
-    if (v === undefined || v.trim() === '') return [...configured];
-    const codes = [...new Set(v.split(',').map((c) => c.trim().toUpperCase()))];
-    const unknown = codes.filter((c) => !configured.includes(c as Country));
-    if (unknown.length || codes.includes('')) {
-      ctx.addIssue({ code: 'custom', message: `must be one of ${configured.join(', ')}, or several separated by commas.` });
-      return z.NEVER;
-    }
-    return codes as Country[];
-  }).meta({
-    description: `One country code or several separated by commas; absent means all of them (${configured.join(', ')}).`,
-    override: { type: 'string', example: configured.join(',') },
-  });
+  return single('value')
+    .transform((v, ctx): Country[] => {
+      if (v === undefined || v.trim() === '') return [...configured];
+      const codes = [...new Set(v.split(',').map((c) => c.trim().toUpperCase()))];
+      const unknown = codes.filter((c) => !configured.includes(c as Country));
+      if (unknown.length || codes.includes('')) {
+        ctx.addIssue({ code: 'custom', message: `must be one of ${configured.join(', ')}, or several separated by commas.` });
+        return z.NEVER;
+      }
+      return codes as Country[];
+    })
+    .meta({
+      description: `One country code or several separated by commas; absent means all of them (${configured.join(', ')}).`,
+      override: { type: 'string', example: configured.join(',') },
+    });
 }
 
 /** `country` where exactly one is allowed (the forced update); `fallback` when absent. */
 export function oneCountryParam(configured: readonly Country[], fallback: Country) {
-  return single('value').transform((v, ctx): Country => {
-    if (v === undefined || v.trim() === '') return fallback;
-    const code = v.trim().toUpperCase();
-    if (!configured.includes(code as Country)) {
-      ctx.addIssue({ code: 'custom', message: `must be exactly one of ${configured.join(', ')}.` });
-      return z.NEVER;
-    }
-    return code as Country;
-  }).meta({ description: `Exactly one country code; ${fallback} when absent.`, override: { type: 'string', enum: [...configured], default: fallback } });
+  return single('value')
+    .transform((v, ctx): Country => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const code = v.trim().toUpperCase();
+      if (!configured.includes(code as Country)) {
+        ctx.addIssue({ code: 'custom', message: `must be exactly one of ${configured.join(', ')}.` });
+        return z.NEVER;
+      }
+      return code as Country;
+    })
+    .meta({
+      description: `Exactly one country code; ${fallback} when absent.`,
+      override: { type: 'string', enum: [...configured], default: fallback },
+    });
 }
 
 export const searchParam = single('string')
   .refine((v) => v === undefined || v.length <= MAX_QUERY_LENGTH, `must not be greater than ${MAX_QUERY_LENGTH} characters.`)
-  .meta({ description: 'Title words, or an ASIN or a JAN/EAN matched exactly.', override: { type: 'string', maxLength: MAX_QUERY_LENGTH } });
+  .meta({
+    description: 'Title words, or an ASIN or a JAN/EAN matched exactly.',
+    override: { type: 'string', maxLength: MAX_QUERY_LENGTH },
+  });
 
 /** Whether a search text is an identifier we can match exactly. */
 export function identifierOf(q: string): { asin?: string; ean?: string } {
@@ -57,23 +71,39 @@ export function identifierOf(q: string): { asin?: string; ean?: string } {
 
 /** `since`: a calendar date `YYYY-MM-DD`; the instant it starts in `timeZone`. */
 export function sinceParam(timeZone: string) {
-  return single('date').transform((v, ctx): Date | undefined => {
-    if (v === undefined || v === '') return undefined;
-    const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
-    const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : undefined;
-    if (!m || !date || date.getUTCMonth() !== Number(m[2]) - 1 || date.getUTCDate() !== Number(m[3])) {
-      ctx.addIssue({ code: 'custom', message: 'must be a date in the format YYYY-MM-DD.' });
-      return z.NEVER;
-    }
-    return startOfDay(date, timeZone);
-  }).meta({ description: 'Only products created on or after this day (midnight in APP_TIMEZONE).', override: { type: 'string', format: 'date' } });
+  return single('date')
+    .transform((v, ctx): Date | undefined => {
+      if (v === undefined || v === '') return undefined;
+      const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(v);
+      const date = m ? new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]))) : undefined;
+      if (!m || !date || date.getUTCMonth() !== Number(m[2]) - 1 || date.getUTCDate() !== Number(m[3])) {
+        ctx.addIssue({ code: 'custom', message: 'must be a date in the format YYYY-MM-DD.' });
+        return z.NEVER;
+      }
+      return startOfDay(date, timeZone);
+    })
+    .meta({
+      description: 'Only products created on or after this day (midnight in APP_TIMEZONE).',
+      override: { type: 'string', format: 'date' },
+    });
 }
 
 /** Offset of `timeZone` from UTC at `at`, in ms. */
 function offsetAt(at: Date, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(at);
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(at);
   const get = (t: string): number => Number(parts.find((p) => p.type === t)?.value);
-  return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(at.getTime() / 1000) * 1000;
+  return (
+    Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(at.getTime() / 1000) * 1000
+  );
 }
 
 /** Midnight of the UTC calendar date `day` as wall time in `timeZone`. */

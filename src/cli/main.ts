@@ -21,7 +21,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Pro
     if (!command) throw new UsageError(`unknown command: ${name}`);
     let flags: FlagValues;
     try {
-      ({ values: flags } = parseArgs({ args: [...rest], options: command.options, strict: true, allowPositionals: false }) as { values: FlagValues });
+      ({ values: flags } = parseArgs({ args: [...rest], options: command.options, strict: true, allowPositionals: false }) as {
+        values: FlagValues;
+      });
     } catch (err) {
       throw new UsageError((err as Error).message);
     }

@@ -11,7 +11,11 @@ export function adminConfig(env: NodeJS.ProcessEnv): Config {
 }
 
 /** Runs `fn` on a context that is closed afterwards, whatever happens. */
-export async function withAdminContext<T>(env: NodeJS.ProcessEnv, fn: (ctx: AppContext) => Promise<T>, opts: Partial<ContextOptions> = {}): Promise<T> {
+export async function withAdminContext<T>(
+  env: NodeJS.ProcessEnv,
+  fn: (ctx: AppContext) => Promise<T>,
+  opts: Partial<ContextOptions> = {},
+): Promise<T> {
   const config = adminConfig(env);
   const logger: Logger = createLogger(config);
   const ctx = await buildContext(config, logger, { embedded: 'attach', ensureIndexes: true, ...opts });

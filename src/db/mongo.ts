@@ -35,7 +35,12 @@ export async function pingMongo(conn: Connection, timeoutMs: number): Promise<vo
 }
 
 /** Rejects with `timeoutError()` (a plain Error naming `what` by default) if `p` has not settled within `ms`. */
-export function withTimeout<T>(p: Promise<T>, ms: number, what: string, timeoutError = (): Error => new Error(`${what} timed out after ${ms} ms`)): Promise<T> {
+export function withTimeout<T>(
+  p: Promise<T>,
+  ms: number,
+  what: string,
+  timeoutError = (): Error => new Error(`${what} timed out after ${ms} ms`),
+): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(timeoutError()), ms);

@@ -36,11 +36,7 @@ export function createRedis(url: string, role: RedisRole, logger: Logger, name: 
 /** Waits for the first `ready`, or fails with the connection's error after `timeoutMs`. */
 export async function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready') return;
-  await withTimeout(
-    new Promise<void>((resolve) => redis.once('ready', () => resolve())),
-    timeoutMs,
-    'Redis connection',
-  );
+  await withTimeout(new Promise<void>((resolve) => redis.once('ready', () => resolve())), timeoutMs, 'Redis connection');
 }
 
 export async function pingRedis(redis: Redis, timeoutMs: number): Promise<void> {

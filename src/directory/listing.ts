@@ -60,11 +60,7 @@ function filterOf<T>(search: SearchQuery): QueryFilter<T> | null {
   return (search.kind === 'match' ? search.filter : {}) as QueryFilter<T>;
 }
 
-async function page<T>(
-  req: ListRequest,
-  count: () => Promise<number>,
-  fetch: (offset: number) => Promise<T[]>,
-): Promise<ListResult<T>> {
+async function page<T>(req: ListRequest, count: () => Promise<number>, fetch: (offset: number) => Promise<T[]>): Promise<ListResult<T>> {
   const total = await count();
   const offset = (req.page - 1) * req.limit;
   // Past the end there is nothing to fetch; asking would only make the server walk `offset` entries.
@@ -84,7 +80,8 @@ export async function listUsers(conn: Connection, req: ListRequest): Promise<Lis
   if (!filter) return { items: [], total: 0 };
   const users = userModel(conn);
   return page(req, counter(users, filter, req.search), (offset) =>
-    users.find(filter).select(USER_FIELDS).sort(ORDER).skip(offset).limit(req.limit).lean<UserRow[]>().exec());
+    users.find(filter).select(USER_FIELDS).sort(ORDER).skip(offset).limit(req.limit).lean<UserRow[]>().exec(),
+  );
 }
 
 export async function listPosts(conn: Connection, req: ListRequest): Promise<ListResult<PostRow>> {
@@ -92,7 +89,8 @@ export async function listPosts(conn: Connection, req: ListRequest): Promise<Lis
   if (!filter) return { items: [], total: 0 };
   const posts = postModel(conn);
   return page(req, counter(posts, filter, req.search), (offset) =>
-    posts.find(filter).select(POST_FIELDS).sort(ORDER).skip(offset).limit(req.limit).lean<PostRow[]>().exec());
+    posts.find(filter).select(POST_FIELDS).sort(ORDER).skip(offset).limit(req.limit).lean<PostRow[]>().exec(),
+  );
 }
 
 /** The owners of a page of posts, by id, in one query. */
@@ -100,6 +98,9 @@ export async function ownersOf(conn: Connection, posts: readonly PostRow[]): Pro
   const ids = [...new Set(posts.map((p) => p.user_id.toString()))];
   if (ids.length === 0) return new Map();
   // Built from ObjectIds we read ourselves, so the operator is trusted.
-  const users = await userModel(conn).find({ _id: mongoose.trusted({ $in: ids }) }).select('name avatar').lean<(Owner & { _id: Types.ObjectId })[]>();
+  const users = await userModel(conn)
+    .find({ _id: mongoose.trusted({ $in: ids }) })
+    .select('name avatar')
+    .lean<(Owner & { _id: Types.ObjectId })[]>();
   return new Map(users.map((u) => [u._id.toString(), { name: u.name, avatar: u.avatar }]));
 }

@@ -22,9 +22,10 @@ export async function startEmbeddedMongo(): Promise<EmbeddedMongo> {
     const why = (err instanceof Error ? err.message.split('\n')[0]! : String(err)).replace(/,?\s*Details:\s*$/, '');
     throw new EmbeddedUnavailableError(
       `could not start the embedded MongoDB (mongodb-memory-server: ${why}); run one, e.g. ` +
-      '`docker run -d -p 27017:27017 mongo:7` then ' +
-      '`MONGODB_URI=mongodb://127.0.0.1:27017/shelfwatch APP_KEY=base64:$(openssl rand -base64 32) npm start` ' +
-      '(or set MONGOMS_SYSTEM_BINARY to a local mongod, or use `docker compose up`)');
+        '`docker run -d -p 27017:27017 mongo:7` then ' +
+        '`MONGODB_URI=mongodb://127.0.0.1:27017/shelfwatch APP_KEY=base64:$(openssl rand -base64 32) npm start` ' +
+        '(or set MONGOMS_SYSTEM_BINARY to a local mongod, or use `docker compose up`)',
+    );
   } finally {
     console.warn = warn;
   }

@@ -17,17 +17,39 @@ export interface EmbeddedRedis {
 export async function startEmbeddedRedis(binary = 'redis-server'): Promise<EmbeddedRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'shelfwatch-redis-'));
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
-    '--maxmemory-policy', 'noeviction', '--daemonize', 'no', '--loglevel', 'warning'];
+  const args = [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+    '--maxmemory-policy',
+    'noeviction',
+    '--daemonize',
+    'no',
+    '--loglevel',
+    'warning',
+  ];
   const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
-  const collect = (b: Buffer): void => { output = (output + b.toString()).slice(-4000); };
+  const collect = (b: Buffer): void => {
+    output = (output + b.toString()).slice(-4000);
+  };
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
 
   await new Promise<void>((resolve, reject) => {
-    const fail = (why: string): void => reject(new EmbeddedUnavailableError(
-      `could not start the embedded Redis (${why}); install redis-server or set REDIS_URL to a Redis you run`));
+    const fail = (why: string): void =>
+      reject(
+        new EmbeddedUnavailableError(
+          `could not start the embedded Redis (${why}); install redis-server or set REDIS_URL to a Redis you run`,
+        ),
+      );
     child.once('error', (err: NodeJS.ErrnoException) => fail(err.code === 'ENOENT' ? `${binary} not found` : err.message));
     child.once('exit', (code) => fail(`${binary} exited with code ${code}: ${output.trim().split('\n').pop() ?? ''}`));
     const started = Date.now();

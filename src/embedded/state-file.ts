@@ -39,7 +39,15 @@ export async function readEmbeddedState(dir: string): Promise<EmbeddedState | un
   } catch {
     return undefined;
   }
-  const parsed = stateSchema.safeParse((() => { try { return JSON.parse(text); } catch { return null; } })());
+  const parsed = stateSchema.safeParse(
+    (() => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return null;
+      }
+    })(),
+  );
   if (!parsed.success || !alive(parsed.data.pid)) return undefined;
   return parsed.data;
 }

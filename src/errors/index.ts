@@ -37,7 +37,11 @@ export class UnrecoverableError extends Error {
 /** The other side asked us to slow down; `retryAfterMs` says for how long. */
 export class RateLimitedError extends Error {
   override readonly name: string = 'RateLimitedError';
-  constructor(message: string, readonly retryAfterMs: number, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly retryAfterMs: number,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -119,7 +123,11 @@ function summarize(errors: Readonly<Record<string, readonly string[]>>): string 
 /** 429 ThrottleException: the country's quota (per second or per day) is spent. */
 export class UpstreamRateLimitedError extends RateLimitedError {
   override readonly name = 'UpstreamRateLimitedError';
-  constructor(readonly country: Country, retryAfterMs: number, readonly quotaCode?: string) {
+  constructor(
+    readonly country: Country,
+    retryAfterMs: number,
+    readonly quotaCode?: string,
+  ) {
     super(`upstream throttled ${country}${quotaCode ? ` (${quotaCode})` : ''}; retry after ${retryAfterMs} ms`, retryAfterMs);
   }
 }
@@ -130,7 +138,11 @@ export class UpstreamRateLimitedError extends RateLimitedError {
  */
 export class UpstreamAuthError extends UnrecoverableError {
   override readonly name = 'UpstreamAuthError';
-  constructor(readonly country: Country, readonly reason: string, message: string) {
+  constructor(
+    readonly country: Country,
+    readonly reason: string,
+    message: string,
+  ) {
     super(`upstream refused the credential for ${country} (${reason}): ${message}`);
   }
 }
@@ -141,7 +153,11 @@ export class UpstreamAuthError extends UnrecoverableError {
  */
 export class UpstreamNotEligibleError extends UnrecoverableError {
   override readonly name = 'UpstreamNotEligibleError';
-  constructor(readonly country: Country, readonly reason: string, message: string) {
+  constructor(
+    readonly country: Country,
+    readonly reason: string,
+    message: string,
+  ) {
     super(`upstream account not eligible in ${country} (${reason}): ${message}`);
   }
 }
@@ -149,7 +165,11 @@ export class UpstreamNotEligibleError extends UnrecoverableError {
 /** A request the upstream would refuse, or did refuse (400 ValidationException): no retry helps. */
 export class UpstreamInvalidRequestError extends UnrecoverableError {
   override readonly name = 'UpstreamInvalidRequestError';
-  constructor(message: string, readonly reason = 'Other', readonly fields: readonly { name: string; message: string }[] = []) {
+  constructor(
+    message: string,
+    readonly reason = 'Other',
+    readonly fields: readonly { name: string; message: string }[] = [],
+  ) {
     super(message);
   }
 }
@@ -157,7 +177,11 @@ export class UpstreamInvalidRequestError extends UnrecoverableError {
 /** 5xx, a network failure, a timeout or an answer we cannot read: a later attempt may succeed. */
 export class UpstreamUnavailableError extends RetryableError {
   override readonly name = 'UpstreamUnavailableError';
-  constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -174,10 +198,16 @@ export type DaySpentReason = 'cap' | 'share' | 'spent';
  */
 export class DayQuotaSpentError extends RetryableError {
   override readonly name = 'DayQuotaSpentError';
-  constructor(readonly country: Country, readonly reason: DaySpentReason, readonly retryAt: number) {
-    super(reason === 'share'
-      ? `the on-demand share of today's upstream quota in ${country} is spent (ON_DEMAND_SHARE); it renews at ${new Date(retryAt).toISOString()}`
-      : `today's upstream quota in ${country} is spent${reason === 'spent' ? ' (the upstream said so)' : ' (QUOTA_PER_DAY)'}; it renews at ${new Date(retryAt).toISOString()}`);
+  constructor(
+    readonly country: Country,
+    readonly reason: DaySpentReason,
+    readonly retryAt: number,
+  ) {
+    super(
+      reason === 'share'
+        ? `the on-demand share of today's upstream quota in ${country} is spent (ON_DEMAND_SHARE); it renews at ${new Date(retryAt).toISOString()}`
+        : `today's upstream quota in ${country} is spent${reason === 'spent' ? ' (the upstream said so)' : ' (QUOTA_PER_DAY)'}; it renews at ${new Date(retryAt).toISOString()}`,
+    );
   }
 }
 

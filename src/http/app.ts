@@ -19,11 +19,13 @@ export function buildApp(ctx: AppContext, areas: readonly RouteFactory[] = []): 
   app.set('json spaces', 0);
 
   app.use(requestLogger(ctx.logger));
-  app.use(helmet({
-    // A JSON API: no documents to frame or scripts to load; CORS is decided per area.
-    crossOriginResourcePolicy: false,
-    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
-  }));
+  app.use(
+    helmet({
+      // A JSON API: no documents to frame or scripts to load; CORS is decided per area.
+      crossOriginResourcePolicy: false,
+      contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
+    }),
+  );
   app.use(express.json({ limit: ctx.config.http.bodyLimit, strict: false }));
   app.use(express.urlencoded({ limit: ctx.config.http.bodyLimit, extended: false, parameterLimit: 100 }));
 

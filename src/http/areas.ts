@@ -6,10 +6,4 @@ import { bullBoardRoutes } from './bull-board.js';
 import { docsRoutes } from './routes/docs.js';
 
 /** The areas the api role serves, beyond version and health. Each area issue adds its router here. */
-export const areaRoutes: readonly RouteFactory[] = [
-  directoryRoutes,
-  areaBRoutes,
-  metricsRoutes,
-  bullBoardRoutes,
-  docsRoutes,
-];
+export const areaRoutes: readonly RouteFactory[] = [directoryRoutes, areaBRoutes, metricsRoutes, bullBoardRoutes, docsRoutes];

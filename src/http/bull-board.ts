@@ -35,14 +35,24 @@ export function bullBoardRoutes(ctx: AppContext): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: ctx.config.countries.flatMap((c) => QUEUE_KINDS.map((kind) => new BullMQAdapter(ctx.jobs.queue(c, kind), { readOnlyMode: conf.readOnly }))),
+    queues: ctx.config.countries.flatMap((c) =>
+      QUEUE_KINDS.map((kind) => new BullMQAdapter(ctx.jobs.queue(c, kind), { readOnlyMode: conf.readOnly })),
+    ),
     serverAdapter,
     options: { uiConfig: { boardTitle: 'shelfwatch' } },
   });
-  router.use(BULL_BOARD_PATH, basicAuth(conf.user, conf.password), (_req, res, next) => {
-    // The board is a page with its own scripts and styles: the API's `default-src 'none'` would blank it.
-    res.set('Content-Security-Policy', "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline' https:; img-src 'self' data: https:; font-src 'self' data: https:; frame-ancestors 'none'");
-    next();
-  }, serverAdapter.getRouter() as RequestHandler);
+  router.use(
+    BULL_BOARD_PATH,
+    basicAuth(conf.user, conf.password),
+    (_req, res, next) => {
+      // The board is a page with its own scripts and styles: the API's `default-src 'none'` would blank it.
+      res.set(
+        'Content-Security-Policy',
+        "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline' https:; img-src 'self' data: https:; font-src 'self' data: https:; frame-ancestors 'none'",
+      );
+      next();
+    },
+    serverAdapter.getRouter() as RequestHandler,
+  );
   return router;
 }

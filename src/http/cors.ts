@@ -14,7 +14,15 @@ export interface PublicCorsOptions {
 }
 
 // Browsers can read only "simple" response headers unless told; clients pacing themselves need these.
-const EXPOSED = ['Retry-After', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'RateLimit', 'RateLimit-Policy', 'X-Request-Id'];
+const EXPOSED = [
+  'Retry-After',
+  'X-RateLimit-Limit',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+  'RateLimit',
+  'RateLimit-Policy',
+  'X-Request-Id',
+];
 // What a browser may send beyond the CORS-safelisted request headers.
 const ALLOWED_HEADERS = ['Accept', 'Accept-Language', 'Content-Type', 'X-Requested-With', 'X-Request-Id'];
 

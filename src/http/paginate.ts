@@ -98,7 +98,8 @@ export function paginate<T>(input: PageInput<T>): Paginated<T> {
   const links: MetaLink[] = [
     { url: prev, label: '&laquo; Previous', active: false },
     ...pageWindow(page, lastPage).map((p): MetaLink =>
-      p === '...' ? { url: null, label: '...', active: false } : { url: url(p), label: String(p), active: p === page }),
+      p === '...' ? { url: null, label: '...', active: false } : { url: url(p), label: String(p), active: p === page },
+    ),
     { url: next, label: 'Next &raquo;', active: false },
   ];
   return {
@@ -147,18 +148,22 @@ const MAX_PAGE = 1_000_000_000;
  */
 function intParam(min: number, max: number, fallback: number) {
   const doc = { type: 'integer', minimum: min, maximum: max, default: fallback } as const;
-  return z.unknown().optional().meta({ override: doc }).transform((v, ctx): number => {
-    if (v === undefined || v === '') return fallback;
-    const s = typeof v === 'string' ? v.trim() : undefined;
-    if (s === undefined || !/^[+-]?\d+$/.test(s)) {
-      ctx.addIssue({ code: 'custom', message: 'must be an integer.' });
-      return z.NEVER;
-    }
-    const n = Number(s);
-    if (n < min) ctx.addIssue({ code: 'custom', message: `must be at least ${min}.` });
-    else if (n > max) ctx.addIssue({ code: 'custom', message: `must not be greater than ${max}.` });
-    return n;
-  });
+  return z
+    .unknown()
+    .optional()
+    .meta({ override: doc })
+    .transform((v, ctx): number => {
+      if (v === undefined || v === '') return fallback;
+      const s = typeof v === 'string' ? v.trim() : undefined;
+      if (s === undefined || !/^[+-]?\d+$/.test(s)) {
+        ctx.addIssue({ code: 'custom', message: 'must be an integer.' });
+        return z.NEVER;
+      }
+      const n = Number(s);
+      if (n < min) ctx.addIssue({ code: 'custom', message: `must be at least ${min}.` });
+      else if (n > max) ctx.addIssue({ code: 'custom', message: `must not be greater than ${max}.` });
+      return n;
+    });
 }
 
 /** `page` and `limit` as a zod object, to `.extend()` with an endpoint's other parameters. */

@@ -106,14 +106,14 @@ export class Metrics {
 
   readonly callsLeftToday = new Gauge({
     name: 'shelfwatch_quota_calls_left_today',
-    help: 'Upstream calls left in the quota day (QUOTA_PER_DAY less every process\'s calls), as of this process\'s last permit',
+    help: "Upstream calls left in the quota day (QUOTA_PER_DAY less every process's calls), as of this process's last permit",
     labelNames: ['country'] as const,
     registers: [this.registry],
   });
 
   readonly onDemandShareUsed = new Gauge({
     name: 'shelfwatch_quota_on_demand_share_used_ratio',
-    help: 'On-demand calls today per on-demand calls allowed today (ON_DEMAND_SHARE of QUOTA_PER_DAY), as of this process\'s last permit',
+    help: "On-demand calls today per on-demand calls allowed today (ON_DEMAND_SHARE of QUOTA_PER_DAY), as of this process's last permit",
     labelNames: ['country'] as const,
     registers: [this.registry],
   });

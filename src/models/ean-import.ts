@@ -20,7 +20,14 @@ export interface EanImportFields {
    * Per country: its status, the ASINs it found so far and the search page its next job reads
    * (may be absent: read as 1).
    */
-  countries: { country: Country; status: CountryImportStatus; asins: string[]; error: string | null; page?: number; waiting_until?: Date | null }[];
+  countries: {
+    country: Country;
+    status: CountryImportStatus;
+    asins: string[];
+    error: string | null;
+    page?: number;
+    waiting_until?: Date | null;
+  }[];
   /**
    * `<user>:<ean>` while the import is pending, absent once it ends: a unique sparse index on it
    * makes a second pending import of the same code impossible, even under concurrent requests.

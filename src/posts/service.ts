@@ -16,7 +16,14 @@ export const newPostSchema = z.object({
 export type NewPost = z.input<typeof newPostSchema>;
 
 /** The fields a post document gets from its input; shared by `create` and the seeder's upserts. */
-export function postDocumentFields(input: NewPost): { title: string; message_md: string; message_html: string; url: string | null; image: string | null; search_keys: string[] } {
+export function postDocumentFields(input: NewPost): {
+  title: string;
+  message_md: string;
+  message_html: string;
+  url: string | null;
+  image: string | null;
+  search_keys: string[];
+} {
   const data = newPostSchema.parse(input);
   return {
     title: data.title,

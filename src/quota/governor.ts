@@ -82,10 +82,14 @@ const DAY_TTL_MS = 3 * 86_400_000;
 function parse(raw: unknown): Answer {
   const a = raw as string[];
   switch (a[0]) {
-    case 'ok': return { kind: 'ok', delay: Number(a[1]), total: Number(a[2]), od: Number(a[3]), start: Number(a[4]) };
-    case 'wait': return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
-    case 'day': return { kind: 'day', total: Number(a[1]), od: Number(a[2]), reason: a[3] as DaySpentReason };
-    default: return { kind: 'seed' };
+    case 'ok':
+      return { kind: 'ok', delay: Number(a[1]), total: Number(a[2]), od: Number(a[3]), start: Number(a[4]) };
+    case 'wait':
+      return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
+    case 'day':
+      return { kind: 'day', total: Number(a[1]), od: Number(a[2]), reason: a[3] as DaySpentReason };
+    default:
+      return { kind: 'seed' };
   }
 }
 
@@ -105,7 +109,11 @@ export class QuotaGovernor {
   /** Names this process's word in Redis on how urgent its waiting work is. */
   readonly #processId = randomUUID();
 
-  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly opts: GovernorOptions) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix: string,
+    private readonly opts: GovernorOptions,
+  ) {}
 
   #quota(country: Country): GovernedQuota {
     const q = this.opts.quotas[country];
@@ -120,7 +128,13 @@ export class QuotaGovernor {
   /** The governor's keys of a country; `day` names the day's count. */
   #keys(country: Country, day = '') {
     const base = `${this.prefix}:gov:${country}`;
-    return { tat: `${base}:tat`, odTat: `${base}:od-tat`, day: `${base}:day:${day}`, schedWaits: `${base}:sched-waits`, priority: `${base}:priority` };
+    return {
+      tat: `${base}:tat`,
+      odTat: `${base}:od-tat`,
+      day: `${base}:day:${day}`,
+      schedWaits: `${base}:sched-waits`,
+      priority: `${base}:priority`,
+    };
   }
 
   /**
@@ -203,7 +217,12 @@ export class QuotaGovernor {
     }
   }
 
-  #grant(country: Country, line: { waiters: Waiter[] }, head: Waiter, answer: { delay: number; total: number; od: number; start: number }): void {
+  #grant(
+    country: Country,
+    line: { waiters: Waiter[] },
+    head: Waiter,
+    answer: { delay: number; total: number; od: number; start: number },
+  ): void {
     const i = line.waiters.indexOf(head);
     if (i >= 0) line.waiters.splice(i, 1);
     if (head.onAbort) head.signal?.removeEventListener('abort', head.onAbort);
@@ -242,10 +261,13 @@ export class QuotaGovernor {
 
   #sleep(ms: number): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#timers.delete(timer);
-        resolve();
-      }, Math.max(0, ms));
+      const timer = setTimeout(
+        () => {
+          this.#timers.delete(timer);
+          resolve();
+        },
+        Math.max(0, ms),
+      );
       this.#timers.add(timer);
     });
   }
@@ -268,12 +290,31 @@ export class QuotaGovernor {
     const interval = 1_000 / q.perSecond;
     const odInterval = interval / this.opts.onDemandShare;
     const k = this.#keys(country, day.key);
-    const raw = await this.redis.eval(TAKE_PERMIT, 5, k.tat, k.odTat, k.day, k.schedWaits, k.priority,
-      this.opts.clock ? String(at) : '', String(interval), String(q.burst), lane === 'ondemand' ? 'd' : 's',
-      String(this.#aheadMs(interval)), String(lane === 'ondemand' ? q.perDay : scheduledLimit), String(onDemand),
-      String(odInterval), String(Math.max(1, Math.floor(q.burst * this.opts.onDemandShare))), String(DAY_TTL_MS),
-      String(Math.ceil(Math.max(1_000, 2 * interval))), scheduled.length ? '1' : '0',
-      this.#processId, String(head.priority), String(mostUrgent), String(Math.max(500, 4 * interval)));
+    const raw = await this.redis.eval(
+      TAKE_PERMIT,
+      5,
+      k.tat,
+      k.odTat,
+      k.day,
+      k.schedWaits,
+      k.priority,
+      this.opts.clock ? String(at) : '',
+      String(interval),
+      String(q.burst),
+      lane === 'ondemand' ? 'd' : 's',
+      String(this.#aheadMs(interval)),
+      String(lane === 'ondemand' ? q.perDay : scheduledLimit),
+      String(onDemand),
+      String(odInterval),
+      String(Math.max(1, Math.floor(q.burst * this.opts.onDemandShare))),
+      String(DAY_TTL_MS),
+      String(Math.ceil(Math.max(1_000, 2 * interval))),
+      scheduled.length ? '1' : '0',
+      this.#processId,
+      String(head.priority),
+      String(mostUrgent),
+      String(Math.max(500, 4 * interval)),
+    );
     return parse(raw);
   }
 
@@ -286,7 +327,15 @@ export class QuotaGovernor {
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
   async hold(country: Country, ms: number): Promise<void> {
     const q = this.#quota(country);
-    await this.redis.eval(HOLD, 1, this.#keys(country).tat, this.opts.clock ? String(this.#now()) : '', String(ms), String(q.burst), String(1_000 / q.perSecond));
+    await this.redis.eval(
+      HOLD,
+      1,
+      this.#keys(country).tat,
+      this.opts.clock ? String(this.#now()) : '',
+      String(ms),
+      String(q.burst),
+      String(1_000 / q.perSecond),
+    );
   }
 
   /**
@@ -310,7 +359,13 @@ export class QuotaGovernor {
   async day(country: Country, at = this.#now()): Promise<DayStatus> {
     const q = this.#quota(country);
     const limits = this.#limits(country, at);
-    const [inRedis, odInRedis, spent, waitMs] = await this.redis.hmget(this.#keys(country, limits.day.key).day, 'total', 'od', 'spent', 'wait_ms');
+    const [inRedis, odInRedis, spent, waitMs] = await this.redis.hmget(
+      this.#keys(country, limits.day.key).day,
+      'total',
+      'od',
+      'spent',
+      'wait_ms',
+    );
     // Not counted in Redis yet today (or Redis lost it): the MongoDB copy is what the next permit starts from.
     const copy = inRedis === null ? await this.opts.usage.read(country, limits.day.key) : undefined;
     const total = copy ? copy.calls : Number(inRedis);

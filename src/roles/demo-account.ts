@@ -13,9 +13,9 @@ export async function ensureDemoAccount(ctx: AppContext, baseUrl: string, board?
     : (await ctx.users.create({ name: 'Demo', email: DEMO_EMAIL, title: 'Demo account of the embedded default' })).token;
   process.stdout.write(
     `\nshelfwatch is running on embedded parts at ${baseUrl}\n` +
-    `demo account ${DEMO_EMAIL}, API token:\n  ${token}\n` +
-    `try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/api/me\n` +
-    (board ? `queues: ${baseUrl}/admin/queues (user ${board.user}, password ${board.password})\n` : '') +
-    '\n',
+      `demo account ${DEMO_EMAIL}, API token:\n  ${token}\n` +
+      `try: curl -H 'Authorization: Bearer ${token}' ${baseUrl}/api/me\n` +
+      (board ? `queues: ${baseUrl}/admin/queues (user ${board.user}, password ${board.password})\n` : '') +
+      '\n',
   );
 }

@@ -10,7 +10,9 @@ export async function startSchedulerRole(ctx: AppContext): Promise<RunningSchedu
   const running = startScheduler(ctx, ctx.logger.child({ role: 'scheduler' }));
   ctx.resources.own('scheduler', running, (s) => s.close());
   const stop = await onPlanNudge(ctx.redisUrl, ctx.redisPrefix, ctx.logger, () => {
-    running.planNow().catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'nudged plan failed; the next tick tries again'));
+    running
+      .planNow()
+      .catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'nudged plan failed; the next tick tries again'));
   });
   ctx.resources.own('plan nudges', stop, (s) => s());
   return running;

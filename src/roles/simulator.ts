@@ -7,7 +7,9 @@ import { startSimulator, type RunningSimulator } from '../simulator/server.js';
 /** Starts a simulator owned by `resources` and logs where it listens. */
 export async function runSimulator(config: Config, logger: Logger, resources: Resources): Promise<RunningSimulator> {
   const sim = config.upstream.simulator;
-  const running = resources.own('upstream simulator', await startSimulator(sim, logger.child({ component: 'simulator' })), (s) => s.close());
+  const running = resources.own('upstream simulator', await startSimulator(sim, logger.child({ component: 'simulator' })), (s) =>
+    s.close(),
+  );
   logger.info({ url: running.url, seed: sim.seed, quota: sim.quota, faults: sim.faults }, 'upstream simulator listening');
   return running;
 }

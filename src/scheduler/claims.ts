@@ -31,14 +31,27 @@ type Picked = { _id: Types.ObjectId; asin: string; priority: 0 | 1 | null; next_
  * outlasts a job's whole retry schedule; work lost with Redis comes back when it ends. Returns the
  * ones this claim got, in the order picked.
  */
-export async function claimProducts<T extends Picked>(mongo: Connection, picked: readonly T[], now: Date, leaseUntil: number, token: string): Promise<T[]> {
+export async function claimProducts<T extends Picked>(
+  mongo: Connection,
+  picked: readonly T[],
+  now: Date,
+  leaseUntil: number,
+  token: string,
+): Promise<T[]> {
   const products = productModel(mongo);
   const ids = picked.map((p) => p._id);
   await products.updateMany(
     { _id: mongoose.trusted({ $in: ids }), next_refresh_at: mongoose.trusted({ $lte: now }) },
     { $set: { next_refresh_at: new Date(leaseUntil), plan_token: token } },
   );
-  const claimed = new Set((await products.find({ _id: mongoose.trusted({ $in: ids }), plan_token: token }).select({ _id: 1 }).lean()).map((p) => String(p._id)));
+  const claimed = new Set(
+    (
+      await products
+        .find({ _id: mongoose.trusted({ $in: ids }), plan_token: token })
+        .select({ _id: 1 })
+        .lean()
+    ).map((p) => String(p._id)),
+  );
   return picked.filter((p) => claimed.has(String(p._id)));
 }
 
@@ -48,7 +61,15 @@ export async function claimProducts<T extends Picked>(mongo: Connection, picked:
  * priority-1 batch takes only priority-1 products: a priority-0 one would overtake the priority-1
  * batches still queued.
  */
-export async function claimMoreDue(mongo: Connection, country: Country, n: number, leaseMs: number, token: string, onlyPriority1: boolean, now = new Date()): Promise<string[]> {
+export async function claimMoreDue(
+  mongo: Connection,
+  country: Country,
+  n: number,
+  leaseMs: number,
+  token: string,
+  onlyPriority1: boolean,
+  now = new Date(),
+): Promise<string[]> {
   if (n <= 0) return [];
   const picked = await productModel(mongo)
     .find({ ...dueFilterOf(country, now), ...(onlyPriority1 ? { priority: 1 } : {}) })
@@ -59,4 +80,3 @@ export async function claimMoreDue(mongo: Connection, country: Country, n: numbe
   if (!picked.length) return [];
   return (await claimProducts(mongo, picked, now, now.getTime() + leaseMs, token)).map((p) => p.asin);
 }
-

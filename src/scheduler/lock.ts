@@ -11,11 +11,19 @@ const RENEW = `if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('
  * plan at the same time. It expires by itself if its holder dies, and is renewed every third of its
  * TTL while `fn` runs, so a pass slower than the TTL (a slow MongoDB) keeps it.
  */
-export async function withLock<T>(redis: Redis, key: string, ttlMs: number, fn: () => Promise<T>): Promise<{ ran: true; value: T } | { ran: false }> {
+export async function withLock<T>(
+  redis: Redis,
+  key: string,
+  ttlMs: number,
+  fn: () => Promise<T>,
+): Promise<{ ran: true; value: T } | { ran: false }> {
   const token = randomUUID();
   const ok = await redis.set(key, token, 'PX', ttlMs, 'NX');
   if (ok !== 'OK') return { ran: false };
-  const renew = setInterval(() => void redis.eval(RENEW, 1, key, token, String(ttlMs)).catch(() => undefined), Math.max(100, Math.floor(ttlMs / 3)));
+  const renew = setInterval(
+    () => void redis.eval(RENEW, 1, key, token, String(ttlMs)).catch(() => undefined),
+    Math.max(100, Math.floor(ttlMs / 3)),
+  );
   try {
     return { ran: true, value: await fn() };
   } finally {

@@ -13,7 +13,13 @@ export async function nudgePlanner(redis: Redis, prefix: string): Promise<void> 
 }
 
 /** Calls `onNudge` (at most once per `debounceMs`) whenever a nudge arrives. Returns the closer. */
-export async function onPlanNudge(redisUrl: string, prefix: string, logger: Logger, onNudge: () => void, debounceMs = 250): Promise<() => Promise<void>> {
+export async function onPlanNudge(
+  redisUrl: string,
+  prefix: string,
+  logger: Logger,
+  onNudge: () => void,
+  debounceMs = 250,
+): Promise<() => Promise<void>> {
   const sub = createRedis(redisUrl, 'blocking', logger, 'plan-nudges');
   let timer: NodeJS.Timeout | undefined;
   sub.on('message', () => {

@@ -104,9 +104,7 @@ export function searchKeys(...texts: readonly (string | null | undefined)[]): st
  * pattern), or a `filter` to AND into the list query.
  */
 export type SearchQuery =
-  | { readonly kind: 'all' }
-  | { readonly kind: 'none' }
-  | { readonly kind: 'match'; readonly filter: Record<string, unknown> };
+  { readonly kind: 'all' } | { readonly kind: 'none' } | { readonly kind: 'match'; readonly filter: Record<string, unknown> };
 
 /** The smallest string greater than every string that starts with `prefix` (binary UTF-8 order). */
 function prefixEnd(prefix: string): string {

@@ -27,17 +27,108 @@ const pickSome = <T>(r: Rand, xs: readonly T[], n: number): T[] => {
   return out;
 };
 
-const EN_FIRST = ['Alice', 'Ben', 'Chloe', 'Daniel', 'Emma', 'Felix', 'Grace', 'Hugo', 'Isla', 'Jack', 'Kate', 'Liam', 'Maya', 'Noah', 'Olivia', 'Paul', 'Ruby', 'Sam', 'Tara', 'Victor'];
-const EN_LAST = ['Anderson', 'Brooks', 'Carter', 'Davis', 'Evans', 'Foster', 'Green', 'Hughes', 'Irving', 'Jones', 'Klein', 'Lee', 'Morgan', 'Nash', 'Owens', 'Price'];
+const EN_FIRST = [
+  'Alice',
+  'Ben',
+  'Chloe',
+  'Daniel',
+  'Emma',
+  'Felix',
+  'Grace',
+  'Hugo',
+  'Isla',
+  'Jack',
+  'Kate',
+  'Liam',
+  'Maya',
+  'Noah',
+  'Olivia',
+  'Paul',
+  'Ruby',
+  'Sam',
+  'Tara',
+  'Victor',
+];
+const EN_LAST = [
+  'Anderson',
+  'Brooks',
+  'Carter',
+  'Davis',
+  'Evans',
+  'Foster',
+  'Green',
+  'Hughes',
+  'Irving',
+  'Jones',
+  'Klein',
+  'Lee',
+  'Morgan',
+  'Nash',
+  'Owens',
+  'Price',
+];
 const JA_LAST = ['佐藤', '鈴木', '高橋', '田中', '伊藤', '渡辺', '山本', '中村', '小林', '加藤', '吉田', '山田'];
 const JA_FIRST = ['翔太', '美咲', '大輔', '陽菜', '健太', 'さくら', '拓海', '結衣', '蓮', '葵', 'ひなた', '悠真'];
-const EN_ROLES = ['Frontend engineer', 'Backend engineer', 'Data analyst', 'Product designer', 'Indie developer', 'Illustrator', 'Marketing lead', 'QA engineer'];
-const JA_ROLES = ['フロントエンドエンジニア', 'バックエンドエンジニア', 'データアナリスト', 'プロダクトデザイナー', '個人開発者', 'イラストレーター', 'マーケティング担当', 'テストエンジニア'];
-const SKILLS = ['TypeScript', 'React', 'Vue', 'Node.js', 'Go', 'Rust', 'Python', 'PostgreSQL', 'MongoDB', 'Figma', 'Kubernetes', 'AWS', 'Swift', 'Kotlin'];
-const EN_TOPICS = ['price tracking', 'open data', 'mobile games', 'e-commerce tools', 'accessibility', 'home automation', 'language learning'];
+const EN_ROLES = [
+  'Frontend engineer',
+  'Backend engineer',
+  'Data analyst',
+  'Product designer',
+  'Indie developer',
+  'Illustrator',
+  'Marketing lead',
+  'QA engineer',
+];
+const JA_ROLES = [
+  'フロントエンドエンジニア',
+  'バックエンドエンジニア',
+  'データアナリスト',
+  'プロダクトデザイナー',
+  '個人開発者',
+  'イラストレーター',
+  'マーケティング担当',
+  'テストエンジニア',
+];
+const SKILLS = [
+  'TypeScript',
+  'React',
+  'Vue',
+  'Node.js',
+  'Go',
+  'Rust',
+  'Python',
+  'PostgreSQL',
+  'MongoDB',
+  'Figma',
+  'Kubernetes',
+  'AWS',
+  'Swift',
+  'Kotlin',
+];
+const EN_TOPICS = [
+  'price tracking',
+  'open data',
+  'mobile games',
+  'e-commerce tools',
+  'accessibility',
+  'home automation',
+  'language learning',
+];
 const JA_TOPICS = ['価格調査', 'オープンデータ', 'スマホゲーム', 'ネットショップの道具', 'アクセシビリティ', 'スマートホーム', '語学学習'];
-const EN_POST = ['Looking for a {skill} developer', 'Hiring: part-time {role}', 'Weekend project needs a {skill} hand', 'Co-founder wanted for a {topic} startup', 'Paid gig: {topic} prototype in {skill}'];
-const JA_POST = ['{skill}エンジニア募集', '{role}を探しています（副業可）', '週末だけ手伝ってくれる{role}募集', '{topic}サービスの共同創業者を募集', '{topic}のプロトタイプ開発（{skill}）'];
+const EN_POST = [
+  'Looking for a {skill} developer',
+  'Hiring: part-time {role}',
+  'Weekend project needs a {skill} hand',
+  'Co-founder wanted for a {topic} startup',
+  'Paid gig: {topic} prototype in {skill}',
+];
+const JA_POST = [
+  '{skill}エンジニア募集',
+  '{role}を探しています（副業可）',
+  '週末だけ手伝ってくれる{role}募集',
+  '{topic}サービスの共同創業者を募集',
+  '{topic}のプロトタイプ開発（{skill}）',
+];
 const PLACES_EN = ['remote', 'Tokyo', 'Osaka', 'Berlin', 'London', 'New York'];
 const PLACES_JA = ['フルリモート', '東京', '大阪', '福岡', '札幌', '名古屋'];
 
@@ -83,10 +174,24 @@ export function fakeUser(i: number): FakeUser {
   const topic = ja ? pick(r, JA_TOPICS) : pick(r, EN_TOPICS);
   const site = `https://example.com/~user${i}`;
   const message = ja
-    ? [`**${title}**として${pick(r, PLACES_JA)}で働いています。最近は*${topic}*に夢中です。`, '',
-      '得意なこと:', '', ...skills.map((s) => `- ${s}`), '', `ポートフォリオは[こちら](${site})。お気軽にどうぞ！`].join('\n')
-    : [`I am a **${title.toLowerCase()}** based in ${pick(r, PLACES_EN)}, currently into *${topic}*.`, '',
-      'What I work with:', '', ...skills.map((s) => `- ${s}`), '', `See my work at [my site](${site}) or say hi.`].join('\n');
+    ? [
+        `**${title}**として${pick(r, PLACES_JA)}で働いています。最近は*${topic}*に夢中です。`,
+        '',
+        '得意なこと:',
+        '',
+        ...skills.map((s) => `- ${s}`),
+        '',
+        `ポートフォリオは[こちら](${site})。お気軽にどうぞ！`,
+      ].join('\n')
+    : [
+        `I am a **${title.toLowerCase()}** based in ${pick(r, PLACES_EN)}, currently into *${topic}*.`,
+        '',
+        'What I work with:',
+        '',
+        ...skills.map((s) => `- ${s}`),
+        '',
+        `See my work at [my site](${site}) or say hi.`,
+      ].join('\n');
   return {
     email: seedEmail(i),
     name,
@@ -104,15 +209,37 @@ export function fakePost(i: number, users: number): FakePost {
   const r = prng(0x9057000 + i);
   const ja = r() < 0.5;
   const skill = pick(r, SKILLS);
-  const vars = { skill, role: ja ? pick(r, JA_ROLES) : pick(r, EN_ROLES).toLowerCase(), topic: ja ? pick(r, JA_TOPICS) : pick(r, EN_TOPICS) };
+  const vars = {
+    skill,
+    role: ja ? pick(r, JA_ROLES) : pick(r, EN_ROLES).toLowerCase(),
+    topic: ja ? pick(r, JA_TOPICS) : pick(r, EN_TOPICS),
+  };
   const title = fill(pick(r, ja ? JA_POST : EN_POST), vars);
-  const extra = pickSome(r, SKILLS.filter((s) => s !== skill), 2);
+  const extra = pickSome(
+    r,
+    SKILLS.filter((s) => s !== skill),
+    2,
+  );
   const apply = `https://example.com/jobs/${i}`;
   const message = ja
-    ? [`${pick(r, PLACES_JA)}の小さなチームです。**${skill}**の経験がある方を探しています。`, '',
-      '歓迎するスキル:', '', ...extra.map((s, n) => `${n + 1}. ${s}`), '', `報酬は*応相談*。詳細と応募は[募集ページ](${apply})から。`].join('\n')
-    : [`We are a small team (${pick(r, PLACES_EN)}) and need someone comfortable with **${skill}**.`, '',
-      'Nice to have:', '', ...extra.map((s) => `- ${s}`), '', `Pay is *negotiable*. Details and how to apply: [the job page](${apply}).`].join('\n');
+    ? [
+        `${pick(r, PLACES_JA)}の小さなチームです。**${skill}**の経験がある方を探しています。`,
+        '',
+        '歓迎するスキル:',
+        '',
+        ...extra.map((s, n) => `${n + 1}. ${s}`),
+        '',
+        `報酬は*応相談*。詳細と応募は[募集ページ](${apply})から。`,
+      ].join('\n')
+    : [
+        `We are a small team (${pick(r, PLACES_EN)}) and need someone comfortable with **${skill}**.`,
+        '',
+        'Nice to have:',
+        '',
+        ...extra.map((s) => `- ${s}`),
+        '',
+        `Pay is *negotiable*. Details and how to apply: [the job page](${apply}).`,
+      ].join('\n');
   return {
     seedKey: `seed-post-${pad(i)}`,
     owner: Math.floor(r() * users),

@@ -40,8 +40,14 @@ export async function seed(conn: Connection, appKey: Buffer, counts: { users: nu
           filter: { email: u.email },
           update: {
             $set: {
-              name: u.name, title: u.title, avatar: u.avatar, url: u.url, image: u.image, tags: u.tags,
-              message_md: u.message, message_html: renderMarkdown(u.message),
+              name: u.name,
+              title: u.title,
+              avatar: u.avatar,
+              url: u.url,
+              image: u.image,
+              tags: u.tags,
+              message_md: u.message,
+              message_html: renderMarkdown(u.message),
               search_keys: userSearchKeys({ name: u.name, title: u.title, message_md: u.message }),
               updated_at: u.createdAt,
             },
@@ -91,7 +97,10 @@ async function ownerIds(conn: Connection, count: number): Promise<Types.ObjectId
   for (const [start, end] of batches(count)) {
     const emails = Array.from({ length: end - start }, (_, k) => seedEmail(start + k));
     // The $in list is built here from our own emails, so it is trusted.
-    const found = await userModel(conn).find({ email: mongoose.trusted({ $in: emails }) }).select('email').lean();
+    const found = await userModel(conn)
+      .find({ email: mongoose.trusted({ $in: emails }) })
+      .select('email')
+      .lean();
     const byEmail = new Map(found.map((u) => [u.email, u._id]));
     for (const email of emails) {
       const id = byEmail.get(email);

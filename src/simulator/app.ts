@@ -28,7 +28,9 @@ export function buildSimulatorApp(state: SimulatorState): Express {
   app.post('/__faults', express.json({ limit: '16kb' }), (req, res) => {
     const patch = faultsPatchSchema.safeParse(req.body ?? {});
     if (!patch.success) {
-      res.status(422).json({ message: 'invalid faults', errors: patch.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`) });
+      res
+        .status(422)
+        .json({ message: 'invalid faults', errors: patch.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`) });
       return;
     }
     const faults = state.faults.update(patch.data);

@@ -12,8 +12,15 @@ import { MAX_RESULTS } from './catalog.js';
 import type { SimulatorState } from './state.js';
 import { unit } from './hash.js';
 import {
-  BROWSE_NODE_RESOURCE_NAMES, ERROR_STATUS, ITEM_RESOURCE_NAMES, errorBody, getBrowseNodesRequestSchema, getItemsRequestSchema,
-  searchItemsRequestSchema, selectResources, type ErrorKind,
+  BROWSE_NODE_RESOURCE_NAMES,
+  ERROR_STATUS,
+  ITEM_RESOURCE_NAMES,
+  errorBody,
+  getBrowseNodesRequestSchema,
+  getItemsRequestSchema,
+  searchItemsRequestSchema,
+  selectResources,
+  type ErrorKind,
 } from './wire.js';
 
 const OPERATIONS = new Set(['getItems', 'searchItems', 'getBrowseNodes']);
@@ -37,7 +44,8 @@ function unknownResources(resources: readonly string[], known: ReadonlySet<strin
   const bad = resources.filter((r) => !known.has(r));
   if (!bad.length) return undefined;
   return fail('ValidationException', `The value provided for Resources is invalid: ${bad.join(', ')}`, {
-    reason: 'FieldValidationFailed', fieldList: bad.map((r) => ({ name: 'resources', message: `unknown resource ${r}` })),
+    reason: 'FieldValidationFailed',
+    fieldList: bad.map((r) => ({ name: 'resources', message: `unknown resource ${r}` })),
   });
 }
 
@@ -52,12 +60,17 @@ function getItems(state: SimulatorState, country: Country, body: unknown): Answe
   for (const id of req.data.itemIds) {
     const found = ASIN_RE.test(id) ? state.catalog.lookup(country, id, state.now(), req.data.partnerTag) : { kind: 'not_found' as const };
     if (found.kind === 'found') items.push(selectResources(found.item, resources));
-    else if (found.kind === 'not_accessible') errors.push({ code: 'ItemNotAccessible', message: `The ItemId ${id} is not accessible through the Creators API.` });
+    else if (found.kind === 'not_accessible')
+      errors.push({ code: 'ItemNotAccessible', message: `The ItemId ${id} is not accessible through the Creators API.` });
     else errors.push({ code: 'InvalidParameterValue', message: `The ItemId ${id} provided in the request is invalid.` });
   }
   // The real service does not promise request order; neither do we.
   items.sort((a, b) => unit(state.config.seed, 'order', String(a.asin)) - unit(state.config.seed, 'order', String(b.asin)));
-  return { status: 200, body: { ...(items.length ? { itemsResult: { items } } : {}), ...(errors.length ? { errors } : {}) }, items: items.length };
+  return {
+    status: 200,
+    body: { ...(items.length ? { itemsResult: { items } } : {}), ...(errors.length ? { errors } : {}) },
+    items: items.length,
+  };
 }
 
 function searchItems(state: SimulatorState, country: Country, body: unknown): Answer {
@@ -68,15 +81,22 @@ function searchItems(state: SimulatorState, country: Country, body: unknown): An
   if (bad) return bad;
   if (!d.keywords && !d.browseNodeId && !d.actor && !d.artist && !d.author && !d.brand && !d.title) {
     return fail('ValidationException', 'A search needs at least one of keywords, browseNodeId, actor, artist, author, brand or title.', {
-      reason: 'FieldValidationFailed', fieldList: [{ name: 'keywords', message: 'required when no other search criterion is given' }],
+      reason: 'FieldValidationFailed',
+      fieldList: [{ name: 'keywords', message: 'required when no other search criterion is given' }],
     });
   }
-  const all = d.browseNodeId ? state.catalog.browse(country, d.browseNodeId) : state.catalog.search(country, d.keywords ?? d.title ?? d.brand ?? d.author ?? d.artist ?? d.actor ?? '');
+  const all = d.browseNodeId
+    ? state.catalog.browse(country, d.browseNodeId)
+    : state.catalog.search(country, d.keywords ?? d.title ?? d.brand ?? d.author ?? d.artist ?? d.actor ?? '');
   const size = d.itemCount ?? 10;
   const page = d.itemPage ?? 1;
   const asins = all.slice((page - 1) * size, Math.min(page * size, MAX_RESULTS));
   // As the Creators SDK models it: a search without results is a 404 (see the client's comment).
-  if (!asins.length) return fail('ResourceNotFoundException', 'No results found for your request.', { resourceId: d.browseNodeId ?? d.keywords ?? '', resourceType: 'SearchResult' });
+  if (!asins.length)
+    return fail('ResourceNotFoundException', 'No results found for your request.', {
+      resourceId: d.browseNodeId ?? d.keywords ?? '',
+      resourceType: 'SearchResult',
+    });
   const resources = new Set(d.resources);
   const items = asins.flatMap((asin) => {
     const found = state.catalog.lookup(country, asin, state.now(), d.partnerTag);
@@ -86,7 +106,13 @@ function searchItems(state: SimulatorState, country: Country, body: unknown): An
   const query = d.browseNodeId ? `node=${d.browseNodeId}` : `k=${encodeURIComponent(d.keywords ?? '')}`;
   return {
     status: 200,
-    body: { searchResult: { items, totalResultCount: all.length, searchURL: `https://${host}/s?${query}&tag=${encodeURIComponent(d.partnerTag)}&linkCode=osi` } },
+    body: {
+      searchResult: {
+        items,
+        totalResultCount: all.length,
+        searchURL: `https://${host}/s?${query}&tag=${encodeURIComponent(d.partnerTag)}&linkCode=osi`,
+      },
+    },
     items: items.length,
   };
 }
@@ -104,20 +130,37 @@ function getBrowseNodes(state: SimulatorState, country: Country, body: unknown):
     if (/^[1-9]\d{0,19}$/.test(id)) nodes.push(state.catalog.node(country, id, withAncestor, withChildren));
     else errors.push({ code: 'InvalidParameterValue', message: `The BrowseNodeId ${id} provided in the request is invalid.` });
   }
-  return { status: 200, body: { ...(nodes.length ? { browseNodesResult: { browseNodes: nodes } } : {}), ...(errors.length ? { errors } : {}) }, items: 0 };
+  return {
+    status: 200,
+    body: { ...(nodes.length ? { browseNodesResult: { browseNodes: nodes } } : {}), ...(errors.length ? { errors } : {}) },
+    items: 0,
+  };
 }
 
-async function handle(state: SimulatorState, req: Request, res: Response, op: string, country: Country | undefined): Promise<Answer | 'hold'> {
+async function handle(
+  state: SimulatorState,
+  req: Request,
+  res: Response,
+  op: string,
+  country: Country | undefined,
+): Promise<Answer | 'hold'> {
   if (!OPERATIONS.has(op)) return fail('ValidationException', `Unknown operation ${op}.`, { reason: 'UnknownOperation' });
   const auth = /^Bearer\s+(\S+?)(?:,\s*Version\s+(\d+\.\d+))?$/.exec(req.get('authorization') ?? '');
   if (!auth) return fail('UnauthorizedException', 'Missing or malformed Authorization header.', { reason: 'MissingCredential' });
   const verdict = state.tokens.verify(auth[1]!, state.now());
-  if (!verdict.ok) return fail('UnauthorizedException', verdict.reason === 'TokenExpired' ? 'The access token has expired.' : 'The access token is invalid.', { reason: verdict.reason });
+  if (!verdict.ok)
+    return fail(
+      'UnauthorizedException',
+      verdict.reason === 'TokenExpired' ? 'The access token has expired.' : 'The access token is invalid.',
+      { reason: verdict.reason },
+    );
   // v2.x (Cognito) tokens must be presented with their version.
-  if (verdict.flavour === 'cognito' && !auth[2]) return fail('UnauthorizedException', 'Version is required for 2.x credentials.', { reason: 'InvalidToken' });
+  if (verdict.flavour === 'cognito' && !auth[2])
+    return fail('UnauthorizedException', 'Version is required for 2.x credentials.', { reason: 'InvalidToken' });
   if (!country) {
     return fail('ValidationException', 'The x-marketplace header must name a supported marketplace, e.g. www.amazon.co.jp.', {
-      reason: 'Other', fieldList: [{ name: 'x-marketplace', message: `unsupported value ${JSON.stringify(req.get('x-marketplace') ?? '')}` }],
+      reason: 'Other',
+      fieldList: [{ name: 'x-marketplace', message: `unsupported value ${JSON.stringify(req.get('x-marketplace') ?? '')}` }],
     });
   }
   const { latencyMs } = state.faults.current;
@@ -125,14 +168,20 @@ async function handle(state: SimulatorState, req: Request, res: Response, op: st
   const early = state.faults.beforeQuota(country);
   if (early === 'invalid_token') return fail('UnauthorizedException', 'The access token is invalid.', { reason: 'InvalidToken' });
   if (early === 'not_eligible') {
-    return fail('AccessDeniedException', 'The Associate account is not eligible to access the Creators API.', { reason: 'AssociateNotEligible' });
+    return fail('AccessDeniedException', 'The Associate account is not eligible to access the Creators API.', {
+      reason: 'AssociateNotEligible',
+    });
   }
   const quota = state.quota.take(country, state.now());
   // serviceCode/quotaCode values are not documented in our sources; these are descriptive stand-ins.
   const throttled = (quotaCode: string, retryAfterMs: number): Answer => {
     res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
     state.stats.throttled(country, op);
-    return fail('ThrottleException', 'Request was denied due to request throttling. Clients should implement exponential backoff and retry.', { serviceCode: 'creatorsapi', quotaCode });
+    return fail(
+      'ThrottleException',
+      'Request was denied due to request throttling. Clients should implement exponential backoff and retry.',
+      { serviceCode: 'creatorsapi', quotaCode },
+    );
   };
   if (!quota.ok) return throttled(quota.limit === 'day' ? 'RequestsPerDay' : 'RequestsPerSecond', quota.retryAfterMs);
   const late = state.faults.afterQuota();
@@ -141,7 +190,12 @@ async function handle(state: SimulatorState, req: Request, res: Response, op: st
   if (late === 'error') {
     return fail('InternalServerException', 'Internal server error.');
   }
-  const answer = op === 'getItems' ? getItems(state, country, req.body) : op === 'searchItems' ? searchItems(state, country, req.body) : getBrowseNodes(state, country, req.body);
+  const answer =
+    op === 'getItems'
+      ? getItems(state, country, req.body)
+      : op === 'searchItems'
+        ? searchItems(state, country, req.body)
+        : getBrowseNodes(state, country, req.body);
   state.stats.items(country, op, answer.items);
   return answer;
 }

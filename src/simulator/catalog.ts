@@ -67,7 +67,9 @@ export class SyntheticCatalog {
     const { seed } = this.opts;
     if (/^\d{13}$/.test(code)) {
       const hits = this.asinsForEan(country, code);
-      const noise = Array.from({ length: between(0, 2, seed, country, 'noise-count', code) }, (_, k) => this.#listed(country, `noise:${code}`, k));
+      const noise = Array.from({ length: between(0, 2, seed, country, 'noise-count', code) }, (_, k) =>
+        this.#listed(country, `noise:${code}`, k),
+      );
       // Unrelated hits come first or last, so a client that keeps the first result is caught out.
       return unit(seed, country, 'noise-first', code) < 0.5 ? [...noise, ...hits] : [...hits, ...noise];
     }
@@ -78,7 +80,8 @@ export class SyntheticCatalog {
   /** The ASINs of a browse node: half the nodes fill all 10 pages, the rest fewer. */
   browse(country: Country, nodeId: string): string[] {
     const { seed } = this.opts;
-    const n = unit(seed, country, 'node-full', nodeId) < 0.5 ? MAX_RESULTS : between(0, MAX_RESULTS - 1, seed, country, 'node-count', nodeId);
+    const n =
+      unit(seed, country, 'node-full', nodeId) < 0.5 ? MAX_RESULTS : between(0, MAX_RESULTS - 1, seed, country, 'node-count', nodeId);
     return Array.from({ length: n }, (_, i) => this.#listed(country, `node:${nodeId}`, i));
   }
 
@@ -112,7 +115,10 @@ export class SyntheticCatalog {
   /** The index-th ASIN of a listing: the first ASIN of a synthetic EAN that has one. */
   #listed(country: Country, key: string, index: number): string {
     for (let attempt = 0; ; attempt++) {
-      const prefix = country === 'JP' ? pick(['45', '49'], this.opts.seed, key, index, attempt, 'p') : pick(['00', '01', '06', '08'], this.opts.seed, key, index, attempt, 'p');
+      const prefix =
+        country === 'JP'
+          ? pick(['45', '49'], this.opts.seed, key, index, attempt, 'p')
+          : pick(['00', '01', '06', '08'], this.opts.seed, key, index, attempt, 'p');
       const body = String(between(0, 9_999_999_999, this.opts.seed, country, key, index, attempt)).padStart(10, '0');
       const first12 = prefix + body;
       const asins = this.asinsForEan(country, first12 + eanCheckDigit(first12));
@@ -126,14 +132,21 @@ export class SyntheticCatalog {
     const m = MARKETPLACES[country];
     const s = (...parts: (string | number)[]): number => unit(seed, country, asin, ...parts);
     const brand = pick(w.brands, seed, country, asin, 'brand');
-    const title = [brand, pick(w.products, seed, country, asin, 'product'), pick(w.variants, seed, country, asin, 'variant'), pick(w.colours, seed, country, asin, 'colour')].join(w.separator);
+    const title = [
+      brand,
+      pick(w.products, seed, country, asin, 'product'),
+      pick(w.variants, seed, country, asin, 'variant'),
+      pick(w.colours, seed, country, asin, 'colour'),
+    ].join(w.separator);
     const epoch = Math.floor(now / driftMs);
     const category = pick(w.categories, seed, country, asin, 'category');
     const nodeId = String(between(1_000_000_000, 9_999_999_999, seed, country, asin, 'node'));
     const baseRank = Math.max(1, Math.round(Math.exp(s('rank') * Math.log(500_000))));
     const rank = Math.max(1, Math.round(baseRank * (0.7 + 0.6 * s('rank', epoch))));
     const image = (size: number): Record<string, unknown> => ({
-      url: `https://m.media-amazon.com/images/I/${asin}${Math.floor(s('img') * 1e6)}._SL${size}_.jpg`, height: size, width: size,
+      url: `https://m.media-amazon.com/images/I/${asin}${Math.floor(s('img') * 1e6)}._SL${size}_.jpg`,
+      height: size,
+      width: size,
     });
     return {
       asin,
@@ -145,7 +158,9 @@ export class SyntheticCatalog {
       },
       images: { primary: { small: image(75), medium: image(160), large: image(500) } },
       browseNodeInfo: {
-        browseNodes: [{ id: nodeId, displayName: category, contextFreeName: category, isRoot: false, salesRank: Math.max(1, Math.round(rank / 20)) }],
+        browseNodes: [
+          { id: nodeId, displayName: category, contextFreeName: category, isRoot: false, salesRank: Math.max(1, Math.round(rank / 20)) },
+        ],
         websiteSalesRank: { salesRank: rank, displayName: category, contextFreeName: category },
       },
       offersV2: { listings: this.#listings(country, asin, epoch, w) },
@@ -157,7 +172,16 @@ export class SyntheticCatalog {
     const s = (...parts: (string | number)[]): number => unit(seed, country, asin, ...parts);
     const stock = s('stock', epoch);
     if (stock < 0.06) return []; // nobody sells it right now: the "no offer" state
-    const type = stock < 0.08 ? 'OUT_OF_STOCK' : stock < 0.1 ? 'AVAILABLE_DATE' : stock < 0.12 ? 'LEADTIME' : stock < 0.2 ? 'IN_STOCK_SCARCE' : 'IN_STOCK';
+    const type =
+      stock < 0.08
+        ? 'OUT_OF_STOCK'
+        : stock < 0.1
+          ? 'AVAILABLE_DATE'
+          : stock < 0.12
+            ? 'LEADTIME'
+            : stock < 0.2
+              ? 'IN_STOCK_SCARCE'
+              : 'IN_STOCK';
     const currency = MARKETPLACES[country].currency;
     const jp = currency === 'JPY';
     const base = Math.exp(Math.log(jp ? 300 : 2) + s('price') * Math.log(100)); // ¥300–¥30,000; $2–$200
@@ -168,10 +192,18 @@ export class SyntheticCatalog {
       const raw = base * factor * (1 + 0.08 * k * s('spread', k, epoch));
       const amount = jp ? Math.round(raw / 10) * 10 : Math.round(raw * 100) / 100;
       return {
-        availability: { type, message: type === 'OUT_OF_STOCK' ? (jp ? '現在在庫切れです。' : 'Currently unavailable.') : (jp ? '在庫あり。' : 'In Stock'), minOrderQuantity: 1, maxOrderQuantity: 10 },
+        availability: {
+          type,
+          message: type === 'OUT_OF_STOCK' ? (jp ? '現在在庫切れです。' : 'Currently unavailable.') : jp ? '在庫あり。' : 'In Stock',
+          minOrderQuantity: 1,
+          maxOrderQuantity: 10,
+        },
         condition: { value: 'New' },
         isBuyBoxWinner: k === winner,
-        merchantInfo: k === 0 ? { id: `A${country}AMAZON00`, name: w.amazonMerchant } : { id: `A${country}MERCH${k}`, name: pick(w.merchants, seed, asin, k) },
+        merchantInfo:
+          k === 0
+            ? { id: `A${country}AMAZON00`, name: w.amazonMerchant }
+            : { id: `A${country}MERCH${k}`, name: pick(w.merchants, seed, asin, k) },
         price: {
           money: {
             amount,

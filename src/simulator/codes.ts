@@ -36,7 +36,10 @@ export class CodeMap {
   readonly #aInv: bigint;
   readonly #b: bigint;
 
-  constructor(private readonly seed: string, private readonly market: string) {
+  constructor(
+    private readonly seed: string,
+    private readonly market: string,
+  ) {
     // SPACE = 2^18 · 3^18: a multiplier ≡ 1 (mod 6) is coprime with it, so the map is a bijection.
     const raw = bigBelow(SPACE, seed, market, 'asin-map-a');
     this.#a = raw - (raw % 6n) + 1n;
@@ -46,8 +49,8 @@ export class CodeMap {
 
   /**
    * How many ASINs list this EAN: most codes one, some none, a few several (one code can map to many
-   * ASINs), and one in five hundred more than a search page holds, so
-   * that resolving a code page by page is exercised.
+   * ASINs), and one in five hundred more than a search page holds, so that resolving a code page by
+   * page is exercised.
    */
   asinCount(ean: string): number {
     const u = unit(this.seed, this.market, 'ean-count', ean);
@@ -77,7 +80,10 @@ export class CodeMap {
   }
 
   #encode(v: bigint): string {
-    return `B${mod(this.#a * v + this.#b, SPACE).toString(36).toUpperCase().padStart(9, '0')}`;
+    return `B${mod(this.#a * v + this.#b, SPACE)
+      .toString(36)
+      .toUpperCase()
+      .padStart(9, '0')}`;
   }
 }
 

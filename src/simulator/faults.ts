@@ -14,7 +14,10 @@ export type FaultDecision = 'invalid_token' | 'not_eligible' | 'throttle' | 'tim
 export class FaultInjector {
   #faults: Faults;
 
-  constructor(initial: Faults = NO_FAULTS, private readonly random: () => number = Math.random) {
+  constructor(
+    initial: Faults = NO_FAULTS,
+    private readonly random: () => number = Math.random,
+  ) {
     this.#faults = { ...initial, notEligible: [...initial.notEligible] };
   }
 

@@ -26,5 +26,11 @@ export function pick<T>(list: readonly T[], ...parts: readonly Part[]): T {
 
 /** A non-negative BigInt below `modulus`. */
 export function bigBelow(modulus: bigint, ...parts: readonly Part[]): bigint {
-  return BigInt(`0x${digest(...parts).subarray(0, 16).toString('hex')}`) % modulus;
+  return (
+    BigInt(
+      `0x${digest(...parts)
+        .subarray(0, 16)
+        .toString('hex')}`,
+    ) % modulus
+  );
 }

@@ -33,7 +33,12 @@ export async function startSimulator(config: SimulatorConfig, logger: Logger, op
     config,
     logger,
     now: opts.now ?? Date.now,
-    catalog: new SyntheticCatalog({ seed: config.seed, notFoundRate: config.notFoundRate, notAccessibleRate: config.notAccessibleRate, driftMs: config.driftMs }),
+    catalog: new SyntheticCatalog({
+      seed: config.seed,
+      notFoundRate: config.notFoundRate,
+      notAccessibleRate: config.notAccessibleRate,
+      driftMs: config.driftMs,
+    }),
     tokens: new TokenIssuer(),
     quota: new QuotaKeeper(config.quota),
     faults: new FaultInjector(config.faults, opts.random),

@@ -32,7 +32,8 @@ function handler(state: SimulatorState, flavour: TokenFlavour) {
     const basic = basicAuth(req);
     const id = basic?.id ?? body.client_id;
     const secret = basic?.secret ?? body.client_secret;
-    if (id !== state.config.clientId || secret !== state.config.clientSecret) return fail(401, 'invalid_client', 'Client authentication failed');
+    if (id !== state.config.clientId || secret !== state.config.clientSecret)
+      return fail(401, 'invalid_client', 'Client authentication failed');
     if (body.scope !== SCOPES[flavour]) return fail(400, 'invalid_scope', `scope must be ${SCOPES[flavour]}`);
     const ttl = state.config.tokenTtlSeconds;
     state.stats.token(true);

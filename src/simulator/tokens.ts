@@ -13,7 +13,8 @@ interface Payload {
   readonly n: string;
 }
 
-export type Verdict = { readonly ok: true; readonly flavour: TokenFlavour } | { readonly ok: false; readonly reason: 'TokenExpired' | 'InvalidToken' };
+export type Verdict =
+  { readonly ok: true; readonly flavour: TokenFlavour } | { readonly ok: false; readonly reason: 'TokenExpired' | 'InvalidToken' };
 
 /** LwA access tokens start with "Atza|"; Cognito's are JWT-like. Only the look differs. */
 const LWA_PREFIX = 'Atza|';

@@ -59,15 +59,40 @@ export const getBrowseNodesRequestSchema = z.strictObject({
 
 /** getItems/searchItems resources of Amazon's SDK enum (lowerCamel). */
 export const ITEM_RESOURCE_NAMES: ReadonlySet<string> = new Set([
-  'browseNodeInfo.browseNodes', 'browseNodeInfo.browseNodes.ancestor', 'browseNodeInfo.browseNodes.salesRank', 'browseNodeInfo.websiteSalesRank',
-  'customerReviews.count', 'customerReviews.starRating',
-  'images.primary.small', 'images.primary.medium', 'images.primary.large', 'images.primary.highRes',
-  'images.variants.small', 'images.variants.medium', 'images.variants.large', 'images.variants.highRes',
-  'itemInfo.byLineInfo', 'itemInfo.contentInfo', 'itemInfo.contentRating', 'itemInfo.classifications', 'itemInfo.externalIds',
-  'itemInfo.features', 'itemInfo.manufactureInfo', 'itemInfo.productInfo', 'itemInfo.technicalInfo', 'itemInfo.title', 'itemInfo.tradeInInfo',
+  'browseNodeInfo.browseNodes',
+  'browseNodeInfo.browseNodes.ancestor',
+  'browseNodeInfo.browseNodes.salesRank',
+  'browseNodeInfo.websiteSalesRank',
+  'customerReviews.count',
+  'customerReviews.starRating',
+  'images.primary.small',
+  'images.primary.medium',
+  'images.primary.large',
+  'images.primary.highRes',
+  'images.variants.small',
+  'images.variants.medium',
+  'images.variants.large',
+  'images.variants.highRes',
+  'itemInfo.byLineInfo',
+  'itemInfo.contentInfo',
+  'itemInfo.contentRating',
+  'itemInfo.classifications',
+  'itemInfo.externalIds',
+  'itemInfo.features',
+  'itemInfo.manufactureInfo',
+  'itemInfo.productInfo',
+  'itemInfo.technicalInfo',
+  'itemInfo.title',
+  'itemInfo.tradeInInfo',
   'parentASIN',
-  'offersV2.listings.availability', 'offersV2.listings.condition', 'offersV2.listings.dealDetails', 'offersV2.listings.isBuyBoxWinner',
-  'offersV2.listings.loyaltyPoints', 'offersV2.listings.merchantInfo', 'offersV2.listings.price', 'offersV2.listings.type',
+  'offersV2.listings.availability',
+  'offersV2.listings.condition',
+  'offersV2.listings.dealDetails',
+  'offersV2.listings.isBuyBoxWinner',
+  'offersV2.listings.loyaltyPoints',
+  'offersV2.listings.merchantInfo',
+  'offersV2.listings.price',
+  'offersV2.listings.type',
   'searchRefinements',
 ]);
 export const BROWSE_NODE_RESOURCE_NAMES: ReadonlySet<string> = new Set(['browseNodes.ancestor', 'browseNodes.children']);
@@ -78,13 +103,17 @@ export const BROWSE_NODE_RESOURCE_NAMES: ReadonlySet<string> = new Set(['browseN
  */
 export function selectResources(full: Record<string, unknown>, resources: ReadonlySet<string>): Record<string, unknown> {
   const f = full as {
-    asin: string; detailPageURL: string;
-    itemInfo: Record<string, unknown>; images: { primary: Record<string, unknown> };
-    browseNodeInfo: Record<string, unknown>; offersV2: { listings: Record<string, unknown>[] };
+    asin: string;
+    detailPageURL: string;
+    itemInfo: Record<string, unknown>;
+    images: { primary: Record<string, unknown> };
+    browseNodeInfo: Record<string, unknown>;
+    offersV2: { listings: Record<string, unknown>[] };
   };
   const out: Record<string, unknown> = { asin: f.asin, detailPageURL: f.detailPageURL };
   const info: Record<string, unknown> = {};
-  for (const k of ['title', 'byLineInfo', 'externalIds']) if (resources.has(`itemInfo.${k}`) && f.itemInfo[k] !== undefined) info[k] = f.itemInfo[k];
+  for (const k of ['title', 'byLineInfo', 'externalIds'])
+    if (resources.has(`itemInfo.${k}`) && f.itemInfo[k] !== undefined) info[k] = f.itemInfo[k];
   if (Object.keys(info).length) out.itemInfo = info;
   const primary: Record<string, unknown> = {};
   for (const k of ['small', 'medium', 'large']) if (resources.has(`images.primary.${k}`)) primary[k] = f.images.primary[k];
@@ -102,7 +131,13 @@ export function selectResources(full: Record<string, unknown>, resources: Readon
   return out;
 }
 
-export type ErrorKind = 'ValidationException' | 'UnauthorizedException' | 'AccessDeniedException' | 'ResourceNotFoundException' | 'ThrottleException' | 'InternalServerException';
+export type ErrorKind =
+  | 'ValidationException'
+  | 'UnauthorizedException'
+  | 'AccessDeniedException'
+  | 'ResourceNotFoundException'
+  | 'ThrottleException'
+  | 'InternalServerException';
 
 export const ERROR_STATUS: Readonly<Record<ErrorKind, number>> = {
   ValidationException: 400,

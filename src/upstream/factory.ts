@@ -54,7 +54,10 @@ export function createUpstream(config: Pick<Config, 'upstream'>, country: Countr
   let credential: Credential;
   if (up.kind === 'simulator') {
     const url = opts.simulatorUrl ?? up.simulator.url;
-    if (!url) throw new UnrecoverableError('UPSTREAM=simulator but no simulator runs here: start `shelfwatch simulator` and set SIMULATOR_URL, or run role all');
+    if (!url)
+      throw new UnrecoverableError(
+        'UPSTREAM=simulator but no simulator runs here: start `shelfwatch simulator` and set SIMULATOR_URL, or run role all',
+      );
     apiUrl = url.replace(/\/+$/, '');
     credential = {
       id: up.simulator.clientId,
@@ -64,10 +67,17 @@ export function createUpstream(config: Pick<Config, 'upstream'>, country: Countr
     };
   } else {
     if (cc.credentialId === undefined || cc.credentialSecret === undefined) {
-      throw new UnrecoverableError(`CREATORS_CREDENTIAL_ID_${country} and CREATORS_CREDENTIAL_SECRET_${country} are required with UPSTREAM=creators`);
+      throw new UnrecoverableError(
+        `CREATORS_CREDENTIAL_ID_${country} and CREATORS_CREDENTIAL_SECRET_${country} are required with UPSTREAM=creators`,
+      );
     }
     apiUrl = up.apiUrl;
-    credential = { id: cc.credentialId, secret: cc.credentialSecret, version: cc.credentialVersion, tokenUrl: cc.tokenUrl ?? cc.credentialVersion.tokenUrl };
+    credential = {
+      id: cc.credentialId,
+      secret: cc.credentialSecret,
+      version: cc.credentialVersion,
+      tokenUrl: cc.tokenUrl ?? cc.credentialVersion.tokenUrl,
+    };
   }
   const shared = opts.shared ?? createUpstreamShared();
   return new CreatorsClient({

@@ -36,7 +36,12 @@ export function instrumentPort(port: UpstreamPort, metrics: Metrics): UpstreamPo
   }
   return {
     country,
-    getItems: (asins) => measure('getItems', () => port.getItems(asins), (r) => r.outcomes),
+    getItems: (asins) =>
+      measure(
+        'getItems',
+        () => port.getItems(asins),
+        (r) => r.outcomes,
+      ),
     findByCode: (ean, page) => measure('searchItems', () => port.findByCode(ean, page)),
     browseNode: (nodeId, page) => measure('browseNode', () => port.browseNode(nodeId, page)),
     getBrowseNodes: (ids) => measure('getBrowseNodes', () => port.getBrowseNodes(ids)),

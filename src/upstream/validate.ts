@@ -10,7 +10,10 @@ import { asinBatchSchema, MAX_ITEMS_PER_CALL, MAX_PAGE } from './port.js';
 export function checkAsinBatch(asins: readonly string[]): string[] {
   const parsed = asinBatchSchema.safeParse(asins.map((a) => (typeof a === 'string' ? a.toUpperCase() : a)));
   if (!parsed.success) {
-    throw new UpstreamInvalidRequestError(`getItems: the ASINs ${parsed.error.issues[0]?.message ?? 'are invalid.'} Got ${JSON.stringify(asins).slice(0, 200)}`, 'FieldValidationFailed');
+    throw new UpstreamInvalidRequestError(
+      `getItems: the ASINs ${parsed.error.issues[0]?.message ?? 'are invalid.'} Got ${JSON.stringify(asins).slice(0, 200)}`,
+      'FieldValidationFailed',
+    );
   }
   return parsed.data;
 }
@@ -19,14 +22,18 @@ export function checkAsinBatch(asins: readonly string[]): string[] {
 export function checkEan(raw: string): string {
   const code = typeof raw === 'string' && /^\d{12}$/.test(raw) ? `0${raw}` : raw;
   if (typeof code !== 'string' || !isValidEan13(code)) {
-    throw new UpstreamInvalidRequestError(`invalid EAN ${JSON.stringify(raw)}: must be 13 digits (or a 12-digit UPC) with a valid check digit`, 'FieldValidationFailed');
+    throw new UpstreamInvalidRequestError(
+      `invalid EAN ${JSON.stringify(raw)}: must be 13 digits (or a 12-digit UPC) with a valid check digit`,
+      'FieldValidationFailed',
+    );
   }
   return code;
 }
 
 export function checkBrowseNodeId(raw: string): string {
   const parsed = browseNodeSchema.safeParse(raw);
-  if (!parsed.success) throw new UpstreamInvalidRequestError(`invalid browse node id ${JSON.stringify(raw)}: digits only`, 'FieldValidationFailed');
+  if (!parsed.success)
+    throw new UpstreamInvalidRequestError(`invalid browse node id ${JSON.stringify(raw)}: digits only`, 'FieldValidationFailed');
   return parsed.data;
 }
 
@@ -39,9 +46,13 @@ export function checkPage(page: number): number {
 
 export function checkBrowseNodeIds(ids: readonly string[]): string[] {
   if (ids.length === 0 || ids.length > MAX_ITEMS_PER_CALL) {
-    throw new UpstreamInvalidRequestError(`getBrowseNodes takes 1 to ${MAX_ITEMS_PER_CALL} ids, got ${ids.length}`, 'FieldValidationFailed');
+    throw new UpstreamInvalidRequestError(
+      `getBrowseNodes takes 1 to ${MAX_ITEMS_PER_CALL} ids, got ${ids.length}`,
+      'FieldValidationFailed',
+    );
   }
   const out = ids.map(checkBrowseNodeId);
-  if (new Set(out).size !== out.length) throw new UpstreamInvalidRequestError('duplicate browse node id in one call', 'FieldValidationFailed');
+  if (new Set(out).size !== out.length)
+    throw new UpstreamInvalidRequestError('duplicate browse node id in one call', 'FieldValidationFailed');
   return out;
 }

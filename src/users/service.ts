@@ -11,7 +11,10 @@ const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
 
 export const newUserSchema = z.object({
   name: z.string().trim().min(1, 'is required').max(200),
-  email: z.email('must be an email address').max(320).transform((e) => e.toLowerCase()),
+  email: z
+    .email('must be an email address')
+    .max(320)
+    .transform((e) => e.toLowerCase()),
   title: z.string().max(500).nullish(),
   avatar: httpUrl.nullish(),
   url: httpUrl.nullish(),
@@ -21,11 +24,12 @@ export const newUserSchema = z.object({
 });
 export type NewUser = z.input<typeof newUserSchema>;
 
-
-
 /** Accounts and their tokens. The token in the clear exists only in memory, on its way to its owner. */
 export class UserService {
-  constructor(private readonly conn: Connection, private readonly appKey: Buffer) {}
+  constructor(
+    private readonly conn: Connection,
+    private readonly appKey: Buffer,
+  ) {}
 
   private get users() {
     return userModel(this.conn);

@@ -25,7 +25,6 @@ export function encryptToken(token: string, key: Buffer): string {
   return ['v1', iv, cipher.getAuthTag(), data].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
 }
 
-
 export function decryptToken(sealed: string, key: Buffer): string {
   const [version, iv, tag, data] = sealed.split('.');
   if (version !== 'v1' || !iv || !tag || data === undefined) throw new TokenDecryptError('unknown token cipher format');

@@ -44,7 +44,9 @@ export const eanImportSchema = z
         country: countrySchema,
         status: z.enum(COUNTRY_IMPORT_STATUSES),
         asins: z.array(z.string()),
-        waiting_until: dateTimeTextSchema.nullable().meta({ description: "Set while the country's next search page waits for the next quota day." }),
+        waiting_until: dateTimeTextSchema
+          .nullable()
+          .meta({ description: "Set while the country's next search page waits for the next quota day." }),
       }),
     ),
     ...dates,
@@ -74,7 +76,12 @@ export function presentImport(i: EanImportFields, timeZone: string): EanImportRe
     ean: i.ean,
     status: i.status,
     asins: [...new Set(i.countries.flatMap((c) => c.asins))],
-    countries: i.countries.map((c) => ({ country: c.country, status: c.status, asins: c.asins, waiting_until: formatNullableDateTime(c.waiting_until ?? null, timeZone) })),
+    countries: i.countries.map((c) => ({
+      country: c.country,
+      status: c.status,
+      asins: c.asins,
+      waiting_until: formatNullableDateTime(c.waiting_until ?? null, timeZone),
+    })),
     created_at: formatDateTime(i.created_at, timeZone),
     updated_at: formatDateTime(i.updated_at, timeZone),
   };

@@ -25,7 +25,13 @@ export async function effectivePriorities(conn: Connection, asins: readonly stri
  *   to 1 can make it due at once);
  * - an ASIN nobody watches any more keeps its record but leaves the schedule.
  */
-export async function applyWatchChange(conn: Connection, config: Pick<Config, 'countries' | 'refresh'>, asins: readonly string[], now = new Date(), attempt = 0): Promise<number> {
+export async function applyWatchChange(
+  conn: Connection,
+  config: Pick<Config, 'countries' | 'refresh'>,
+  asins: readonly string[],
+  now = new Date(),
+  attempt = 0,
+): Promise<number> {
   if (asins.length === 0) return 0;
   const priorities = await effectivePriorities(conn, asins);
   const products = productModel(conn);
@@ -60,7 +66,10 @@ export async function applyWatchChange(conn: Connection, config: Pick<Config, 'c
         const base = current.last_attempt_at ? current.last_attempt_at.getTime() : now.getTime() - config.refresh.intervalMs[priority];
         if (base + config.refresh.intervalMs[priority] <= now.getTime()) dueNow++;
         ops.push({
-          updateOne: { filter: { country, asin }, update: { $set: { priority, next_refresh_at: new Date(base + config.refresh.intervalMs[priority]) } } },
+          updateOne: {
+            filter: { country, asin },
+            update: { $set: { priority, next_refresh_at: new Date(base + config.refresh.intervalMs[priority]) } },
+          },
         });
       }
     }

@@ -23,12 +23,20 @@ export class WatchService {
   }
 
   /** The user's entries, newest first, one page of them and how many there are. */
-  async list(userId: Types.ObjectId, q: { kind?: 'asin' | 'browse'; page: number; limit: number }): Promise<{ items: WatchFields[]; total: number }> {
+  async list(
+    userId: Types.ObjectId,
+    q: { kind?: 'asin' | 'browse'; page: number; limit: number },
+  ): Promise<{ items: WatchFields[]; total: number }> {
     const filter: Record<string, unknown> = { user_id: userId };
     if (q.kind) filter.kind = q.kind;
     const [total, items] = await Promise.all([
       this.watches.countDocuments(filter),
-      this.watches.find(filter).sort({ created_at: -1, _id: -1 }).skip((q.page - 1) * q.limit).limit(q.limit).lean(),
+      this.watches
+        .find(filter)
+        .sort({ created_at: -1, _id: -1 })
+        .skip((q.page - 1) * q.limit)
+        .limit(q.limit)
+        .lean(),
     ]);
     return { items, total };
   }
@@ -37,7 +45,12 @@ export class WatchService {
    * Adds the ASIN or changes its priority; tells whether the entry was created. Refuses (422) what
    * would take the account past its caps, before writing anything.
    */
-  async watchAsin(userId: Types.ObjectId, asin: string, priority: 0 | 1, source: 'api' | 'ean' = 'api'): Promise<{ entry: WatchDoc; created: boolean }> {
+  async watchAsin(
+    userId: Types.ObjectId,
+    asin: string,
+    priority: 0 | 1,
+    source: 'api' | 'ean' = 'api',
+  ): Promise<{ entry: WatchDoc; created: boolean }> {
     await this.checkAsinCaps(userId, asin, priority);
     const res = await this.upsertEntry(userId, 'asin', asin, { priority }, source);
     await this.changed([asin]);
@@ -60,7 +73,11 @@ export class WatchService {
     if (!current && maxWatches > 0 && (await this.watches.countDocuments({ user_id: userId, kind: 'asin' })) >= maxWatches) {
       errors.asin = [`You may watch at most ${maxWatches} ASINs (ACCOUNT_MAX_WATCHES).`];
     }
-    if (checkP1 && current?.priority !== 1 && (await this.watches.countDocuments({ user_id: userId, kind: 'asin', priority: 1 })) >= maxP1Watches) {
+    if (
+      checkP1 &&
+      current?.priority !== 1 &&
+      (await this.watches.countDocuments({ user_id: userId, kind: 'asin', priority: 1 })) >= maxP1Watches
+    ) {
       errors.priority = [`You may watch at most ${maxP1Watches} ASINs at priority 1 (ACCOUNT_MAX_P1_WATCHES).`];
     }
     if (Object.keys(errors).length > 0) throw new ValidationError(errors);
@@ -96,18 +113,20 @@ export class WatchService {
   }
 
   private async addFound(userId: Types.ObjectId, asins: readonly string[]): Promise<void> {
-    await this.watches.bulkWrite(
-      asins.map((asin) => ({
-        updateOne: {
-          filter: { user_id: userId, kind: 'asin' as const, key: asin },
-          update: { $setOnInsert: { priority: 0 as const, source: 'ean' as const, last_crawl_at: null, last_crawl_count: null } },
-          upsert: true,
-        },
-      })),
-      { ordered: false },
-    ).catch((err: unknown) => {
-      if (!isDuplicateKey(err)) throw err;
-    });
+    await this.watches
+      .bulkWrite(
+        asins.map((asin) => ({
+          updateOne: {
+            filter: { user_id: userId, kind: 'asin' as const, key: asin },
+            update: { $setOnInsert: { priority: 0 as const, source: 'ean' as const, last_crawl_at: null, last_crawl_count: null } },
+            upsert: true,
+          },
+        })),
+        { ordered: false },
+      )
+      .catch((err: unknown) => {
+        if (!isDuplicateKey(err)) throw err;
+      });
   }
 
   async unwatchAsin(userId: Types.ObjectId, asin: string): Promise<WatchDoc | null> {
@@ -124,7 +143,13 @@ export class WatchService {
     return this.watches.findOneAndDelete({ user_id: userId, kind: 'browse', key: nodeId });
   }
 
-  private async upsertEntry(userId: Types.ObjectId, kind: 'asin' | 'browse', key: string, set: { priority?: 0 | 1 }, source: 'api' | 'ean'): Promise<{ entry: WatchDoc; created: boolean }> {
+  private async upsertEntry(
+    userId: Types.ObjectId,
+    kind: 'asin' | 'browse',
+    key: string,
+    set: { priority?: 0 | 1 },
+    source: 'api' | 'ean',
+  ): Promise<{ entry: WatchDoc; created: boolean }> {
     for (let attempt = 0; ; attempt++) {
       try {
         const res = await this.watches.findOneAndUpdate(

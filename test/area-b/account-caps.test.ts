@@ -19,8 +19,20 @@ let capped: TestContext;
 let open: TestContext;
 beforeAll(async () => {
   [capped, open] = await Promise.all([
-    createTestContext({ COUNTRIES: 'JP,US', ACCOUNT_MAX_WATCHES: '3', ACCOUNT_MAX_P1_WATCHES: '2', ACCOUNT_MAX_PENDING_EAN: '2', ACCOUNT_MAX_UPDATES_PER_DAY: '3' }),
-    createTestContext({ COUNTRIES: 'JP,US', ACCOUNT_MAX_WATCHES: '0', ACCOUNT_MAX_P1_WATCHES: '0', ACCOUNT_MAX_PENDING_EAN: '0', ACCOUNT_MAX_UPDATES_PER_DAY: '0' }),
+    createTestContext({
+      COUNTRIES: 'JP,US',
+      ACCOUNT_MAX_WATCHES: '3',
+      ACCOUNT_MAX_P1_WATCHES: '2',
+      ACCOUNT_MAX_PENDING_EAN: '2',
+      ACCOUNT_MAX_UPDATES_PER_DAY: '3',
+    }),
+    createTestContext({
+      COUNTRIES: 'JP,US',
+      ACCOUNT_MAX_WATCHES: '0',
+      ACCOUNT_MAX_P1_WATCHES: '0',
+      ACCOUNT_MAX_PENDING_EAN: '0',
+      ACCOUNT_MAX_UPDATES_PER_DAY: '0',
+    }),
   ]);
 });
 afterAll(async () => {
@@ -35,7 +47,11 @@ async function account(t: TestContext, name: string): Promise<{ id: string; auth
 /** What a refused request must leave as it was: the account's entries and every product. */
 async function snapshot(t: TestContext) {
   const watches = await watchModel(t.ctx.mongo).find().sort({ _id: 1 }).select({ key: 1, priority: 1, updated_at: 1 }).lean();
-  const products = await productModel(t.ctx.mongo).find().sort({ _id: 1 }).select({ asin: 1, country: 1, priority: 1, next_refresh_at: 1 }).lean();
+  const products = await productModel(t.ctx.mongo)
+    .find()
+    .sort({ _id: 1 })
+    .select({ asin: 1, country: 1, priority: 1, next_refresh_at: 1 })
+    .lean();
   return { watches, products };
 }
 
@@ -49,7 +65,8 @@ describe('config', () => {
 describe('ACCOUNT_MAX_WATCHES', () => {
   it('refuses a new ASIN past the cap with 422 on asin, changing nothing; re-posting an entry still works', async () => {
     const { auth } = await account(capped, 'Hoarder');
-    for (const asin of ['B0CAPW0001', 'B0CAPW0002', 'B0CAPW0003']) await capped.http.post('/api/watch/asin').set(auth).send({ asin }).expect(201);
+    for (const asin of ['B0CAPW0001', 'B0CAPW0002', 'B0CAPW0003'])
+      await capped.http.post('/api/watch/asin').set(auth).send({ asin }).expect(201);
     // Browse nodes are not ASIN entries: they do not count.
     await capped.http.post('/api/watch/browse').set(auth).send({ browse: '4242' }).expect(201);
 
@@ -157,7 +174,9 @@ describe('ACCOUNT_MAX_PENDING_EAN', () => {
     const refused = await capped.http.post('/api/watch/ean').set(auth).send({ ean: c });
     expect(refused.status).toBe(429);
     expect(refused.headers['retry-after']).toBe('60');
-    expect(refused.body).toEqual({ message: 'You may have at most 2 EAN imports pending (ACCOUNT_MAX_PENDING_EAN); try again when one has finished.' });
+    expect(refused.body).toEqual({
+      message: 'You may have at most 2 EAN imports pending (ACCOUNT_MAX_PENDING_EAN); try again when one has finished.',
+    });
     expect(await imports.countDocuments()).toBe(importsBefore);
     expect(await capped.ctx.jobs.queue('JP').getJobCountByTypes('prioritized', 'waiting')).toBe(jobsBefore);
 
@@ -184,8 +203,18 @@ describe('ACCOUNT_MAX_PENDING_EAN', () => {
 describe('0 turns every cap off', () => {
   it('accepts entries, priority-1 entries and imports past what the small caps allow', async () => {
     const { id, auth } = await account(open, 'Unbounded');
-    for (let i = 1; i <= 5; i++) await open.http.post('/api/watch/asin').set(auth).send({ asin: `B0OPEN000${i}`, priority: 1 }).expect(201);
-    for (let i = 1; i <= 4; i++) await open.http.post('/api/watch/ean').set(auth).send({ ean: ean13(`49100000000${i}`) }).expect(202);
+    for (let i = 1; i <= 5; i++)
+      await open.http
+        .post('/api/watch/asin')
+        .set(auth)
+        .send({ asin: `B0OPEN000${i}`, priority: 1 })
+        .expect(201);
+    for (let i = 1; i <= 4; i++)
+      await open.http
+        .post('/api/watch/ean')
+        .set(auth)
+        .send({ ean: ean13(`49100000000${i}`) })
+        .expect(202);
     expect(await watchModel(open.ctx.mongo).countDocuments({ kind: 'asin', priority: 1 })).toBe(5);
     const take = await takeForcedUpdate(open.ctx.redis, open.ctx.redisPrefix, id, '2024-01-01', open.config.accounts.maxUpdatesPerDay);
     expect(take).toEqual({ ok: true, used: 0 });
@@ -221,7 +250,12 @@ describe('takeForcedUpdate (ACCOUNT_MAX_UPDATES_PER_DAY)', () => {
     const p = prefix();
     const results = await Promise.all(Array.from({ length: 20 }, () => takeForcedUpdate(capped.ctx.redis, p, 'u1', '2024-05-01', 5)));
     expect(results.filter((r) => r.ok)).toHaveLength(5);
-    expect(results.filter((r) => r.ok).map((r) => r.used).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5]);
+    expect(
+      results
+        .filter((r) => r.ok)
+        .map((r) => r.used)
+        .sort((x, y) => x - y),
+    ).toEqual([1, 2, 3, 4, 5]);
     expect(await capped.ctx.redis.get(`${p}:acct:u1:updates:2024-05-01`)).toBe('5');
   });
 
@@ -238,6 +272,10 @@ describe('takeForcedUpdate (ACCOUNT_MAX_UPDATES_PER_DAY)', () => {
     }
     expect(thrown).toBeInstanceOf(HttpError);
     expect(thrown).toBeInstanceOf(DailyUpdateLimitError);
-    expect(thrown).toMatchObject({ status: 429, message: 'You may force at most 3 updates a day (ACCOUNT_MAX_UPDATES_PER_DAY).', headers: { 'Retry-After': '3601' } });
+    expect(thrown).toMatchObject({
+      status: 429,
+      message: 'You may force at most 3 updates a day (ACCOUNT_MAX_UPDATES_PER_DAY).',
+      headers: { 'Retry-After': '3601' },
+    });
   });
 });

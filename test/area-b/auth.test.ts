@@ -42,7 +42,11 @@ describe('Area B authentication', () => {
     ['an empty bearer', { Authorization: 'Bearer ' }],
     ['basic auth', { Authorization: 'Basic dXNlcjpwYXNz' }],
   ])('answers 401 {"message":"Unauthenticated."} for %s', async (_name, headers) => {
-    for (const req of [t.http.get('/api/me'), t.http.post('/api/watch/asin').send({ asin: 'B000000001' }), t.http.delete('/api/watch/asin/B000000001')]) {
+    for (const req of [
+      t.http.get('/api/me'),
+      t.http.post('/api/watch/asin').send({ asin: 'B000000001' }),
+      t.http.delete('/api/watch/asin/B000000001'),
+    ]) {
       const res = await req.set(headers);
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ message: 'Unauthenticated.' });

@@ -42,7 +42,10 @@ describe('POST /api/watch/asin', () => {
     expect((await t.http.post('/api/watch/asin').set(auth).send({ asin: asin })).status).toBe(201);
     // As if the worker had refreshed it a minute ago at priority 0: next in a day.
     const attempted = new Date(Date.now() - 60_000);
-    await products().updateMany({ asin: asin }, { $set: { last_attempt_at: attempted, next_refresh_at: new Date(attempted.getTime() + 86_400_000), status: 'ok' } });
+    await products().updateMany(
+      { asin: asin },
+      { $set: { last_attempt_at: attempted, next_refresh_at: new Date(attempted.getTime() + 86_400_000), status: 'ok' } },
+    );
 
     const res = await t.http.post('/api/watch/asin').set(auth).send({ asin: asin, priority: 1 });
     expect(res.status).toBe(200);
@@ -163,11 +166,14 @@ describe('browse nodes', () => {
     expect((await t.http.delete('/api/watch/browse/465392').set(auth)).status).toBe(404);
   });
 
-  it.each([[{}], [{ browse: 'abc' }], [{ browse: -5 }], [{ browse: 1.5 }], [{ browse: '' }], [{ browse: { $gt: 0 } }]])('refuses %j with 422', async (body) => {
-    const res = await t.http.post('/api/watch/browse').set(auth).send(body);
-    expect(res.status).toBe(422);
-    expect(res.body.errors.browse).toHaveLength(1);
-  });
+  it.each([[{}], [{ browse: 'abc' }], [{ browse: -5 }], [{ browse: 1.5 }], [{ browse: '' }], [{ browse: { $gt: 0 } }]])(
+    'refuses %j with 422',
+    async (body) => {
+      const res = await t.http.post('/api/watch/browse').set(auth).send(body);
+      expect(res.status).toBe(422);
+      expect(res.body.errors.browse).toHaveLength(1);
+    },
+  );
 });
 
 describe('GET /api/watch', () => {
@@ -192,10 +198,20 @@ describe('GET /api/watch', () => {
 describe('concurrent watch changes', () => {
   it('leave the product with the priority its watchers give it', async () => {
     const asin = 'B0RACE0001';
-    const users = await Promise.all(Array.from({ length: 6 }, (_, i) => t.ctx.users.create({ name: `Racer ${i}`, email: `racer${i}@example.com` })));
+    const users = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => t.ctx.users.create({ name: `Racer ${i}`, email: `racer${i}@example.com` })),
+    );
     const headers = users.map((u) => ({ Authorization: `Bearer ${u.token}` }));
     // Everyone adds at once, with mixed priorities; then all but one remove at once.
-    await Promise.all(headers.map((h, i) => t.http.post('/api/watch/asin').set(h).send({ asin, priority: i === 0 ? 1 : 0 }).expect(201)));
+    await Promise.all(
+      headers.map((h, i) =>
+        t.http
+          .post('/api/watch/asin')
+          .set(h)
+          .send({ asin, priority: i === 0 ? 1 : 0 })
+          .expect(201),
+      ),
+    );
     expect((await products().find({ asin }).lean()).map((d) => d.priority)).toEqual([1, 1]);
     await Promise.all(headers.slice(0, 5).map((h) => t.http.delete(`/api/watch/asin/${asin}`).set(h).expect(200)));
     expect((await products().find({ asin }).lean()).map((d) => d.priority)).toEqual([0, 0]);

@@ -77,12 +77,19 @@ describe('GET /api/world', () => {
 
   it('searches title words, an ASIN or a JAN/EAN exactly', async () => {
     const words = await t.http.get('/api/world').query({ search: 'wireless MOUSE', country: 'JP' }).set(auth);
-    expect(words.body.data.map((p: { title: string }) => p.title).sort()).toEqual(
-      ['Wireless Mouse model 0', 'Wireless Mouse model 3', 'Wireless Mouse model 6', 'Wireless Mouse model 9']);
+    expect(words.body.data.map((p: { title: string }) => p.title).sort()).toEqual([
+      'Wireless Mouse model 0',
+      'Wireless Mouse model 3',
+      'Wireless Mouse model 6',
+      'Wireless Mouse model 9',
+    ]);
     const jp = await t.http.get('/api/world').query({ search: 'キーボード', country: 'JP' }).set(auth);
     expect(jp.body.meta.total).toBe(4);
     const asin = await t.http.get('/api/world').query({ search: 'b0world007' }).set(auth);
-    expect(asin.body.data.map((p: { asin: string; country: string }) => `${p.country}:${p.asin}`).sort()).toEqual(['JP:B0WORLD007', 'US:B0WORLD007']);
+    expect(asin.body.data.map((p: { asin: string; country: string }) => `${p.country}:${p.asin}`).sort()).toEqual([
+      'JP:B0WORLD007',
+      'US:B0WORLD007',
+    ]);
     const ean = await t.http.get('/api/world').query({ search: '4901234567894', country: 'US' }).set(auth);
     expect(ean.body.data.map((p: { asin: string }) => p.asin)).toEqual(['B0WORLD005']);
     const literal = await t.http.get('/api/world').query({ search: '(1.5m)' }).set(auth);
@@ -154,8 +161,16 @@ describe('list totals', () => {
     const before = await t.http.get(url).set(auth).expect(200);
     const now = new Date();
     await productModel(t.ctx.mongo).create({
-      country: 'US', asin: 'B0TOTAL001', title: 'Fresh arrival', search_keys: searchKeys('Fresh arrival'), status: 'ok', priority: 0,
-      created_at: now, updated_at: now, last_attempt_at: now, next_refresh_at: new Date(now.getTime() + 86_400_000),
+      country: 'US',
+      asin: 'B0TOTAL001',
+      title: 'Fresh arrival',
+      search_keys: searchKeys('Fresh arrival'),
+      status: 'ok',
+      priority: 0,
+      created_at: now,
+      updated_at: now,
+      last_attempt_at: now,
+      next_refresh_at: new Date(now.getTime() + 86_400_000),
     });
     try {
       const after = await t.http.get(url).set(auth).expect(200);
@@ -177,8 +192,16 @@ describe('list totals', () => {
     const products = productModel(t.ctx.mongo);
     const at = (i: number) => new Date(Date.now() - i * 1_000);
     const fresh = (asin: string, i: number) => ({
-      country: 'JP', asin, title: `Fresh ${asin}`, search_keys: searchKeys(`Fresh ${asin}`), status: 'ok', priority: 0,
-      created_at: at(i), updated_at: at(i), last_attempt_at: at(i), next_refresh_at: new Date(Date.now() + 86_400_000),
+      country: 'JP',
+      asin,
+      title: `Fresh ${asin}`,
+      search_keys: searchKeys(`Fresh ${asin}`),
+      status: 'ok',
+      priority: 0,
+      created_at: at(i),
+      updated_at: at(i),
+      last_attempt_at: at(i),
+      next_refresh_at: new Date(Date.now() + 86_400_000),
     });
     const added = ['B0TOTAL101', 'B0TOTAL102', 'B0TOTAL103', 'B0TOTAL104'];
     expect((await t.http.get('/api/world?country=JP&limit=4').set(auth).expect(200)).body.meta.total).toBe(12);

@@ -15,7 +15,6 @@ import { until } from '../helpers/until.js';
 export { asins } from '../helpers/pipeline.js';
 export { until } from '../helpers/until.js';
 
-
 /** One value of a Prometheus text exposition, e.g. metric(text, 'shelfwatch_country_stopped', { country: 'JP' }). */
 export function metric(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
   for (const line of text.split('\n')) {
@@ -133,20 +132,44 @@ export async function startPrivateRedis(opts: { appendonly: boolean }): Promise<
   let child: ChildProcess | undefined;
   const clients: Redis[] = [];
   const start = async (): Promise<void> => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir,
-      '--appendonly', opts.appendonly ? 'yes' : 'no', '--appendfsync', 'always',
-      '--maxmemory-policy', 'noeviction', '--loglevel', 'warning'], { stdio: 'ignore' });
-    await until('private redis-server answering', async () => {
-      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-      probe.on('error', () => undefined);
-      try {
-        await probe.connect();
-        // While the AOF loads, PING answers LOADING: wait for a real answer.
-        return (await probe.ping()) === 'PONG';
-      } finally {
-        probe.disconnect();
-      }
-    }, 10_000, 50);
+    child = spawn(
+      'redis-server',
+      [
+        '--port',
+        String(port),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--dir',
+        dir,
+        '--appendonly',
+        opts.appendonly ? 'yes' : 'no',
+        '--appendfsync',
+        'always',
+        '--maxmemory-policy',
+        'noeviction',
+        '--loglevel',
+        'warning',
+      ],
+      { stdio: 'ignore' },
+    );
+    await until(
+      'private redis-server answering',
+      async () => {
+        const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+        probe.on('error', () => undefined);
+        try {
+          await probe.connect();
+          // While the AOF loads, PING answers LOADING: wait for a real answer.
+          return (await probe.ping()) === 'PONG';
+        } finally {
+          probe.disconnect();
+        }
+      },
+      10_000,
+      50,
+    );
   };
   const crash = async (): Promise<void> => {
     const c = child;
@@ -184,7 +207,9 @@ export function mongoThrough(uri: string, proxyPort: number): { host: string; po
 }
 
 /** The pipeline with its MongoDB reached through a TCP proxy that the test can cut or stall. */
-export async function startPipelineBehindProxy(env: Record<string, string> = {}): Promise<{ p: Pipeline; proxy: TcpProxy; close(): Promise<void> }> {
+export async function startPipelineBehindProxy(
+  env: Record<string, string> = {},
+): Promise<{ p: Pipeline; proxy: TcpProxy; close(): Promise<void> }> {
   const target = mongoThrough(inject('mongoUri'), 0);
   const proxy = await startTcpProxy(target.host, target.port);
   const p = await startPipeline({ ...env, MONGODB_URI: mongoThrough(inject('mongoUri'), proxy.port).proxied });

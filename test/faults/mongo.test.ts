@@ -30,7 +30,16 @@ describe('MongoDB unreachable', () => {
   it('jobs fail and retry with backoff, none is lost; readyz 503 then 200', { timeout: 60_000 }, async () => {
     const list = asins('B0MONGO', 60);
     const products = productModel(p.ctx.mongo);
-    await products.insertMany(list.map((asin) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+    await products.insertMany(
+      list.map((asin) => ({
+        country: 'JP',
+        asin,
+        priority: 1,
+        next_refresh_at: new Date(Date.now() - 1_000),
+        created_at: new Date(),
+        status: 'pending',
+      })),
+    );
     expect((await p.http.get('/readyz')).status).toBe(200);
 
     // Upstream answers take 500 ms: the six batches are at the upstream when MongoDB goes.

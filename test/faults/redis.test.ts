@@ -44,7 +44,16 @@ const products = () => productModel(p.ctx.mongo);
 
 async function due(prefix: string, n: number): Promise<string[]> {
   const list = asins(prefix, n);
-  await products().insertMany(list.map((asin) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+  await products().insertMany(
+    list.map((asin) => ({
+      country: 'JP',
+      asin,
+      priority: 1,
+      next_refresh_at: new Date(Date.now() - 1_000),
+      created_at: new Date(),
+      status: 'pending',
+    })),
+  );
   return list;
 }
 const unrefreshed = (list: string[]) => products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: null });
@@ -87,7 +96,12 @@ describe('Redis faults during a run', () => {
     await until('every due product refreshed', async () => (await unrefreshed([...list, ...after])) === 0, 40_000, 250);
     expect(await products().countDocuments({ asin: mongoose.trusted({ $in: [...list, ...after] }), status: 'pending' })).toBe(0);
     // The watch added after the restart is refreshed too (it is due at once).
-    await until('the new watch refreshed', async () => (await products().countDocuments({ asin: 'B0RRSTNEW1', last_attempt_at: mongoose.trusted({ $ne: null }) })) === 1, 20_000, 250);
+    await until(
+      'the new watch refreshed',
+      async () => (await products().countDocuments({ asin: 'B0RRSTNEW1', last_attempt_at: mongoose.trusted({ $ne: null }) })) === 1,
+      20_000,
+      250,
+    );
     p.sim.faults.update({ latencyMs: 0 });
   });
 

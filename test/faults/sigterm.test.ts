@@ -36,14 +36,23 @@ const products = () => productModel(p.ctx.mongo);
 function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const uri = testEnv().MONGODB_URI!.replace(/\/?(\?|$)/, `/${p.ctx.mongo.name}$1`);
   return testEnv({
-    MONGODB_URI: uri, REDIS_PREFIX: p.ctx.redisPrefix, COUNTRIES: 'JP', PORT: '0',
-    SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS), WORKER_SHUTDOWN_MS: '5s', QUOTA_RPS: '20', ...extra,
+    MONGODB_URI: uri,
+    REDIS_PREFIX: p.ctx.redisPrefix,
+    COUNTRIES: 'JP',
+    PORT: '0',
+    SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_MS),
+    WORKER_SHUTDOWN_MS: '5s',
+    QUOTA_RPS: '20',
+    ...extra,
   });
 }
 
 /** SIGTERM, then the exit; 'shutdown complete' must be logged on the way. */
 async function terminate(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  const complete = waitForLog(child, (l) => l.msg === 'shutdown complete', SHUTDOWN_MS + 2_000).then(() => true, () => false);
+  const complete = waitForLog(child, (l) => l.msg === 'shutdown complete', SHUTDOWN_MS + 2_000).then(
+    () => true,
+    () => false,
+  );
   child.kill('SIGTERM');
   const exit = await exitOf(child);
   expect(await complete).toBe(true);
@@ -74,11 +83,18 @@ describe('SIGTERM to every role under load', () => {
     let first: () => void = () => undefined;
     const firstAnswer = new Promise<void>((r) => (first = r));
     const answers = list.map((asin) =>
-      fetch(`${url}/api/watch/asin`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ asin, priority: 1 }) })
-        .then(async (res) => {
+      fetch(`${url}/api/watch/asin`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ asin, priority: 1 }),
+      }).then(
+        async (res) => {
           first();
           return { asin, status: res.status, body: (await res.json()) as unknown };
-        }, () => ({ asin, status: 0, body: null })));
+        },
+        () => ({ asin, status: 0, body: null }),
+      ),
+    );
     await firstAnswer;
     const exit = await terminate(child);
     const results = await Promise.all(answers);
@@ -91,87 +107,129 @@ describe('SIGTERM to every role under load', () => {
     const watched = await watchModel(p.ctx.mongo).find({ user_id: user!._id, kind: 'asin' }).lean();
     // Whole: exactly the accepted watches are stored, each with its product.
     expect(new Set(watched.map((w) => w.key))).toEqual(new Set(accepted));
-    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: accepted }), country: 'JP', priority: 1 })).toBe(accepted.length);
+    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: accepted }), country: 'JP', priority: 1 })).toBe(
+      accepted.length,
+    );
   });
 
-  it('api: a forced update waiting for its job is answered at once (202, the job stays queued), exit 0 within the deadline', { timeout: 30_000 }, async () => {
-    // No worker takes forced updates in this file, and UPDATE_WAIT is far past the deadline: the
-    // request would hold the drain open unless shutdown ends its wait.
-    const child = spawnCli(['api'], childEnv({ UPDATE_WAIT: '60s' }));
-    children.push(child);
-    const url = String((await waitForLog(child, (l) => l.msg === 'api listening')).url);
-    const { token } = await p.ctx.users.create({ name: 'Waiter', email: 'waiter@example.com' });
-    const updates = p.ctx.jobs.queue('JP', 'update');
-    const before = (await updates.getJobCounts('wait', 'prioritized')) as Record<string, number>;
-    const answer = fetch(`${url}/api/world/update?asin=B0TWAIT001&country=JP`, { headers: { Authorization: `Bearer ${token}` } })
-      .then(async (res) => ({ status: res.status, body: (await res.json()) as { job?: { id: string } } }));
-    await until('the forced update queued', async () => {
-      const now = (await updates.getJobCounts('wait', 'prioritized')) as Record<string, number>;
-      return (now.wait ?? 0) + (now.prioritized ?? 0) > (before.wait ?? 0) + (before.prioritized ?? 0);
-    }, 10_000);
-    const started = Date.now();
-    const exit = await terminate(child);
-    const res = await answer;
-    expect(exit).toEqual({ code: 0, signal: null });
-    expect(Date.now() - started).toBeLessThan(SHUTDOWN_MS);
-    expect(res.status).toBe(202);
-    expect(await updates.getJob(res.body.job!.id)).toBeDefined();
-  });
+  it(
+    'api: a forced update waiting for its job is answered at once (202, the job stays queued), exit 0 within the deadline',
+    { timeout: 30_000 },
+    async () => {
+      // No worker takes forced updates in this file, and UPDATE_WAIT is far past the deadline: the
+      // request would hold the drain open unless shutdown ends its wait.
+      const child = spawnCli(['api'], childEnv({ UPDATE_WAIT: '60s' }));
+      children.push(child);
+      const url = String((await waitForLog(child, (l) => l.msg === 'api listening')).url);
+      const { token } = await p.ctx.users.create({ name: 'Waiter', email: 'waiter@example.com' });
+      const updates = p.ctx.jobs.queue('JP', 'update');
+      const before = (await updates.getJobCounts('wait', 'prioritized')) as Record<string, number>;
+      const answer = fetch(`${url}/api/world/update?asin=B0TWAIT001&country=JP`, { headers: { Authorization: `Bearer ${token}` } }).then(
+        async (res) => ({ status: res.status, body: (await res.json()) as { job?: { id: string } } }),
+      );
+      await until(
+        'the forced update queued',
+        async () => {
+          const now = (await updates.getJobCounts('wait', 'prioritized')) as Record<string, number>;
+          return (now.wait ?? 0) + (now.prioritized ?? 0) > (before.wait ?? 0) + (before.prioritized ?? 0);
+        },
+        10_000,
+      );
+      const started = Date.now();
+      const exit = await terminate(child);
+      const res = await answer;
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(Date.now() - started).toBeLessThan(SHUTDOWN_MS);
+      expect(res.status).toBe(202);
+      expect(await updates.getJob(res.body.job!.id)).toBeDefined();
+    },
+  );
 
-  it('worker: the batches in flight finish, the rest wait; exit 0; each batch written whole or not at all', { timeout: 30_000 }, async () => {
-    p.sim.faults.update({ latencyMs: 800 });
-    await offSchedule();
-    const list = asins('B0TWRK', 100);
-    await products().insertMany(list.map((asin) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
-    expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(10);
-    const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
-    await events.waitUntilReady();
-    const child = spawnCli(['worker'], childEnv({ SIMULATOR_URL: p.sim.url, WORKER_CONCURRENCY: '4' }));
-    children.push(child);
-    try {
-      const firstDone = new Promise<void>((r) => events.once('completed', () => r()));
-      await firstDone;
+  it(
+    'worker: the batches in flight finish, the rest wait; exit 0; each batch written whole or not at all',
+    { timeout: 30_000 },
+    async () => {
+      p.sim.faults.update({ latencyMs: 800 });
+      await offSchedule();
+      const list = asins('B0TWRK', 100);
+      await products().insertMany(
+        list.map((asin) => ({
+          country: 'JP',
+          asin,
+          priority: 1,
+          next_refresh_at: new Date(Date.now() - 1_000),
+          created_at: new Date(),
+          status: 'pending',
+        })),
+      );
+      expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(10);
+      const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
+      await events.waitUntilReady();
+      const child = spawnCli(['worker'], childEnv({ SIMULATOR_URL: p.sim.url, WORKER_CONCURRENCY: '4' }));
+      children.push(child);
+      try {
+        const firstDone = new Promise<void>((r) => events.once('completed', () => r()));
+        await firstDone;
+        const exit = await terminate(child);
+        expect(exit).toEqual({ code: 0, signal: null });
+        await noneActive();
+        const queue = p.ctx.jobs.queue('JP');
+        const completed = (await queue.getJobs(['completed'])) as Job[];
+        const waiting = (await queue.getJobs(['wait', 'prioritized', 'delayed'])) as Job[];
+        expect(completed.length + waiting.length).toBe(10);
+        expect(waiting.length).toBeGreaterThan(0);
+        for (const job of completed) {
+          const a = (job.data as { asins: string[] }).asins;
+          expect(await products().countDocuments({ asin: mongoose.trusted({ $in: a }), last_attempt_at: null })).toBe(0);
+        }
+        for (const job of waiting) {
+          const a = (job.data as { asins: string[] }).asins;
+          expect(
+            await products().countDocuments({ asin: mongoose.trusted({ $in: a }), last_attempt_at: mongoose.trusted({ $ne: null }) }),
+          ).toBe(0);
+        }
+        await queue.drain();
+      } finally {
+        p.sim.faults.update({ latencyMs: 0 });
+        await events.close();
+      }
+    },
+  );
+
+  it(
+    'scheduler: the plan in progress finishes; exit 0; every claimed product is in a queued job, the lock is released',
+    { timeout: 30_000 },
+    async () => {
+      await offSchedule();
+      const list = asins('B0TSCH', 300);
+      await products().insertMany(
+        list.map((asin) => ({
+          country: 'JP',
+          asin,
+          priority: 0,
+          next_refresh_at: new Date(Date.now() - 1_000),
+          created_at: new Date(),
+          status: 'pending',
+        })),
+      );
+      const child = spawnCli(['scheduler'], childEnv({ SCHEDULER_REFRESH_CRON: '* * * * * *' }));
+      children.push(child);
+      // The scheduler plans at start; the signal comes while it does.
+      await waitForLog(child, (l) => l.msg === 'scheduler started');
       const exit = await terminate(child);
       expect(exit).toEqual({ code: 0, signal: null });
-      await noneActive();
-      const queue = p.ctx.jobs.queue('JP');
-      const completed = (await queue.getJobs(['completed'])) as Job[];
-      const waiting = (await queue.getJobs(['wait', 'prioritized', 'delayed'])) as Job[];
-      expect(completed.length + waiting.length).toBe(10);
-      expect(waiting.length).toBeGreaterThan(0);
-      for (const job of completed) {
-        const a = (job.data as { asins: string[] }).asins;
-        expect(await products().countDocuments({ asin: mongoose.trusted({ $in: a }), last_attempt_at: null })).toBe(0);
-      }
-      for (const job of waiting) {
-        const a = (job.data as { asins: string[] }).asins;
-        expect(await products().countDocuments({ asin: mongoose.trusted({ $in: a }), last_attempt_at: mongoose.trusted({ $ne: null }) })).toBe(0);
-      }
-      await queue.drain();
-    } finally {
-      p.sim.faults.update({ latencyMs: 0 });
-      await events.close();
-    }
-  });
-
-  it('scheduler: the plan in progress finishes; exit 0; every claimed product is in a queued job, the lock is released', { timeout: 30_000 }, async () => {
-    await offSchedule();
-    const list = asins('B0TSCH', 300);
-    await products().insertMany(list.map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
-    const child = spawnCli(['scheduler'], childEnv({ SCHEDULER_REFRESH_CRON: '* * * * * *' }));
-    children.push(child);
-    // The scheduler plans at start; the signal comes while it does.
-    await waitForLog(child, (l) => l.msg === 'scheduler started');
-    const exit = await terminate(child);
-    expect(exit).toEqual({ code: 0, signal: null });
-    const jobs = (await p.ctx.jobs.queue('JP').getJobs(['wait', 'prioritized'])) as Job[];
-    const queued = jobs.flatMap((j) => (j.data as { asins: string[] }).asins).filter((a) => a.startsWith('B0TSCH'));
-    const claimed = await products().find({ asin: mongoose.trusted({ $in: list }), plan_token: mongoose.trusted({ $ne: null }) }).select({ asin: 1 }).lean();
-    expect(new Set(queued).size).toBe(queued.length);
-    expect(new Set(queued)).toEqual(new Set(claimed.map((c) => c.asin)));
-    expect(await p.ctx.redis.get(`${p.ctx.redisPrefix}:lock:plan`)).toBeNull();
-    await p.ctx.jobs.queue('JP').drain();
-  });
+      const jobs = (await p.ctx.jobs.queue('JP').getJobs(['wait', 'prioritized'])) as Job[];
+      const queued = jobs.flatMap((j) => (j.data as { asins: string[] }).asins).filter((a) => a.startsWith('B0TSCH'));
+      const claimed = await products()
+        .find({ asin: mongoose.trusted({ $in: list }), plan_token: mongoose.trusted({ $ne: null }) })
+        .select({ asin: 1 })
+        .lean();
+      expect(new Set(queued).size).toBe(queued.length);
+      expect(new Set(queued)).toEqual(new Set(claimed.map((c) => c.asin)));
+      expect(await p.ctx.redis.get(`${p.ctx.redisPrefix}:lock:plan`)).toBeNull();
+      await p.ctx.jobs.queue('JP').drain();
+    },
+  );
 
   it('simulator: calls in flight are answered, exit 0', { timeout: 30_000 }, async () => {
     const child = spawnCli(['simulator'], childEnv({ SIMULATOR_FAULTS: JSON.stringify({ latencyMs: 1_500 }), SIMULATOR_QUOTA_RPS: '50' }));
@@ -180,11 +238,21 @@ describe('SIGTERM to every role under load', () => {
     const shared = createUpstreamShared();
     try {
       const port = createUpstream(loadConfig(childEnv()), 'JP', { simulatorUrl: url, shared });
-      const calls = [0, 1, 2, 3, 4].map((i) => port.getItems(asins(`B0SIM${i}`, 10)).then(() => 'ok', (e: Error) => e.message));
-      await until('five calls at the simulator', async () => {
-        const stats = (await (await fetch(`${url}/__stats`)).json()) as { countries: { JP?: { getItems?: { calls: number } } } };
-        return (stats.countries.JP?.getItems?.calls ?? 0) >= 5;
-      }, 10_000, 50);
+      const calls = [0, 1, 2, 3, 4].map((i) =>
+        port.getItems(asins(`B0SIM${i}`, 10)).then(
+          () => 'ok',
+          (e: Error) => e.message,
+        ),
+      );
+      await until(
+        'five calls at the simulator',
+        async () => {
+          const stats = (await (await fetch(`${url}/__stats`)).json()) as { countries: { JP?: { getItems?: { calls: number } } } };
+          return (stats.countries.JP?.getItems?.calls ?? 0) >= 5;
+        },
+        10_000,
+        50,
+      );
       const exit = await terminate(child);
       expect(exit).toEqual({ code: 0, signal: null });
       expect(await Promise.all(calls)).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
@@ -195,24 +263,41 @@ describe('SIGTERM to every role under load', () => {
 
   it('all: api, scheduler, workers and simulator busy together; exit 0; nothing half-written', { timeout: 40_000 }, async () => {
     await offSchedule();
-    const child = spawnCli(['all'], childEnv({
-      SIMULATOR_FAULTS: JSON.stringify({ latencyMs: 500 }), SIMULATOR_QUOTA_RPS: '20', SCHEDULER_REFRESH_CRON: '* * * * * *',
-    }));
+    const child = spawnCli(
+      ['all'],
+      childEnv({
+        SIMULATOR_FAULTS: JSON.stringify({ latencyMs: 500 }),
+        SIMULATOR_QUOTA_RPS: '20',
+        SCHEDULER_REFRESH_CRON: '* * * * * *',
+      }),
+    );
     children.push(child);
     const url = String((await waitForLog(child, (l) => l.msg === 'api listening', 25_000)).url);
     const { token } = await p.ctx.users.create({ name: 'All', email: 'all@example.com' });
     const list = asins('B0TALL', 40);
     for (const asin of list) {
-      const res = await fetch(`${url}/api/watch/asin`, { method: 'POST', headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' }, body: JSON.stringify({ asin, priority: 1 }) });
+      const res = await fetch(`${url}/api/watch/asin`, {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ asin, priority: 1 }),
+      });
       expect(res.status).toBe(201);
     }
-    await until('work under way', async () => (await products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: mongoose.trusted({ $ne: null }) })) > 0, 20_000, 100);
+    await until(
+      'work under way',
+      async () =>
+        (await products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: mongoose.trusted({ $ne: null }) })) > 0,
+      20_000,
+      100,
+    );
     const exit = await terminate(child);
     expect(exit).toEqual({ code: 0, signal: null });
     await noneActive();
     expect(await p.ctx.redis.get(`${p.ctx.redisPrefix}:lock:plan`)).toBeNull();
     // Every product is either untouched or written whole (a status from the upstream, a next refresh).
-    const docs = await products().find({ asin: mongoose.trusted({ $in: list }) }).lean();
+    const docs = await products()
+      .find({ asin: mongoose.trusted({ $in: list }) })
+      .lean();
     expect(docs).toHaveLength(40);
     for (const d of docs) {
       if (d.last_attempt_at === null) expect(d.status).toBe('pending');

@@ -41,7 +41,16 @@ afterEach(() => {
 const products = () => productModel(p.ctx.mongo);
 async function due(country: Country, prefix: string, n: number): Promise<string[]> {
   const list = asins(prefix, n);
-  await products().insertMany(list.map((asin) => ({ country, asin, priority: 1, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+  await products().insertMany(
+    list.map((asin) => ({
+      country,
+      asin,
+      priority: 1,
+      next_refresh_at: new Date(Date.now() - 1_000),
+      created_at: new Date(),
+      status: 'pending',
+    })),
+  );
   return list;
 }
 const calls = (country: Country): number => p.sim.stats().countries[country]?.getItems?.calls ?? 0;
@@ -101,63 +110,70 @@ describe('upstream storms', () => {
     expect(await products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: null })).toBe(0);
   });
 
-  it('a refused credential, then lost eligibility: that country stops with a log line and a metric, not a crash loop', { timeout: 40_000 }, async () => {
-    const jp = p.ctx.jobs.queue('JP');
-    const us = p.ctx.jobs.queue('US');
-    const tokens0 = p.sim.stats().tokens.issued;
-    p.sim.faults.update({ invalidTokenRate: 1 });
-    const failed = new Promise<{ attemptsMade: number; failedReason: string }>((resolve) =>
-      p.workers.workers.get('JP')!.once('failed', (job) => resolve({ attemptsMade: job!.attemptsMade, failedReason: job!.failedReason })));
-    await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: asins('B0AUTH', 10) });
-    const first = await failed;
-    // Unrecoverable: one attempt, no retry, and the queue is paused.
-    expect(first.attemptsMade).toBe(1);
-    await until('JP paused', () => jp.isPaused(), 5_000, 50);
-    // The token was renewed once on the first 401 and not again.
-    expect(p.sim.stats().tokens.issued - tokens0).toBeLessThanOrEqual(2);
-    const stopLines = p.logs.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.country === 'JP' && /pausing its queue/.test(String(l.msg)));
-    expect(stopLines).toHaveLength(1);
-    expect(stopLines[0]!.level).toBe(50);
-    expect(String(stopLines[0]!.msg)).toContain('queues:resume --country JP');
-    expect(metric((await p.http.get('/metrics')).text, 'shelfwatch_country_stopped', { country: 'JP' })).toBe(1);
+  it(
+    'a refused credential, then lost eligibility: that country stops with a log line and a metric, not a crash loop',
+    { timeout: 40_000 },
+    async () => {
+      const jp = p.ctx.jobs.queue('JP');
+      const us = p.ctx.jobs.queue('US');
+      const tokens0 = p.sim.stats().tokens.issued;
+      p.sim.faults.update({ invalidTokenRate: 1 });
+      const failed = new Promise<{ attemptsMade: number; failedReason: string }>((resolve) =>
+        p.workers.workers.get('JP')!.once('failed', (job) => resolve({ attemptsMade: job!.attemptsMade, failedReason: job!.failedReason })),
+      );
+      await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: asins('B0AUTH', 10) });
+      const first = await failed;
+      // Unrecoverable: one attempt, no retry, and the queue is paused.
+      expect(first.attemptsMade).toBe(1);
+      await until('JP paused', () => jp.isPaused(), 5_000, 50);
+      // The token was renewed once on the first 401 and not again.
+      expect(p.sim.stats().tokens.issued - tokens0).toBeLessThanOrEqual(2);
+      const stopLines = p.logs.lines
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.country === 'JP' && /pausing its queue/.test(String(l.msg)));
+      expect(stopLines).toHaveLength(1);
+      expect(stopLines[0]!.level).toBe(50);
+      expect(String(stopLines[0]!.msg)).toContain('queues:resume --country JP');
+      expect(metric((await p.http.get('/metrics')).text, 'shelfwatch_country_stopped', { country: 'JP' })).toBe(1);
 
-    // While JP is stopped its work waits, spending nothing; US keeps working meanwhile.
-    p.sim.faults.update({ invalidTokenRate: 0 });
-    const jpHeld = await due('JP', 'B0HELD', 30);
-    // The planner leaves a paused country's due products in MongoDB; a job queued anyway waits.
-    const pausedPlan = await planCountry(p.planner, 'JP');
-    expect(pausedPlan.paused).toBe(true);
-    expect(pausedPlan.enqueued.batches).toBe(0);
-    await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: jpHeld.slice(0, 10) });
-    const jpCalls = calls('JP');
-    const usList = await due('US', 'B0USOK', 20);
-    const usDone = completions(p.workers.workers.get('US')!, 2, 20_000);
-    expect((await planCountry(p.planner, 'US')).enqueued.batches).toBe(2);
-    await usDone;
-    expect(calls('JP')).toBe(jpCalls);
-    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: usList }), country: 'US', last_attempt_at: null })).toBe(0);
-    expect(p.workers.workers.get('JP')!.isRunning()).toBe(true);
+      // While JP is stopped its work waits, spending nothing; US keeps working meanwhile.
+      p.sim.faults.update({ invalidTokenRate: 0 });
+      const jpHeld = await due('JP', 'B0HELD', 30);
+      // The planner leaves a paused country's due products in MongoDB; a job queued anyway waits.
+      const pausedPlan = await planCountry(p.planner, 'JP');
+      expect(pausedPlan.paused).toBe(true);
+      expect(pausedPlan.enqueued.batches).toBe(0);
+      await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: jpHeld.slice(0, 10) });
+      const jpCalls = calls('JP');
+      const usList = await due('US', 'B0USOK', 20);
+      const usDone = completions(p.workers.workers.get('US')!, 2, 20_000);
+      expect((await planCountry(p.planner, 'US')).enqueued.batches).toBe(2);
+      await usDone;
+      expect(calls('JP')).toBe(jpCalls);
+      expect(await products().countDocuments({ asin: mongoose.trusted({ $in: usList }), country: 'US', last_attempt_at: null })).toBe(0);
+      expect(p.workers.workers.get('JP')!.isRunning()).toBe(true);
 
-    // Eligibility lost in US: the same stop, for US only.
-    p.sim.faults.update({ notEligible: ['US'] });
-    const usFailed = new Promise<number>((resolve) => p.workers.workers.get('US')!.once('failed', (job) => resolve(job!.attemptsMade)));
-    await p.ctx.jobs.add('refresh.p1', { country: 'US', asins: asins('B0ELIG', 10) });
-    expect(await usFailed).toBe(1);
-    await until('US paused', () => us.isPaused(), 5_000, 50);
-    const metrics = (await p.http.get('/metrics')).text;
-    expect(metric(metrics, 'shelfwatch_country_stopped', { country: 'US' })).toBe(1);
-    expect(p.logs.lines.some((l) => l.includes('"country":"US"') && l.includes('pausing its queue'))).toBe(true);
+      // Eligibility lost in US: the same stop, for US only.
+      p.sim.faults.update({ notEligible: ['US'] });
+      const usFailed = new Promise<number>((resolve) => p.workers.workers.get('US')!.once('failed', (job) => resolve(job!.attemptsMade)));
+      await p.ctx.jobs.add('refresh.p1', { country: 'US', asins: asins('B0ELIG', 10) });
+      expect(await usFailed).toBe(1);
+      await until('US paused', () => us.isPaused(), 5_000, 50);
+      const metrics = (await p.http.get('/metrics')).text;
+      expect(metric(metrics, 'shelfwatch_country_stopped', { country: 'US' })).toBe(1);
+      expect(p.logs.lines.some((l) => l.includes('"country":"US"') && l.includes('pausing its queue'))).toBe(true);
 
-    // Once an operator resumes JP, the held job is done, and the planner takes the rest (20 of 30;
-    // planning before the held job has written would also take its 10 again).
-    const heldDone = completions(p.workers.workers.get('JP')!, 1, 20_000);
-    await jp.resume();
-    await heldDone;
-    const jpDone = completions(p.workers.workers.get('JP')!, 2, 20_000);
-    expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(2);
-    await jpDone;
-    expect(await products().countDocuments({ asin: mongoose.trusted({ $in: jpHeld }), last_attempt_at: null })).toBe(0);
-    p.sim.faults.reset();
-    await us.resume();
-  });
+      // Once an operator resumes JP, the held job is done, and the planner takes the rest (20 of 30;
+      // planning before the held job has written would also take its 10 again).
+      const heldDone = completions(p.workers.workers.get('JP')!, 1, 20_000);
+      await jp.resume();
+      await heldDone;
+      const jpDone = completions(p.workers.workers.get('JP')!, 2, 20_000);
+      expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(2);
+      await jpDone;
+      expect(await products().countDocuments({ asin: mongoose.trusted({ $in: jpHeld }), last_attempt_at: null })).toBe(0);
+      p.sim.faults.reset();
+      await us.resume();
+    },
+  );
 });

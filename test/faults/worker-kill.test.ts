@@ -32,12 +32,28 @@ describe('a worker killed mid-batch', () => {
     p.sim.faults.update({ latencyMs: 2_000 });
     const list = asins('B0KILL', 10);
     const products = productModel(p.ctx.mongo);
-    await products.insertMany(list.map((asin) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(Date.now() + 3_600_000), created_at: new Date(), status: 'pending' })));
+    await products.insertMany(
+      list.map((asin) => ({
+        country: 'JP',
+        asin,
+        priority: 1,
+        next_refresh_at: new Date(Date.now() + 3_600_000),
+        created_at: new Date(),
+        status: 'pending',
+      })),
+    );
     const uri = testEnv().MONGODB_URI!.replace(/\/?(\?|$)/, `/${p.ctx.mongo.name}$1`);
-    const child = spawnCli(['worker'], testEnv({
-      MONGODB_URI: uri, REDIS_PREFIX: p.ctx.redisPrefix, COUNTRIES: 'JP', SIMULATOR_URL: p.sim.url,
-      QUOTA_RPS: '50', WORKER_LOCK_MS: String(LOCK_MS),
-    }));
+    const child = spawnCli(
+      ['worker'],
+      testEnv({
+        MONGODB_URI: uri,
+        REDIS_PREFIX: p.ctx.redisPrefix,
+        COUNTRIES: 'JP',
+        SIMULATOR_URL: p.sim.url,
+        QUOTA_RPS: '50',
+        WORKER_LOCK_MS: String(LOCK_MS),
+      }),
+    );
     const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
     try {
       await waitForLog(child, (l) => l.msg === 'workers started');
@@ -51,7 +67,9 @@ describe('a worker killed mid-batch', () => {
       const killedAt = new Date();
       child.kill('SIGKILL');
       expect((await exitOf(child)).signal).toBe('SIGKILL');
-      expect(await products.countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: mongoose.trusted({ $ne: null }) })).toBe(0);
+      expect(
+        await products.countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: mongoose.trusted({ $ne: null }) }),
+      ).toBe(0);
 
       // Another worker (in this process) with the same lock settings picks the stalled job up.
       const stalled = new Promise<string>((resolve) => events.once('stalled', ({ jobId: id }) => resolve(id)));

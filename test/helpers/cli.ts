@@ -25,11 +25,19 @@ export function runCli(args: readonly string[], env: Record<string, string>): Pr
 
 export function spawnCli(args: readonly string[], env: Record<string, string>): ChildProcess {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-  return spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return spawn(process.execPath, ['--import', 'tsx', ENTRY, ...args], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Resolves with the first parsed log line (JSON on stderr) that satisfies `match`. */
-export function waitForLog(child: ChildProcess, match: (line: Record<string, unknown>) => boolean, timeoutMs = 20_000): Promise<Record<string, unknown>> {
+export function waitForLog(
+  child: ChildProcess,
+  match: (line: Record<string, unknown>) => boolean,
+  timeoutMs = 20_000,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     let buf = '';
     const timer = setTimeout(() => {

@@ -45,11 +45,12 @@ function startEmulator(): Promise<{ uri: string; stop: () => Promise<void> }> {
       child.stdout.resume();
       resolve({
         uri: `mongodb://${m[1]}:${m[2]}`,
-        stop: () => new Promise<void>((done) => {
-          if (child.exitCode !== null) return done();
-          child.once('exit', () => done());
-          child.kill('SIGTERM');
-        }),
+        stop: () =>
+          new Promise<void>((done) => {
+            if (child.exitCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
       });
     });
   });

@@ -46,7 +46,12 @@ export class OpenApiChecker {
       const pattern = new RegExp(`^${template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{[^}]+\}/g, '[^/]+')}/?$`, 'i');
       for (const method of Object.keys(item as Json)) {
         if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) {
-          this.operations.push({ method: method.toUpperCase(), template, pattern, statics: template.split('/').filter((s) => s && !s.startsWith('{')).length });
+          this.operations.push({
+            method: method.toUpperCase(),
+            template,
+            pattern,
+            statics: template.split('/').filter((s) => s && !s.startsWith('{')).length,
+          });
         }
       }
     }
@@ -127,7 +132,9 @@ export function checkingAnswers(checker: OpenApiChecker, handler: (req: Incoming
     const chunks: Buffer[] = [];
     const keep = (chunk: unknown, encoding?: unknown): void => {
       if (chunk === undefined || chunk === null || typeof chunk === 'function') return;
-      chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'));
+      chunks.push(
+        Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8'),
+      );
     };
     const write = res.write.bind(res) as (...args: unknown[]) => boolean;
     const end = res.end.bind(res) as (...args: unknown[]) => ServerResponse;

@@ -97,7 +97,10 @@ export const asins = (prefix: string, n: number): string[] =>
   Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(10 - prefix.length, '0')}`);
 
 /** The context with some of its workers' settings changed, for one planning pass of a test. */
-export function withWorkers(ctx: AppContext, patch: (w: AppContext['config']['workers']) => Partial<AppContext['config']['workers']>): AppContext {
+export function withWorkers(
+  ctx: AppContext,
+  patch: (w: AppContext['config']['workers']) => Partial<AppContext['config']['workers']>,
+): AppContext {
   const workers = ctx.config.workers;
   return { ...ctx, config: { ...ctx.config, workers: { ...workers, ...patch(workers) } } };
 }

@@ -20,11 +20,22 @@ afterAll(async () => {
 interface Envelope {
   data: Record<string, unknown>[];
   links: { first: string; last: string; prev: string | null; next: string | null };
-  meta: { current_page: number; from: number | null; to: number | null; last_page: number; per_page: number; total: number; path: string; links: unknown[] };
+  meta: {
+    current_page: number;
+    from: number | null;
+    to: number | null;
+    last_page: number;
+    per_page: number;
+    total: number;
+    path: string;
+    links: unknown[];
+  };
 }
 
 const HOST = 'dir.example';
-async function get(path: string): Promise<{ status: number; body: Envelope & { message?: string; errors?: Record<string, string[]> }; headers: Record<string, string> }> {
+async function get(
+  path: string,
+): Promise<{ status: number; body: Envelope & { message?: string; errors?: Record<string, string[]> }; headers: Record<string, string> }> {
   const res = await t.http.get(path).set('Host', HOST);
   return { status: res.status, body: res.body as never, headers: res.headers as Record<string, string> };
 }
@@ -55,8 +66,21 @@ describe('Area C on empty collections', () => {
       const res = await get(path);
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual([]);
-      expect(res.body.links).toEqual({ first: `http://${HOST}${path}?page=1`, last: `http://${HOST}${path}?page=1`, prev: null, next: null });
-      expect(res.body.meta).toMatchObject({ current_page: 1, from: null, to: null, last_page: 1, per_page: 20, total: 0, path: `http://${HOST}${path}` });
+      expect(res.body.links).toEqual({
+        first: `http://${HOST}${path}?page=1`,
+        last: `http://${HOST}${path}?page=1`,
+        prev: null,
+        next: null,
+      });
+      expect(res.body.meta).toMatchObject({
+        current_page: 1,
+        from: null,
+        to: null,
+        last_page: 1,
+        per_page: 20,
+        total: 0,
+        path: `http://${HOST}${path}`,
+      });
     }
   });
 });
@@ -67,20 +91,44 @@ describe('Area C with data', () => {
 
   beforeAll(async () => {
     const users = t.ctx.users;
-    const alice = await users.create({ name: 'Alice Anderson', email: 'alice@example.com', title: 'TypeScript engineer', avatar: 'https://example.com/a.png',
-      url: 'https://alice.example', tags: ['ts', 'node'], message: 'I love **Node.js** and 東京都のラーメン.' });
-    const sato = await users.create({ name: '佐藤 翔太', email: 'sato@example.com', title: 'デザイナー', message: '京都在住のデザイナーです。' });
-    const mallory = await users.create({ name: 'Mallory', email: 'mallory@example.com', message: 'Hi <script>alert(1)</script>\n\n<img src=x onerror="alert(2)">\n\n[x](javascript:alert(3))' });
+    const alice = await users.create({
+      name: 'Alice Anderson',
+      email: 'alice@example.com',
+      title: 'TypeScript engineer',
+      avatar: 'https://example.com/a.png',
+      url: 'https://alice.example',
+      tags: ['ts', 'node'],
+      message: 'I love **Node.js** and 東京都のラーメン.',
+    });
+    const sato = await users.create({
+      name: '佐藤 翔太',
+      email: 'sato@example.com',
+      title: 'デザイナー',
+      message: '京都在住のデザイナーです。',
+    });
+    const mallory = await users.create({
+      name: 'Mallory',
+      email: 'mallory@example.com',
+      message: 'Hi <script>alert(1)</script>\n\n<img src=x onerror="alert(2)">\n\n[x](javascript:alert(3))',
+    });
     ids.alice = alice.user.id as string;
     ids.sato = sato.user.id as string;
     ids.mallory = mallory.user.id as string;
-    for (let i = 0; i < FILLERS; i++) await users.create({ name: `Filler ${i}`, email: `filler${i}@example.com`, message: `filler text ${i}` });
+    for (let i = 0; i < FILLERS; i++)
+      await users.create({ name: `Filler ${i}`, email: `filler${i}@example.com`, message: `filler text ${i}` });
     // Many equal timestamps, so the order of pages rests on the _id tie-break.
-    await userModel(t.ctx.mongo).updateMany({ name: /^Filler/ }, { $set: { created_at: new Date('2026-01-01T00:00:00Z') } },
-      { timestamps: false, overwriteImmutable: true });
+    await userModel(t.ctx.mongo).updateMany(
+      { name: /^Filler/ },
+      { $set: { created_at: new Date('2026-01-01T00:00:00Z') } },
+      { timestamps: false, overwriteImmutable: true },
+    );
 
     const posts = new PostService(t.ctx.mongo);
-    const p1 = await posts.create(alice.user._id, { title: 'Hiring a Go engineer', message: 'Remote. *Paid*.\n\n- Go\n- gRPC', url: 'https://jobs.example/1' });
+    const p1 = await posts.create(alice.user._id, {
+      title: 'Hiring a Go engineer',
+      message: 'Remote. *Paid*.\n\n- Go\n- gRPC',
+      url: 'https://jobs.example/1',
+    });
     const p2 = await posts.create(sato.user._id, { title: 'デザイナー募集', message: '東京のスタートアップです。' });
     ids.p1 = p1.id as string;
     ids.p2 = p2.id as string;
@@ -93,8 +141,15 @@ describe('Area C with data', () => {
     expect(res.body.data).toHaveLength(1);
     const u = res.body.data[0]!;
     expect(Object.keys(u)).toEqual(['id', 'name', 'avatar', 'title', 'message', 'url', 'image', 'tags', 'created_at', 'updated_at']);
-    expect(u).toMatchObject({ id: ids.alice, name: 'Alice Anderson', avatar: 'https://example.com/a.png', title: 'TypeScript engineer',
-      url: 'https://alice.example', image: null, tags: ['ts', 'node'] });
+    expect(u).toMatchObject({
+      id: ids.alice,
+      name: 'Alice Anderson',
+      avatar: 'https://example.com/a.png',
+      title: 'TypeScript engineer',
+      url: 'https://alice.example',
+      image: null,
+      tags: ['ts', 'node'],
+    });
     expect(u.message).toContain('<strong>Node.js</strong>');
     const stored = await userModel(t.ctx.mongo).findById(ids.alice).lean();
     expect(u.created_at).toBe(formatDateTime(stored!.created_at, 'Asia/Tokyo'));
@@ -114,8 +169,13 @@ describe('Area C with data', () => {
     expect(res.body.data).toHaveLength(1);
     const p = res.body.data[0]!;
     expect(Object.keys(p)).toEqual(['id', 'title', 'message', 'url', 'image', 'user', 'created_at', 'updated_at']);
-    expect(p).toMatchObject({ id: ids.p1, title: 'Hiring a Go engineer', url: 'https://jobs.example/1', image: null,
-      user: { name: 'Alice Anderson', avatar: 'https://example.com/a.png' } });
+    expect(p).toMatchObject({
+      id: ids.p1,
+      title: 'Hiring a Go engineer',
+      url: 'https://jobs.example/1',
+      image: null,
+      user: { name: 'Alice Anderson', avatar: 'https://example.com/a.png' },
+    });
     expect(p.message).toContain('<em>Paid</em>');
     expect(p.message).toContain('<li>Go</li>');
     expect(JSON.stringify(res.body)).not.toMatch(/email|token|user_id|_id"/);
@@ -126,7 +186,12 @@ describe('Area C with data', () => {
     const P = `http://${HOST}/api/user`;
     const first = await get('/api/user?limit=10');
     expect(first.body.meta).toMatchObject({ current_page: 1, from: 1, to: 10, last_page: 3, per_page: 10, total, path: P });
-    expect(first.body.links).toEqual({ first: `${P}?limit=10&page=1`, last: `${P}?limit=10&page=3`, prev: null, next: `${P}?limit=10&page=2` });
+    expect(first.body.links).toEqual({
+      first: `${P}?limit=10&page=1`,
+      last: `${P}?limit=10&page=3`,
+      prev: null,
+      next: `${P}?limit=10&page=2`,
+    });
 
     const middle = await get('/api/user?page=2&limit=10');
     expect(middle.body.meta).toMatchObject({ current_page: 2, from: 11, to: 20 });
@@ -204,7 +269,7 @@ describe('Area C with data', () => {
   });
 
   it('search runs on an index that exists', async () => {
-    const indexes = [...await userModel(t.ctx.mongo).listIndexes(), ...await postModel(t.ctx.mongo).listIndexes()];
+    const indexes = [...(await userModel(t.ctx.mongo).listIndexes()), ...(await postModel(t.ctx.mongo).listIndexes())];
     expect(indexes.filter((i) => Object.keys(i.key as object)[0] === 'search_keys')).toHaveLength(2);
   });
 });
@@ -263,7 +328,10 @@ describe('Area C parameters', () => {
 
 describe('Area C CORS and methods', () => {
   it('answers a preflight with 204, the methods and the headers', async () => {
-    const res = await t.http.options('/api/post').set('Origin', 'https://client.example').set('Access-Control-Request-Method', 'GET')
+    const res = await t.http
+      .options('/api/post')
+      .set('Origin', 'https://client.example')
+      .set('Access-Control-Request-Method', 'GET')
       .set('Access-Control-Request-Headers', 'X-Requested-With');
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('*');

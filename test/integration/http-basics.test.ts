@@ -41,7 +41,10 @@ describe('Area A and HTTP basics', () => {
   });
 
   it('refuses bodies over the limit with 413', async () => {
-    const res = await t.http.post('/version').set('Content-Type', 'application/json').send(JSON.stringify({ a: 'x'.repeat(200_000) }));
+    const res = await t.http
+      .post('/version')
+      .set('Content-Type', 'application/json')
+      .send(JSON.stringify({ a: 'x'.repeat(200_000) }));
     expect(res.status).toBe(413);
     expect(res.body).toEqual({ message: 'The request body is too large.' });
   });

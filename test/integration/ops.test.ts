@@ -41,8 +41,16 @@ describe('GET /metrics', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.text).toMatch(/shelfwatch_queue_jobs\{country="JP",queue="work",state="prioritized"\} 1/);
-    for (const name of ['shelfwatch_upstream_calls_total', 'shelfwatch_refresh_lag_seconds', 'shelfwatch_products_due', 'shelfwatch_queue_oldest_waiting_seconds',
-      'shelfwatch_quota_permits_total', 'shelfwatch_quota_permit_wait_seconds', 'shelfwatch_quota_calls_left_today', 'shelfwatch_quota_on_demand_share_used_ratio']) {
+    for (const name of [
+      'shelfwatch_upstream_calls_total',
+      'shelfwatch_refresh_lag_seconds',
+      'shelfwatch_products_due',
+      'shelfwatch_queue_oldest_waiting_seconds',
+      'shelfwatch_quota_permits_total',
+      'shelfwatch_quota_permit_wait_seconds',
+      'shelfwatch_quota_calls_left_today',
+      'shelfwatch_quota_on_demand_share_used_ratio',
+    ]) {
       expect(res.text).toContain(`# TYPE ${name}`);
     }
   });

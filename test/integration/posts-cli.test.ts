@@ -17,8 +17,10 @@ describe('posts:create', () => {
     expect((await runCli(['users:create', '--name', 'Owner', '--email', 'owner@example.com'], env)).code).toBe(0);
     const file = join(await mkdtemp(join(tmpdir(), 'sw-post-')), 'msg.md');
     await writeFile(file, '*Remote* job\n\n<script>alert(1)</script> [apply](https://example.com/apply)');
-    const res = await runCli(['posts:create', '--email', 'OWNER@example.com', '--title', 'Go <dev>', '--url', 'https://example.com/j',
-      '--message-file', file], env);
+    const res = await runCli(
+      ['posts:create', '--email', 'OWNER@example.com', '--title', 'Go <dev>', '--url', 'https://example.com/j', '--message-file', file],
+      env,
+    );
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout) as { id: string };
@@ -29,14 +31,20 @@ describe('posts:create', () => {
     expect(post?.user_id).toEqual(owner?._id);
     expect(post?.title).toBe('Go <dev>');
     expect(post?.url).toBe('https://example.com/j');
-    expect(post?.message_html).toBe('<p><em>Remote</em> job</p>\n<p>&lt;script&gt;alert(1)&lt;/script&gt; <a href="https://example.com/apply" rel="nofollow noopener">apply</a></p>');
+    expect(post?.message_html).toBe(
+      '<p><em>Remote</em> job</p>\n<p>&lt;script&gt;alert(1)&lt;/script&gt; <a href="https://example.com/apply" rel="nofollow noopener">apply</a></p>',
+    );
     expect(post?.search_keys).toEqual(expect.arrayContaining(['w:go', 'w:dev', 'w:remote', 'w:job']));
   });
 
   it.each([
     [['posts:create', '--email', 'nobody@example.com', '--title', 'T'], 1, /no user with email/],
     [['posts:create', '--email', 'owner@example.com'], 2, /--title is required/],
-    [['posts:create', '--email', 'owner@example.com', '--title', 'T', '--url', 'javascript:alert(1)'], 2, /--url: must be an http\(s\) URL/],
+    [
+      ['posts:create', '--email', 'owner@example.com', '--title', 'T', '--url', 'javascript:alert(1)'],
+      2,
+      /--url: must be an http\(s\) URL/,
+    ],
   ])('%j exits %i', async (args, code, message) => {
     const res = await runCli(args, env);
     expect(res.code).toBe(code);
@@ -52,8 +60,16 @@ describe('seed', () => {
     expect(first.code).toBe(0);
     expect(JSON.parse(first.stdout)).toEqual({ users: { inserted: 6, updated: 0 }, posts: { inserted: 9, updated: 0 } });
     const snapshot = async (): Promise<unknown[]> => [
-      ...await conn.collection('users').find({ email: /^seed-user-/ }).sort({ email: 1 }).toArray(),
-      ...await conn.collection('posts').find({ seed_key: /^seed-post-/ }).sort({ seed_key: 1 }).toArray(),
+      ...(await conn
+        .collection('users')
+        .find({ email: /^seed-user-/ })
+        .sort({ email: 1 })
+        .toArray()),
+      ...(await conn
+        .collection('posts')
+        .find({ seed_key: /^seed-post-/ })
+        .sort({ seed_key: 1 })
+        .toArray()),
     ];
     const before = await snapshot();
 
@@ -61,10 +77,16 @@ describe('seed', () => {
     expect(JSON.parse(again.stdout)).toEqual({ users: { inserted: 0, updated: 6 }, posts: { inserted: 0, updated: 9 } });
     expect(await snapshot()).toEqual(before);
 
-    const users = await conn.collection('users').find({ email: /^seed-user-/ }).toArray();
+    const users = await conn
+      .collection('users')
+      .find({ email: /^seed-user-/ })
+      .toArray();
     expect(users.map((u) => u.name).sort()).toEqual(Array.from({ length: 6 }, (_, i) => fakeUser(i).name).sort());
     expect(users.every((u) => typeof u.token_hash === 'string' && u.search_keys.length > 0)).toBe(true);
-    const posts = await conn.collection('posts').find({ seed_key: /^seed-post-/ }).toArray();
+    const posts = await conn
+      .collection('posts')
+      .find({ seed_key: /^seed-post-/ })
+      .toArray();
     const html = posts.map((p) => p.message_html as string).join('\n');
     expect(html).toMatch(/<(ul|ol)>/);
     expect(html).toContain('rel="nofollow noopener"');
@@ -81,7 +103,11 @@ describe('seed', () => {
   });
 
   it('refuses bad counts', async () => {
-    for (const args of [['seed', '--users', '-1'], ['seed', '--users', 'x'], ['seed', '--posts', '3']]) {
+    for (const args of [
+      ['seed', '--users', '-1'],
+      ['seed', '--users', 'x'],
+      ['seed', '--posts', '3'],
+    ]) {
       const res = await runCli(args, env);
       expect(res.code).toBe(2);
     }

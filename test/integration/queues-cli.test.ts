@@ -23,7 +23,9 @@ afterAll(async () => {
   await db.close();
 });
 
-async function status(): Promise<Record<string, { paused: boolean; jobs: Record<string, number>; due: { p1: number; p0: number }; quota: Record<string, number> }>> {
+async function status(): Promise<
+  Record<string, { paused: boolean; jobs: Record<string, number>; due: { p1: number; p0: number }; quota: Record<string, number> }>
+> {
   const res = await runCli(['queues:status'], env);
   expect(res.stderr).toBe('');
   expect(res.code).toBe(0);
@@ -33,11 +35,22 @@ async function status(): Promise<Record<string, { paused: boolean; jobs: Record<
 describe('queues:status and queues:resume', () => {
   it('report each country and resume a paused one', async () => {
     const now = Date.now();
-    const product = (asin: string, priority: 0 | 1, dueIn: number) => ({ country: 'JP', asin, priority, next_refresh_at: new Date(now + dueIn), created_at: new Date(now), status: 'ok' });
-    await db.conn.collection('products').insertMany([
-      product('B0QSTAT001', 1, -1_000), product('B0QSTAT002', 1, -2_000), product('B0QSTAT003', 0, -1_000),
-      product('B0QSTAT004', 0, 3_600_000),
-    ]);
+    const product = (asin: string, priority: 0 | 1, dueIn: number) => ({
+      country: 'JP',
+      asin,
+      priority,
+      next_refresh_at: new Date(now + dueIn),
+      created_at: new Date(now),
+      status: 'ok',
+    });
+    await db.conn
+      .collection('products')
+      .insertMany([
+        product('B0QSTAT001', 1, -1_000),
+        product('B0QSTAT002', 1, -2_000),
+        product('B0QSTAT003', 0, -1_000),
+        product('B0QSTAT004', 0, 3_600_000),
+      ]);
     // As a fatal upstream error leaves it: JP paused with work waiting.
     await jp.pause();
     await jp.add('refresh.p1', { country: 'JP', asins: ['B0QSTAT009'] }, { priority: 3 });

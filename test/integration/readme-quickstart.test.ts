@@ -54,7 +54,9 @@ const show = (v: unknown): string => JSON.stringify(v);
 function mismatch(expected: unknown, actual: unknown, at = '$'): string | undefined {
   if (typeof expected === 'string' && expected.endsWith(ANY)) {
     const prefix = expected.slice(0, -ANY.length);
-    return typeof actual === 'string' && actual.startsWith(prefix) ? undefined : `${at}: expected a string starting with ${show(prefix)}, got ${show(actual)}`;
+    return typeof actual === 'string' && actual.startsWith(prefix)
+      ? undefined
+      : `${at}: expected a string starting with ${show(prefix)}, got ${show(actual)}`;
   }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return `${at}: expected an array, got ${show(actual)}`;
@@ -84,7 +86,6 @@ function mismatch(expected: unknown, actual: unknown, at = '$'): string | undefi
   }
   return Object.is(expected, actual) ? undefined : `${at}: expected ${show(expected)}, got ${show(actual)}`;
 }
-
 
 /**
  * One bash process fed block after block, as a terminal is: variables set by one block are there
@@ -151,9 +152,15 @@ beforeAll(async () => {
   const listening = await waitForLog(daemon, (l) => l.msg === 'api listening', 25_000);
   const { MONGODB_URI, REDIS_URL, APP_KEY, NODE_ENV } = db.env;
   session = new BashSession({
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp',
-    MONGODB_URI: MONGODB_URI!, REDIS_URL: REDIS_URL!, REDIS_PREFIX: redisPrefix, APP_KEY: APP_KEY!, NODE_ENV: NODE_ENV!,
-    PORT: new URL(String(listening.url)).port, BOARD_PASSWORD: boardPassword,
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    MONGODB_URI: MONGODB_URI!,
+    REDIS_URL: REDIS_URL!,
+    REDIS_PREFIX: redisPrefix,
+    APP_KEY: APP_KEY!,
+    NODE_ENV: NODE_ENV!,
+    PORT: new URL(String(listening.url)).port,
+    BOARD_PASSWORD: boardPassword,
   });
 }, 30_000);
 
@@ -179,7 +186,8 @@ afterAll(async () => {
 describe('README quick start', () => {
   it('has the steps a newcomer needs, each of them checked', () => {
     const all = steps.map((s) => s.script).join('\n');
-    for (const part of ['users:create', '/api/watch/asin', '/api/watch/ean', '/api/world', '/api/world/update', '/admin/queues']) expect(all).toContain(part);
+    for (const part of ['users:create', '/api/watch/asin', '/api/watch/ean', '/api/world', '/api/world/update', '/admin/queues'])
+      expect(all).toContain(part);
     expect(steps.filter((s) => s.expected !== undefined).length).toBeGreaterThanOrEqual(6);
   });
 

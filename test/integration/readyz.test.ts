@@ -13,7 +13,11 @@ let ctx: AppContext;
 beforeAll(async () => {
   redis = await startEmbeddedRedis();
   const config = loadConfig(testEnv({ REDIS_URL: redis.url }));
-  ctx = await buildContext(config, createLogger(config, new LogCapture()), { embedded: 'start', ensureIndexes: true, dbName: uniqueName('sw_ready') });
+  ctx = await buildContext(config, createLogger(config, new LogCapture()), {
+    embedded: 'start',
+    ensureIndexes: true,
+    dbName: uniqueName('sw_ready'),
+  });
 });
 afterAll(async () => {
   await ctx?.mongo.dropDatabase().catch(() => undefined);

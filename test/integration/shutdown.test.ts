@@ -14,12 +14,21 @@ describe('graceful shutdown', () => {
       // The request is in flight once the server has parsed its headers: `Expect: 100-continue`
       // makes the server say so (the client sees 'continue') before any of the body is sent.
       const response = new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const req = request({ host: base.hostname, port: base.port, path: '/version', method: 'POST', agent,
-          headers: { 'Content-Type': 'application/json', 'Content-Length': '2', Expect: '100-continue' } }, (res) => {
-          let body = '';
-          res.on('data', (d: Buffer) => (body += d.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-        });
+        const req = request(
+          {
+            host: base.hostname,
+            port: base.port,
+            path: '/version',
+            method: 'POST',
+            agent,
+            headers: { 'Content-Type': 'application/json', 'Content-Length': '2', Expect: '100-continue' },
+          },
+          (res) => {
+            let body = '';
+            res.on('data', (d: Buffer) => (body += d.toString()));
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+          },
+        );
         req.on('error', reject);
         req.on('continue', () => {
           child.kill('SIGTERM');
@@ -46,8 +55,13 @@ describe('graceful shutdown', () => {
       const listening = await waitForLog(child, (l) => l.msg === 'api listening');
       const base = new URL(String(listening.url));
       // Hold the drain open with a request whose body never comes.
-      const req = request({ host: base.hostname, port: base.port, path: '/version', method: 'POST',
-        headers: { 'Content-Type': 'application/json', 'Content-Length': '10', Expect: '100-continue' } });
+      const req = request({
+        host: base.hostname,
+        port: base.port,
+        path: '/version',
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'Content-Length': '10', Expect: '100-continue' },
+      });
       req.on('error', () => undefined);
       await new Promise<void>((resolve) => {
         req.on('continue', () => resolve());

@@ -20,8 +20,24 @@ describe('users:create and users:token', () => {
     const dir = await mkdtemp(join(tmpdir(), 'sw-cli-'));
     const file = join(dir, 'msg.md');
     await writeFile(file, 'Hello **world** <script>x</script>');
-    const res = await runCli(['users:create', '--name', 'Alice', '--email', 'Alice@Example.com', '--title', 'Buyer',
-      '--tags', 'a, b', '--url', 'https://example.com', '--message-file', file], env);
+    const res = await runCli(
+      [
+        'users:create',
+        '--name',
+        'Alice',
+        '--email',
+        'Alice@Example.com',
+        '--title',
+        'Buyer',
+        '--tags',
+        'a, b',
+        '--url',
+        'https://example.com',
+        '--message-file',
+        file,
+      ],
+      env,
+    );
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const lines = res.stdout.trim().split('\n');

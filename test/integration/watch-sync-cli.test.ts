@@ -16,16 +16,26 @@ describe('watch:sync', () => {
       { user_id: userId, kind: 'browse', key: '123', priority: 0, source: 'api', created_at: now, updated_at: now },
     ]);
     // As it was with COUNTRIES=JP: JP products exist, US ones do not.
-    await db.conn.collection('products').insertMany(['B0SYNC0001', 'B0SYNC0002'].map((asin, i) => ({
-      country: 'JP', asin, priority: i === 0 ? 1 : 0, next_refresh_at: new Date(now.getTime() + 3_600_000), created_at: now, status: 'ok',
-    })));
+    await db.conn.collection('products').insertMany(
+      ['B0SYNC0001', 'B0SYNC0002'].map((asin, i) => ({
+        country: 'JP',
+        asin,
+        priority: i === 0 ? 1 : 0,
+        next_refresh_at: new Date(now.getTime() + 3_600_000),
+        created_at: now,
+        status: 'ok',
+      })),
+    );
 
     const res = await runCli(['watch:sync'], { ...db.env, COUNTRIES: 'JP,US' });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({ asins: 2, madeDue: 2, countries: ['JP', 'US'] });
     const us = await db.conn.collection('products').find({ country: 'US' }).sort({ asin: 1 }).toArray();
-    expect(us.map((p) => [p.asin, p.priority, p.status])).toEqual([['B0SYNC0001', 1, 'pending'], ['B0SYNC0002', 0, 'pending']]);
+    expect(us.map((p) => [p.asin, p.priority, p.status])).toEqual([
+      ['B0SYNC0001', 1, 'pending'],
+      ['B0SYNC0002', 0, 'pending'],
+    ]);
     expect(us.every((p) => (p.next_refresh_at as Date).getTime() <= Date.now())).toBe(true);
     // The JP products keep their schedule.
     const jp = await db.conn.collection('products').findOne({ country: 'JP', asin: 'B0SYNC0001' });

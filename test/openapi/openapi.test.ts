@@ -71,7 +71,10 @@ describe('the OpenAPI document', () => {
   });
 
   it('is what GET /openapi.json answers and `shelfwatch openapi` prints', async () => {
-    const res = await t.http.get('/openapi.json').expect(200).expect('Content-Type', /application\/json/);
+    const res = await t.http
+      .get('/openapi.json')
+      .expect(200)
+      .expect('Content-Type', /application\/json/);
     expect(res.body).toEqual(JSON.parse(JSON.stringify(doc)));
     const cli = await runCli(['openapi'], { COUNTRIES: t.config.countries.join(',') });
     expect(cli.code, cli.stderr).toBe(0);
@@ -81,13 +84,18 @@ describe('the OpenAPI document', () => {
   it('names both ways of giving the token, and the error answers with their headers', () => {
     const world = doc.paths?.['/api/world']?.get;
     expect(world?.security).toEqual([{ bearerToken: [] }, { queryToken: [] }]);
-    expect(doc.components?.securitySchemes).toMatchObject({ bearerToken: { type: 'http', scheme: 'bearer' }, queryToken: { type: 'apiKey', in: 'query', name: 'api_token' } });
+    expect(doc.components?.securitySchemes).toMatchObject({
+      bearerToken: { type: 'http', scheme: 'bearer' },
+      queryToken: { type: 'apiKey', in: 'query', name: 'api_token' },
+    });
     expect(Object.keys(world?.responses ?? {})).toEqual(expect.arrayContaining(['200', '401', '422', '429', '503']));
     expect(Object.keys(doc.paths?.['/api/watch/asin']?.post?.responses ?? {})).toContain('413');
     const responses = doc.components?.responses ?? {};
     expect(responses.TooManyRequests).toMatchObject({ headers: { 'Retry-After': { required: true } } });
     expect(responses.Unavailable).toMatchObject({ headers: { 'Retry-After': { required: true } } });
-    expect(responses.Invalid).toMatchObject({ content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } } });
+    expect(responses.Invalid).toMatchObject({
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ValidationError' } } },
+    });
   });
 
   it('lists the configured countries only', async () => {
@@ -104,9 +112,15 @@ describe('the answer check', () => {
   const answer = { method: 'GET', url: '/api/watch?page=1', contentType: 'application/json; charset=utf-8' };
 
   it('refuses a body that breaks the schema, an undocumented status and a non-error 404', () => {
-    const page = { data: [], links: { first: 'x', last: 'x', prev: null, next: null }, meta: { current_page: 1, from: null, last_page: 1, links: [], path: 'x', per_page: 50, to: null, total: 0 } };
+    const page = {
+      data: [],
+      links: { first: 'x', last: 'x', prev: null, next: null },
+      meta: { current_page: 1, from: null, last_page: 1, links: [], path: 'x', per_page: 50, to: null, total: 0 },
+    };
     expect(checker.check({ ...answer, status: 200, body: JSON.stringify(page) })).toBeUndefined();
-    expect(checker.check({ ...answer, status: 200, body: JSON.stringify({ ...page, meta: { ...page.meta, total: '0' } }) })).toMatch(/total/);
+    expect(checker.check({ ...answer, status: 200, body: JSON.stringify({ ...page, meta: { ...page.meta, total: '0' } }) })).toMatch(
+      /total/,
+    );
     expect(checker.check({ ...answer, status: 418, body: '{"message":"x"}' })).toMatch(/status not documented/);
     expect(checker.check({ ...answer, url: '/nowhere', status: 404, body: '{"error":"x"}' })).toMatch(/message/);
     expect(checker.check({ ...answer, status: 422, body: '{"message":"x"}' })).toMatch(/errors/);
@@ -128,7 +142,15 @@ describe.skipIf(!haveBrowser)('/docs in a real browser', () => {
   it('renders every operation of the document, from files the service serves itself', async () => {
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     try {
       const page = await browser.newPage();

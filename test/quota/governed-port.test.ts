@@ -29,13 +29,25 @@ function portThrowing(errors: Error[]): UpstreamPort {
     if (err) throw err;
     return { items: [], outcomes: {} };
   });
-  return { country: 'JP', getItems, findByCode: vi.fn(), browseNode: vi.fn(), getBrowseNodes: vi.fn(), close: vi.fn() } as unknown as UpstreamPort;
+  return {
+    country: 'JP',
+    getItems,
+    findByCode: vi.fn(),
+    browseNode: vi.fn(),
+    getBrowseNodes: vi.fn(),
+    close: vi.fn(),
+  } as unknown as UpstreamPort;
 }
 
 describe('governPort', () => {
-  const governor = (): QuotaGovernor => new QuotaGovernor(redis, prefix, {
-    quotas: { JP: { perSecond: 5, burst: 1, perDay: 1_000 } }, dayTimeZone: 'UTC', onDemandShare: 0.3, onDemandReserve: 0, usage,
-  });
+  const governor = (): QuotaGovernor =>
+    new QuotaGovernor(redis, prefix, {
+      quotas: { JP: { perSecond: 5, burst: 1, perDay: 1_000 } },
+      dayTimeZone: 'UTC',
+      onDemandShare: 0.3,
+      onDemandReserve: 0,
+      usage,
+    });
 
   it('reads a quotaCode that speaks of a day as the daily quota', () => {
     expect(isDailyQuota(new UpstreamRateLimitedError('JP', 1_000, 'RequestsPerDay'))).toBe(true);
@@ -54,7 +66,11 @@ describe('governPort', () => {
 
   it('gives up after three throttled tries: the job decides what comes next', async () => {
     const g = governor();
-    const port = governPort(portThrowing(Array.from({ length: 3 }, () => new UpstreamRateLimitedError('JP', 50, 'RequestsPerSecond'))), g, 'JP');
+    const port = governPort(
+      portThrowing(Array.from({ length: 3 }, () => new UpstreamRateLimitedError('JP', 50, 'RequestsPerSecond'))),
+      g,
+      'JP',
+    );
     await expect(port.getItems(['B0TEST0001'])).rejects.toBeInstanceOf(UpstreamRateLimitedError);
     g.close();
   });

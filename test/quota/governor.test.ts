@@ -44,7 +44,11 @@ afterAll(async () => {
   redisB.disconnect();
 });
 
-function governor(redis: Redis, quota: Partial<GovernedQuota>, opts: { share?: number; reserve?: number; clock?: () => number; fresh?: boolean } = {}): QuotaGovernor {
+function governor(
+  redis: Redis,
+  quota: Partial<GovernedQuota>,
+  opts: { share?: number; reserve?: number; clock?: () => number; fresh?: boolean } = {},
+): QuotaGovernor {
   if (opts.fresh !== false) prefix = uniqueName('swt_gov');
   const g = new QuotaGovernor(redis, prefix, {
     quotas: { JP: { perSecond: 10, burst: 1, perDay: 1e9, ...quota } },
@@ -66,13 +70,15 @@ function governor(redis: Redis, quota: Partial<GovernedQuota>, opts: { share?: n
 async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'scheduled' | 'ondemand' = 'scheduled'): Promise<number[]> {
   const out: number[] = [];
   let left = n;
-  await Promise.all(Array.from({ length: callers }, async (_, i) => {
-    const g = gs[i % gs.length]!;
-    while (left > 0) {
-      left--;
-      out.push((await g.permit('JP', lane)).bookedAt);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: callers }, async (_, i) => {
+      const g = gs[i % gs.length]!;
+      while (left > 0) {
+        left--;
+        out.push((await g.permit('JP', lane)).bookedAt);
+      }
+    }),
+  );
   return out.sort((a, b) => a - b);
 }
 
@@ -165,7 +171,7 @@ describe('the day', () => {
     expect(((await g.permit('JP', 'ondemand').catch((e: unknown) => e)) as DayQuotaSpentError).reason).toBe('spent');
   });
 
-  it('starts the day\'s count from the MongoDB copy when Redis lost it', async () => {
+  it("starts the day's count from the MongoDB copy when Redis lost it", async () => {
     const g = governor(redisA, { perSecond: 1_000, perDay: 8 });
     for (let i = 0; i < 6; i++) await g.permit('JP', 'scheduled');
     await usage.settled();
@@ -179,7 +185,7 @@ describe('the day', () => {
 });
 
 describe('priority across processes', () => {
-  it('a process waiting with priority-1 refreshes goes before another\'s priority-0 ones', async () => {
+  it("a process waiting with priority-1 refreshes goes before another's priority-0 ones", async () => {
     const a = governor(redisA, { perSecond: 50 });
     const b = governor(redisB, { perSecond: 50 }, { fresh: false });
     const order: string[] = [];

@@ -21,15 +21,24 @@ beforeAll(async () => {
   t = await createTestContext({
     COUNTRIES: 'JP,US',
     // Limits off: a 429 is a fine answer, but it would stop the routes behind it from being reached.
-    DIRECTORY_RATE_LIMIT: '0', RATE_LIMIT_API: '0', RATE_LIMIT_UPDATE: '0',
+    DIRECTORY_RATE_LIMIT: '0',
+    RATE_LIMIT_API: '0',
+    RATE_LIMIT_UPDATE: '0',
     // No workers here: a well-formed forced update answers 202 after this wait.
     UPDATE_WAIT: '100ms',
-    BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'correct horse battery',
+    BULL_BOARD_USER: 'ops',
+    BULL_BOARD_PASSWORD: 'correct horse battery',
     BODY_LIMIT: '16kb',
   });
   const created = await t.ctx.users.create({ name: 'Fuzz', email: 'fuzz@example.com', message: 'hello **world**' });
   token = created.token;
-  await postModel(t.ctx.mongo).create({ user_id: created.user._id, title: 'A post', message_md: 'x', message_html: '<p>x</p>', search_keys: ['post'] });
+  await postModel(t.ctx.mongo).create({
+    user_id: created.user._id,
+    title: 'A post',
+    message_md: 'x',
+    message_html: '<p>x</p>',
+    search_keys: ['post'],
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -61,9 +70,44 @@ const ROUTES: readonly { path: (v: string) => string; methods: readonly string[]
   { path: (v) => `/${v}`, methods: ['GET', 'POST'] },
 ];
 
-const HOSTILE = ['$gt', '$ne', '$where', '__proto__', 'constructor', 'prototype', '{"$gt":""}', '[object Object]', 'null', 'undefined',
-  'NaN', 'Infinity', '-1', '0', '1.5', '1e309', '9'.repeat(40), '', ' ', '%00', '\u0000', '../../etc/passwd', '<script>alert(1)</script>',
-  "' OR 1=1 --", '.*', '(a+)+$', 'B000000001', 'b0000000xy', '4901234567894', '2351649051', 'JP', 'US,JP', 'XX', '2025-01-01', '１２３', '日本語'];
+const HOSTILE = [
+  '$gt',
+  '$ne',
+  '$where',
+  '__proto__',
+  'constructor',
+  'prototype',
+  '{"$gt":""}',
+  '[object Object]',
+  'null',
+  'undefined',
+  'NaN',
+  'Infinity',
+  '-1',
+  '0',
+  '1.5',
+  '1e309',
+  '9'.repeat(40),
+  '',
+  ' ',
+  '%00',
+  '\u0000',
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  "' OR 1=1 --",
+  '.*',
+  '(a+)+$',
+  'B000000001',
+  'b0000000xy',
+  '4901234567894',
+  '2351649051',
+  'JP',
+  'US,JP',
+  'XX',
+  '2025-01-01',
+  '１２３',
+  '日本語',
+];
 const text = fc.oneof(
   fc.constantFrom(...HOSTILE),
   fc.string({ maxLength: 40 }),
@@ -73,33 +117,98 @@ const text = fc.oneof(
   // Long, but short enough that the URL stays under Node's header limit (Node refuses that itself).
   fc.integer({ min: 300, max: 5_000 }).map((n) => 'a'.repeat(n)),
 );
-const KEYS = ['page', 'limit', 'q', 'country', 'search', 'since', 'type', 'asin', 'ean', 'browse', 'priority', 'api_token', 'id',
-  'page[$gt]', 'country[$ne]', '__proto__', 'constructor', 'constructor[prototype]', '$where'];
+const KEYS = [
+  'page',
+  'limit',
+  'q',
+  'country',
+  'search',
+  'since',
+  'type',
+  'asin',
+  'ean',
+  'browse',
+  'priority',
+  'api_token',
+  'id',
+  'page[$gt]',
+  'country[$ne]',
+  '__proto__',
+  'constructor',
+  'constructor[prototype]',
+  '$where',
+];
 const key = fc.oneof(fc.constantFrom(...KEYS), fc.string({ minLength: 1, maxLength: 12 }));
-const operator = fc.constantFrom<unknown>({ $gt: '' }, { $ne: null }, { $regex: '.*' }, { $where: 'sleep(1000)' }, { $in: ['B000000001'] },
-  { __proto__: { polluted: true } }, { constructor: { prototype: { polluted: true } } }, [{ $gt: '' }]);
-const jsonValue: fc.Arbitrary<unknown> = fc.oneof(text, fc.integer(), fc.boolean(), fc.constant(null), operator,
-  fc.array(fc.oneof(text, fc.integer()), { maxLength: 12 }), fc.jsonValue({ maxDepth: 3 }));
+const operator = fc.constantFrom<unknown>(
+  { $gt: '' },
+  { $ne: null },
+  { $regex: '.*' },
+  { $where: 'sleep(1000)' },
+  { $in: ['B000000001'] },
+  { __proto__: { polluted: true } },
+  { constructor: { prototype: { polluted: true } } },
+  [{ $gt: '' }],
+);
+const jsonValue: fc.Arbitrary<unknown> = fc.oneof(
+  text,
+  fc.integer(),
+  fc.boolean(),
+  fc.constant(null),
+  operator,
+  fc.array(fc.oneof(text, fc.integer()), { maxLength: 12 }),
+  fc.jsonValue({ maxDepth: 3 }),
+);
 const jsonObject = fc.dictionary(key, jsonValue, { maxKeys: 6 });
 
-type Body =
-  | { kind: 'none' }
-  | { kind: 'json'; value: unknown }
-  | { kind: 'raw'; type: string; data: string };
-const BROKEN = ['{', '{"asin":', '[1,2', 'nul', '{"a":1}}', "{'asin':'B000000001'}", '\u0000', '{"__proto__":{"polluted":true}}',
-  '{"constructor":{"prototype":{"polluted":true}}}', '{"asin":{"$gt":""}}', '{"api_token":{"$ne":""}}', '"just a string"', '12', 'true'];
+type Body = { kind: 'none' } | { kind: 'json'; value: unknown } | { kind: 'raw'; type: string; data: string };
+const BROKEN = [
+  '{',
+  '{"asin":',
+  '[1,2',
+  'nul',
+  '{"a":1}}',
+  "{'asin':'B000000001'}",
+  '\u0000',
+  '{"__proto__":{"polluted":true}}',
+  '{"constructor":{"prototype":{"polluted":true}}}',
+  '{"asin":{"$gt":""}}',
+  '{"api_token":{"$ne":""}}',
+  '"just a string"',
+  '12',
+  'true',
+];
 const body: fc.Arbitrary<Body> = fc.oneof(
   fc.constant<Body>({ kind: 'none' }),
   jsonObject.map<Body>((value) => ({ kind: 'json', value })),
   jsonValue.map<Body>((value) => ({ kind: 'json', value })),
-  fc.tuple(fc.constantFrom('application/json', 'application/json; charset=utf-8'), fc.oneof(fc.constantFrom(...BROKEN), fc.string({ maxLength: 60 })))
+  fc
+    .tuple(
+      fc.constantFrom('application/json', 'application/json; charset=utf-8'),
+      fc.oneof(fc.constantFrom(...BROKEN), fc.string({ maxLength: 60 })),
+    )
     .map<Body>(([type, data]) => ({ kind: 'raw', type, data })),
-  fc.tuple(fc.constantFrom('text/plain', 'application/xml', 'multipart/form-data', 'application/json; charset=utf-7', 'application/octet-stream',
-    'application/x-www-form-urlencoded', 'application/x-www-form-urlencoded; charset=latin1'), fc.oneof(fc.constantFrom(...BROKEN), fc.string({ maxLength: 60 }),
-    fc.constant('asin[$gt]=&priority=1&api_token[]=x&asin=B000000001&asin=B000000002')))
+  fc
+    .tuple(
+      fc.constantFrom(
+        'text/plain',
+        'application/xml',
+        'multipart/form-data',
+        'application/json; charset=utf-7',
+        'application/octet-stream',
+        'application/x-www-form-urlencoded',
+        'application/x-www-form-urlencoded; charset=latin1',
+      ),
+      fc.oneof(
+        fc.constantFrom(...BROKEN),
+        fc.string({ maxLength: 60 }),
+        fc.constant('asin[$gt]=&priority=1&api_token[]=x&asin=B000000001&asin=B000000002'),
+      ),
+    )
     .map<Body>(([type, data]) => ({ kind: 'raw', type, data })),
   // Over BODY_LIMIT (16kb): 413.
-  fc.integer({ min: 17_000, max: 40_000 }).map<Body>((n) => ({ kind: 'raw', type: 'application/json', data: JSON.stringify({ asin: 'x'.repeat(n) }) })),
+  fc
+    .integer({ min: 17_000, max: 40_000 })
+    .map<Body>((n) => ({ kind: 'raw', type: 'application/json', data: JSON.stringify({ asin: 'x'.repeat(n) }) })),
 );
 
 const request = fc.record({
@@ -143,14 +252,18 @@ describe('every route refuses bad input cleanly', () => {
         const where = `${method} ${url.slice(0, 200)} → ${res.status} ${res.text?.slice(0, 300)}`;
         expect(res.status, where).toBeLessThan(500);
         expect(res.text ?? '', where).not.toMatch(LEAK);
-        if (res.status === 200 && method === 'POST' && url.startsWith('/api/me/token')) token = (res.body as { data: { api_token: string } }).data.api_token;
+        if (res.status === 200 && method === 'POST' && url.startsWith('/api/me/token'))
+          token = (res.body as { data: { api_token: string } }).data.api_token;
         if (res.status >= 400 && method !== 'HEAD') {
           expect(res.headers['content-type'], where).toMatch(/^application\/json/);
           const b = res.body as Record<string, unknown>;
           expect(typeof b.message, where).toBe('string');
           if (res.status === 422) {
             expect(Object.keys(b).sort(), where).toEqual(['errors', 'message']);
-            expect(Object.values(b.errors as Record<string, unknown>).every((v) => Array.isArray(v) && v.every((m) => typeof m === 'string')), where).toBe(true);
+            expect(
+              Object.values(b.errors as Record<string, unknown>).every((v) => Array.isArray(v) && v.every((m) => typeof m === 'string')),
+              where,
+            ).toBe(true);
           } else {
             expect(Object.keys(b), where).toEqual(['message']);
           }

@@ -20,7 +20,13 @@ let t: TestContext;
 const tokens: string[] = [];
 const basic = (u: string, p: string): string => `Basic ${Buffer.from(`${u}:${p}`).toString('base64')}`;
 beforeAll(async () => {
-  t = await createTestContext({ COUNTRIES: 'JP,US', BULL_BOARD_USER: 'ops', BULL_BOARD_PASSWORD: 'correct horse battery', BODY_LIMIT: '2kb', UPDATE_WAIT: '100ms' });
+  t = await createTestContext({
+    COUNTRIES: 'JP,US',
+    BULL_BOARD_USER: 'ops',
+    BULL_BOARD_PASSWORD: 'correct horse battery',
+    BODY_LIMIT: '2kb',
+    UPDATE_WAIT: '100ms',
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -39,27 +45,53 @@ async function exerciseEveryRoute(http: TestContext['http'], token: string): Pro
     expect(res.status).toBeLessThan(500);
     answered++;
   };
-  const gets = ['/api/me', '/api/watch', '/api/world', '/api/world/new', '/api/world/asin/B0SECURE01', '/api/world/ean/4901234567894',
-    '/api/watch/ean/000000000000000000000000', '/api/world/update?asin=B0SECURE01', '/api/user', '/api/post', '/version', '/readyz', '/metrics'];
+  const gets = [
+    '/api/me',
+    '/api/watch',
+    '/api/world',
+    '/api/world/new',
+    '/api/world/asin/B0SECURE01',
+    '/api/world/ean/4901234567894',
+    '/api/watch/ean/000000000000000000000000',
+    '/api/world/update?asin=B0SECURE01',
+    '/api/user',
+    '/api/post',
+    '/version',
+    '/readyz',
+    '/metrics',
+  ];
   for (const path of gets) {
     count(await http.get(path).set('Authorization', `Bearer ${token}`));
     count(await http.get(`${path}${path.includes('?') ? '&' : '?'}api_token=${token}`));
   }
   const posts: [string, Record<string, unknown>][] = [
-    ['/api/watch/asin', { asin: 'B0SECURE01', priority: 1 }], ['/api/watch/ean', { ean: '4901234567894' }],
-    ['/api/watch/browse', { browse: '2351649051' }], ['/api/world/update', { asin: 'B0SECURE01' }], ['/api/watch/asin', { asin: 'not an asin' }],
+    ['/api/watch/asin', { asin: 'B0SECURE01', priority: 1 }],
+    ['/api/watch/ean', { ean: '4901234567894' }],
+    ['/api/watch/browse', { browse: '2351649051' }],
+    ['/api/world/update', { asin: 'B0SECURE01' }],
+    ['/api/watch/asin', { asin: 'not an asin' }],
   ];
   for (const [path, body] of posts) {
     count(await http.post(path).set('Authorization', `Bearer ${token}`).send(body));
     count(await http.post(path).send({ ...body, api_token: token }));
-    count(await http.post(path).type('form').send(new URLSearchParams({ ...(body as Record<string, string>), api_token: token }).toString()));
+    count(
+      await http
+        .post(path)
+        .type('form')
+        .send(new URLSearchParams({ ...(body as Record<string, string>), api_token: token }).toString()),
+    );
     count(await http.post(`${path}?api_token=${token}`).send(body));
   }
   count(await http.delete(`/api/watch/asin/B0SECURE01?api_token=${token}`));
   count(await http.delete('/api/watch/browse/2351649051').set('Authorization', `Bearer ${token}`));
   // Refused ones too: a broken body, an over-long body, a wrong token that looks like this one.
   count(await http.post(`/api/watch/asin?api_token=${token}`).set('Content-Type', 'application/json').send('{"asin":'));
-  count(await http.post('/api/watch/asin').set('Authorization', `Bearer ${token}`).send({ asin: 'x'.repeat(5_000) }));
+  count(
+    await http
+      .post('/api/watch/asin')
+      .set('Authorization', `Bearer ${token}`)
+      .send({ asin: 'x'.repeat(5_000) }),
+  );
   count(await http.get('/api/me').set('Authorization', `Bearer ${token.slice(0, -1)}X`));
   return answered;
 }
@@ -101,8 +133,14 @@ describe('API tokens', () => {
 describe('Bull Board', () => {
   it('is unreachable without its credentials, whatever else is sent', async () => {
     const token = await newUser('Board Visitor');
-    const paths = ['/admin/queues', '/admin/queues/', '/admin/queues/api/queues', '/admin/queues/api/queues/upstream-JP/clean/completed',
-      '/admin/queues/static/js/main.js', '/admin/queues/queue/upstream-JP'];
+    const paths = [
+      '/admin/queues',
+      '/admin/queues/',
+      '/admin/queues/api/queues',
+      '/admin/queues/api/queues/upstream-JP/clean/completed',
+      '/admin/queues/static/js/main.js',
+      '/admin/queues/queue/upstream-JP',
+    ];
     const attempts: [string, Record<string, string>][] = [
       ['none', {}],
       ['wrong password', { Authorization: basic('ops', 'correct horse battery!') }],
@@ -135,7 +173,10 @@ describe('request body size', () => {
     const big = { asin: 'B0SECURE02', pad: 'x'.repeat(3_000) };
     const cases = [
       t.http.post('/api/watch/asin').set('Authorization', `Bearer ${token}`).send(big),
-      t.http.post('/api/watch/asin').type('form').send(new URLSearchParams({ ...big, api_token: token }).toString()),
+      t.http
+        .post('/api/watch/asin')
+        .type('form')
+        .send(new URLSearchParams({ ...big, api_token: token }).toString()),
       t.http.post('/api/watch/asin').send(big),
       t.http.get('/api/user').set('Content-Type', 'application/json').send(JSON.stringify(big)),
       t.http.post('/version').send(big),
@@ -146,7 +187,14 @@ describe('request body size', () => {
     }
     expect(await t.ctx.mongo.collection('watches').countDocuments()).toBe(before);
     // Just under the limit is read (and answered on its merits).
-    expect((await t.http.post('/api/watch/asin').set('Authorization', `Bearer ${token}`).send({ asin: 'B0SECURE02', pad: 'x'.repeat(1_500) })).status).toBe(201);
+    expect(
+      (
+        await t.http
+          .post('/api/watch/asin')
+          .set('Authorization', `Bearer ${token}`)
+          .send({ asin: 'B0SECURE02', pad: 'x'.repeat(1_500) })
+      ).status,
+    ).toBe(201);
   });
 });
 
@@ -167,7 +215,11 @@ describe('CORS', () => {
       t.http.get('/api/me').set('Origin', origin).set('Authorization', `Bearer ${token}`),
       t.http.get('/api/world').set('Origin', origin).set('Authorization', `Bearer ${token}`),
       t.http.get('/api/watch').set('Origin', origin),
-      t.http.options('/api/me').set('Origin', origin).set('Access-Control-Request-Method', 'GET').set('Access-Control-Request-Headers', 'authorization'),
+      t.http
+        .options('/api/me')
+        .set('Origin', origin)
+        .set('Access-Control-Request-Method', 'GET')
+        .set('Access-Control-Request-Headers', 'authorization'),
       t.http.options('/api/watch/asin').set('Origin', origin).set('Access-Control-Request-Method', 'POST'),
       t.http.get('/version').set('Origin', origin),
       t.http.get('/metrics').set('Origin', origin),
@@ -192,7 +244,14 @@ describe('two api processes on one database and one Redis prefix', () => {
   it('share the rate limits, see a rotation at once, and log no token', { timeout: 40_000 }, async () => {
     const uri = testEnv().MONGODB_URI!.replace(/\/?(\?|$)/, `/${t.ctx.mongo.name}$1`);
     // A prefix of their own: the counters of this file's earlier requests are not theirs.
-    const env = testEnv({ MONGODB_URI: uri, REDIS_PREFIX: uniqueName('swsec'), PORT: '0', COUNTRIES: 'JP,US', DIRECTORY_RATE_LIMIT: '3', RATE_LIMIT_API: '4' });
+    const env = testEnv({
+      MONGODB_URI: uri,
+      REDIS_PREFIX: uniqueName('swsec'),
+      PORT: '0',
+      COUNTRIES: 'JP,US',
+      DIRECTORY_RATE_LIMIT: '3',
+      RATE_LIMIT_API: '4',
+    });
     const urls: string[] = [];
     for (let i = 0; i < 2; i++) {
       const child = spawnCli(['api'], env);
@@ -201,7 +260,8 @@ describe('two api processes on one database and one Redis prefix', () => {
       urls.push(String((await waitForLog(child, (l) => l.msg === 'api listening')).url));
     }
     const [A, B] = urls as [string, string];
-    const get = (base: string, path: string, token?: string) => fetch(`${base}${path}`, token ? { headers: { Authorization: `Bearer ${token}` } } : {});
+    const get = (base: string, path: string, token?: string) =>
+      fetch(`${base}${path}`, token ? { headers: { Authorization: `Bearer ${token}` } } : {});
 
     // Directory: 3 a minute per client, over both processes.
     expect((await get(A, '/api/user')).headers.get('x-ratelimit-remaining')).toBe('2');

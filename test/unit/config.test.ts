@@ -63,7 +63,7 @@ describe('quota and lease configuration', () => {
     expect(c.redis.prefix).toBe('{shelfwatch}');
   });
 
-  it('derives a lease that outlasts a refresh job\'s whole retry schedule, and refuses a shorter one', () => {
+  it("derives a lease that outlasts a refresh job's whole retry schedule, and refuses a shorter one", () => {
     // 5 attempts of up to 2 min, backoff 2 + 4 + 8 + 16 s, and a minute for the wait in the queue.
     expect(loadConfig({}).workers.scheduler.leaseMs).toBe(5 * 120_000 + 30_000 + 60_000);
     expect(loadConfig({ WORKER_JOB_TIMEOUT: '10s' }).workers.scheduler.leaseMs).toBe(5 * 10_000 + 30_000 + 60_000);

@@ -35,16 +35,22 @@ function waitsWhenDaySpent(): DaySpentKind & { whenDaySpent: ReturnType<typeof v
 const RETRY_AT = Date.parse('2026-03-05T15:00:00Z');
 
 describe('failureAction: the day’s quota is spent (DayQuotaSpentError)', () => {
-  it.each(['cap', 'share', 'spent'] as const)('fails at once (fail_day_spent) for a kind whose whenDaySpent is "fail" (reason %s)', (reason) => {
-    const err = new DayQuotaSpentError('JP', reason, RETRY_AT);
-    expect(failureAction(err, failsWhenDaySpent)).toEqual({ action: 'fail_day_spent' });
-  });
+  it.each(['cap', 'share', 'spent'] as const)(
+    'fails at once (fail_day_spent) for a kind whose whenDaySpent is "fail" (reason %s)',
+    (reason) => {
+      const err = new DayQuotaSpentError('JP', reason, RETRY_AT);
+      expect(failureAction(err, failsWhenDaySpent)).toEqual({ action: 'fail_day_spent' });
+    },
+  );
 
   it('waits for the next quota day (wait_next_day) until exactly the error’s retryAt for a kind with a whenDaySpent function', () => {
     const kind = waitsWhenDaySpent();
     expect(failureAction(new DayQuotaSpentError('US', 'cap', RETRY_AT), kind)).toEqual({ action: 'wait_next_day', until: RETRY_AT });
     // A different retryAt is carried through, not a constant or "now + a day".
-    expect(failureAction(new DayQuotaSpentError('US', 'share', RETRY_AT + 1), kind)).toEqual({ action: 'wait_next_day', until: RETRY_AT + 1 });
+    expect(failureAction(new DayQuotaSpentError('US', 'share', RETRY_AT + 1), kind)).toEqual({
+      action: 'wait_next_day',
+      until: RETRY_AT + 1,
+    });
   });
 
   it('only decides: it does not call the kind’s whenDaySpent itself (the processor does, once)', () => {
@@ -140,7 +146,9 @@ describe('failureAction: anything else retries with the kind’s backoff', () =>
 
 describe('failureAction decides by class, never by message or name', () => {
   it('retries a plain Error whose message reads like a DayQuotaSpentError', () => {
-    const err = new Error(`DayQuotaSpentError: today's upstream quota in JP is spent (QUOTA_PER_DAY); it renews at ${new Date(RETRY_AT).toISOString()}`);
+    const err = new Error(
+      `DayQuotaSpentError: today's upstream quota in JP is spent (QUOTA_PER_DAY); it renews at ${new Date(RETRY_AT).toISOString()}`,
+    );
     expect(failureAction(err, waitsWhenDaySpent())).toEqual({ action: 'retry' });
     expect(failureAction(err, failsWhenDaySpent)).toEqual({ action: 'retry' });
   });

@@ -79,12 +79,20 @@ describe('isJobName', () => {
     for (const k of JOB_KINDS) expect(isJobName(k.name), k.name).toBe(true);
   });
 
-  it.each(['', 'refresh', 'refresh.p2', 'REFRESH.P1', 'world.update ', 'World.Update', 'toString', 'constructor', '__proto__', 'hasOwnProperty'])(
-    'refuses %j (names from Redis are untrusted, inherited object keys included)',
-    (name) => {
-      expect(isJobName(name)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    'refresh',
+    'refresh.p2',
+    'REFRESH.P1',
+    'world.update ',
+    'World.Update',
+    'toString',
+    'constructor',
+    '__proto__',
+    'hasOwnProperty',
+  ])('refuses %j (names from Redis are untrusted, inherited object keys included)', (name) => {
+    expect(isJobName(name)).toBe(false);
+  });
 });
 
 describe('kindOf, priorityOf, laneOf and queueKindOf agree with the kind objects', () => {
@@ -138,10 +146,13 @@ describe('parseJob accepts a good payload of each kind', () => {
     expect(parsed).toMatchObject(GOOD[name]);
   });
 
-  it.each(JOB_NAMES.map((n) => [n] as const))('%s: parsing the parsed payload again gives the same payload (the worker parses what the producer parsed)', (name) => {
-    const once = parseJob(name, GOOD[name]);
-    expect(parseJob(name, JSON.parse(JSON.stringify(once)))).toEqual(once);
-  });
+  it.each(JOB_NAMES.map((n) => [n] as const))(
+    '%s: parsing the parsed payload again gives the same payload (the worker parses what the producer parsed)',
+    (name) => {
+      const once = parseJob(name, GOOD[name]);
+      expect(parseJob(name, JSON.parse(JSON.stringify(once)))).toEqual(once);
+    },
+  );
 
   it('drops fields the kind does not know (written by an older version) instead of failing the job', () => {
     const parsed = parseJob('refresh.p0', { ...GOOD['refresh.p0'], legacy: true });
@@ -155,7 +166,13 @@ describe('parseJob accepts a good payload of each kind', () => {
   });
 
   it('ean.resolve starts at page 1 and accepts the last page, 10', () => {
-    expect(parseJob('ean.resolve', GOOD['ean.resolve'])).toEqual({ country: 'US', importId: IMPORT_ID, userId: USER_ID, ean: EAN, page: 1 });
+    expect(parseJob('ean.resolve', GOOD['ean.resolve'])).toEqual({
+      country: 'US',
+      importId: IMPORT_ID,
+      userId: USER_ID,
+      ean: EAN,
+      page: 1,
+    });
     expect(parseJob('ean.resolve', { ...GOOD['ean.resolve'], page: 10 }).page).toBe(10);
   });
 
@@ -175,15 +192,18 @@ describe('parseJob refuses a bad payload with InvalidJobPayloadError naming the 
     expect(rejection(name, { country: 'JP', asins: asins(11) }).message).toMatch(/more than 10 ASINs/);
   });
 
-  it.each(['world.update', 'refresh.p1', 'refresh.p0'] as const)('%s: no ASIN, an ASIN twice, a lower-case, 9- or 11-character ASIN', (name) => {
-    expect(rejection(name, { country: 'JP', asins: [] }).message).toContain(name);
-    expect(rejection(name, { country: 'JP', asins: ['B00TEST001', 'B00TEST002', 'B00TEST001'] }).message).toMatch(/twice/);
-    // Producers upper-case at the edge; a payload in Redis must already be upper-case.
-    expect(rejection(name, { country: 'JP', asins: ['b00test001'] }).message).toMatch(/10 letters or digits/);
-    expect(rejection(name, { country: 'JP', asins: ['B00TEST01'] }).message).toMatch(/10 letters or digits/);
-    expect(rejection(name, { country: 'JP', asins: ['B00TEST0011'] }).message).toMatch(/10 letters or digits/);
-    expect(rejection(name, { country: 'JP', asins: 'B00TEST001' }).message).toContain(name);
-  });
+  it.each(['world.update', 'refresh.p1', 'refresh.p0'] as const)(
+    '%s: no ASIN, an ASIN twice, a lower-case, 9- or 11-character ASIN',
+    (name) => {
+      expect(rejection(name, { country: 'JP', asins: [] }).message).toContain(name);
+      expect(rejection(name, { country: 'JP', asins: ['B00TEST001', 'B00TEST002', 'B00TEST001'] }).message).toMatch(/twice/);
+      // Producers upper-case at the edge; a payload in Redis must already be upper-case.
+      expect(rejection(name, { country: 'JP', asins: ['b00test001'] }).message).toMatch(/10 letters or digits/);
+      expect(rejection(name, { country: 'JP', asins: ['B00TEST01'] }).message).toMatch(/10 letters or digits/);
+      expect(rejection(name, { country: 'JP', asins: ['B00TEST0011'] }).message).toMatch(/10 letters or digits/);
+      expect(rejection(name, { country: 'JP', asins: 'B00TEST001' }).message).toContain(name);
+    },
+  );
 
   it.each(JOB_NAMES.map((n) => [n] as const))('%s: an unknown, lower-case or missing country', (name) => {
     const { country: _country, ...rest } = GOOD[name];
@@ -218,9 +238,12 @@ describe('parseJob refuses a bad payload with InvalidJobPayloadError naming the 
     rejection('ean.resolve', { ...GOOD['ean.resolve'], ean: Number(EAN) });
   });
 
-  it.each([['ean.resolve'], ['browse.crawl']] as const)('%s: page 0, page 11 (past the upstream’s last page), a fractional page', (name) => {
-    for (const page of [0, 11, 1.5, '2']) rejection(name, { ...GOOD[name], page });
-  });
+  it.each([['ean.resolve'], ['browse.crawl']] as const)(
+    '%s: page 0, page 11 (past the upstream’s last page), a fractional page',
+    (name) => {
+      for (const page of [0, 11, 1.5, '2']) rejection(name, { ...GOOD[name], page });
+    },
+  );
 
   it('browse.crawl: a node id that is not 1 to 20 digits, a negative count, a crawl id with other characters', () => {
     for (const nodeId of ['', '12a', '1'.repeat(21), 2275256051]) rejection('browse.crawl', { ...GOOD['browse.crawl'], nodeId });
@@ -280,7 +303,10 @@ describe('retrySpanMs (config/retry.ts): the longest a job may take from its fir
       return delays;
     }
 
-    it.each([['DEFAULT_RETRY', DEFAULT_RETRY], ['FORCED_RETRY', FORCED_RETRY]] as const)('%s', (_name, policy) => {
+    it.each([
+      ['DEFAULT_RETRY', DEFAULT_RETRY],
+      ['FORCED_RETRY', FORCED_RETRY],
+    ] as const)('%s', (_name, policy) => {
       const delays = bullmqDelays(policy);
       expect(delays).toHaveLength(policy.attempts - 1);
       const timeout = 45_000;

@@ -10,7 +10,9 @@ describe('renderMarkdown', () => {
   });
 
   it('leaves no script, event handler or javascript: URL', () => {
-    const html = renderMarkdown('<script>alert(1)</script>\n\n<img src=x onerror="alert(1)">\n\n[x](javascript:alert(1))\n\n![i](javascript:alert(2))');
+    const html = renderMarkdown(
+      '<script>alert(1)</script>\n\n<img src=x onerror="alert(1)">\n\n[x](javascript:alert(1))\n\n![i](javascript:alert(2))',
+    );
     // Escaped text may still spell "onerror" (inert); what must not exist is a tag or attribute.
     expect(html).not.toMatch(/<script|<[^>]+\son\w+=|href="javascript:|src="javascript:/i);
     expect(html).toContain('&lt;script&gt;');

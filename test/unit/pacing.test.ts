@@ -65,7 +65,11 @@ describe('quotaDayOf', () => {
       expect(quotaDayOf(at('2026-03-08T06:59:59Z'), tz)).toEqual(day);
       expect(quotaDayOf(at('2026-03-08T07:00:00Z'), tz)).toEqual(day);
       expect(quotaDayOf(at('2026-03-09T03:59:59.999Z'), tz)).toEqual(day);
-      expect(quotaDayOf(at('2026-03-09T04:00:00Z'), tz)).toEqual({ key: '2026-03-09', start: at('2026-03-09T04:00:00Z'), end: at('2026-03-10T04:00:00Z') });
+      expect(quotaDayOf(at('2026-03-09T04:00:00Z'), tz)).toEqual({
+        key: '2026-03-09',
+        start: at('2026-03-09T04:00:00Z'),
+        end: at('2026-03-10T04:00:00Z'),
+      });
     });
 
     it('fall back (2026-11-01) is a 25-hour day from 04:00 UTC (EDT) to 05:00 UTC the next day (EST)', () => {
@@ -80,8 +84,16 @@ describe('quotaDayOf', () => {
   });
 
   it('zones with half- and quarter-hour offsets (Kolkata, Kathmandu, Chatham) and a half-hour DST shift (Lord Howe)', () => {
-    expect(quotaDayOf(at('2026-03-04T18:29:59Z'), 'Asia/Kolkata')).toEqual({ key: '2026-03-04', start: at('2026-03-03T18:30:00Z'), end: at('2026-03-04T18:30:00Z') });
-    expect(quotaDayOf(at('2026-09-26T18:15:00Z'), 'Asia/Kathmandu')).toEqual({ key: '2026-09-27', start: at('2026-09-26T18:15:00Z'), end: at('2026-09-27T18:15:00Z') });
+    expect(quotaDayOf(at('2026-03-04T18:29:59Z'), 'Asia/Kolkata')).toEqual({
+      key: '2026-03-04',
+      start: at('2026-03-03T18:30:00Z'),
+      end: at('2026-03-04T18:30:00Z'),
+    });
+    expect(quotaDayOf(at('2026-09-26T18:15:00Z'), 'Asia/Kathmandu')).toEqual({
+      key: '2026-09-27',
+      start: at('2026-09-26T18:15:00Z'),
+      end: at('2026-09-27T18:15:00Z'),
+    });
     // Chatham goes from +12:45 to +13:45 at 02:45 local on 2026-09-27.
     const chatham = quotaDayOf(at('2026-09-27T00:00:00Z'), 'Pacific/Chatham');
     expect(chatham).toEqual({ key: '2026-09-27', start: at('2026-09-26T11:15:00Z'), end: at('2026-09-27T10:15:00Z') });
@@ -92,13 +104,28 @@ describe('quotaDayOf', () => {
 
   describe('for any instant (property)', () => {
     const zones = [
-      'UTC', 'Asia/Tokyo', 'America/New_York', 'America/Los_Angeles', 'Europe/London', 'Europe/Berlin', 'Australia/Sydney',
-      'Australia/Lord_Howe', 'Asia/Kolkata', 'Asia/Kathmandu', 'Pacific/Chatham', 'America/St_Johns', 'Pacific/Kiritimati', 'Pacific/Pago_Pago',
-      'America/Santiago', 'America/Havana',
+      'UTC',
+      'Asia/Tokyo',
+      'America/New_York',
+      'America/Los_Angeles',
+      'Europe/London',
+      'Europe/Berlin',
+      'Australia/Sydney',
+      'Australia/Lord_Howe',
+      'Asia/Kolkata',
+      'Asia/Kathmandu',
+      'Pacific/Chatham',
+      'America/St_Johns',
+      'Pacific/Kiritimati',
+      'Pacific/Pago_Pago',
+      'America/Santiago',
+      'America/Havana',
     ];
     const instant = fc.integer({ min: at('2000-01-01T00:00:00Z'), max: at('2040-01-01T00:00:00Z') });
     const zone = fc.constantFrom(...zones);
-    const dates = new Map(zones.map((tz) => [tz, new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' })]));
+    const dates = new Map(
+      zones.map((tz) => [tz, new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' })]),
+    );
     /** The zone's calendar date of `t`, as YYYY-MM-DD (en-CA), by Intl rather than by quota-day.ts. */
     const dateIn = (t: number, tz: string): string => dates.get(tz)!.format(t);
 
@@ -203,7 +230,11 @@ function fakeUsage(copy: DayCount = { calls: 0, onDemand: 0 }) {
   return { usage: usage as unknown as DailyUsage, reads };
 }
 
-function governor(redis: Redis, usage: DailyUsage, opts: { tz?: string; quota?: Partial<GovernedQuota>; share?: number; reserve?: number } = {}): QuotaGovernor {
+function governor(
+  redis: Redis,
+  usage: DailyUsage,
+  opts: { tz?: string; quota?: Partial<GovernedQuota>; share?: number; reserve?: number } = {},
+): QuotaGovernor {
   return new QuotaGovernor(redis, 'pfx', {
     quotas: { JP: { perSecond: 2, burst: 1, perDay: 8_000, ...opts.quota } },
     dayTimeZone: opts.tz ?? 'UTC',

@@ -45,14 +45,23 @@ describe('paginate: the four Laravel cases', () => {
 
 describe('paginate: links and the page window', () => {
   it('keeps the other parameters, page last, encoded as PHP rawurlencode does', () => {
-    const r = paginate({ items: items(2), total: 10, page: 2, perPage: 2, path: P, query: { q: "a b&c!'*", limit: '2', page: '9', tag: ['x', 'y'] } });
+    const r = paginate({
+      items: items(2),
+      total: 10,
+      page: 2,
+      perPage: 2,
+      path: P,
+      query: { q: "a b&c!'*", limit: '2', page: '9', tag: ['x', 'y'] },
+    });
     expect(r.links.next).toBe(`${P}?q=a%20b%26c%21%27%2A&limit=2&tag=x&tag=y&page=3`);
     expect(r.links.prev).toBe(`${P}?q=a%20b%26c%21%27%2A&limit=2&tag=x&tag=y&page=1`);
   });
 
   it('lists every page below 14 pages and windows from 14 on, like UrlWindow', () => {
     const labels = (page: number, last: number): string[] =>
-      paginate({ items: items(1), total: last, page, perPage: 1, path: P }).meta.links.slice(1, -1).map((l) => l.label);
+      paginate({ items: items(1), total: last, page, perPage: 1, path: P })
+        .meta.links.slice(1, -1)
+        .map((l) => l.label);
     expect(labels(1, 13)).toEqual(Array.from({ length: 13 }, (_, i) => String(i + 1)));
     expect(labels(1, 20)).toEqual(['1', '2', '3', '4', '5', '6', '7', '8', '9', '10', '...', '19', '20']);
     expect(labels(10, 20)).toEqual(['1', '2', '...', '7', '8', '9', '10', '11', '12', '13', '...', '19', '20']);

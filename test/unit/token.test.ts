@@ -22,6 +22,11 @@ describe('API tokens', () => {
     expect(encryptToken(token, key)).not.toBe(sealed); // a fresh IV each time
     expect(decryptToken(sealed, key)).toBe(token);
     expect(() => decryptToken(sealed, parseAppKey(generateAppKey())!)).toThrow(TokenDecryptError);
-    expect(() => decryptToken(sealed.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')), key)).toThrow(TokenDecryptError);
+    expect(() =>
+      decryptToken(
+        sealed.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+        key,
+      ),
+    ).toThrow(TokenDecryptError);
   });
 });

@@ -27,7 +27,12 @@ describe('TotalCache', () => {
     const cache = new TotalCache(10_000);
     let release!: (n: number) => void;
     let calls = 0;
-    const slow = () => { calls++; return new Promise<number>((r) => { release = r; }); };
+    const slow = () => {
+      calls++;
+      return new Promise<number>((r) => {
+        release = r;
+      });
+    };
     const all = Promise.all(Array.from({ length: 5 }, () => cache.total('k', slow)));
     release(42);
     expect(await all).toEqual([42, 42, 42, 42, 42]);

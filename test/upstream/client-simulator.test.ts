@@ -71,7 +71,14 @@ describe('Creators client against the simulator, over HTTP', () => {
     for (let n = 0; !ean; n++) {
       const code = eanOf(`49${String(n).padStart(10, '0')}`);
       const own = h.sim.catalog.asinsForEan('JP', code);
-      if (own.length > 20 && h.sim.catalog.search('JP', code).slice(0, own.length).every((a) => own.includes(a))) ean = code;
+      if (
+        own.length > 20 &&
+        h.sim.catalog
+          .search('JP', code)
+          .slice(0, own.length)
+          .every((a) => own.includes(a))
+      )
+        ean = code;
     }
     const own = h.sim.catalog.asinsForEan('JP', ean);
     const calls0 = totalCalls(h.sim);

@@ -1,6 +1,14 @@
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RateLimitedError, RetryableError, UnrecoverableError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../src/errors/index.js';
+import {
+  RateLimitedError,
+  RetryableError,
+  UnrecoverableError,
+  UpstreamInvalidRequestError,
+  UpstreamNotEligibleError,
+  UpstreamRateLimitedError,
+  UpstreamUnavailableError,
+} from '../../src/errors/index.js';
 import { CreatorsClient } from '../../src/upstream/creators/client.js';
 import { CREDENTIAL_VERSIONS } from '../../src/upstream/creators/credentials.js';
 import { createUpstream } from '../../src/upstream/factory.js';
@@ -29,8 +37,15 @@ describe('upstream errors are typed', () => {
 
   it('eligibility loss → UpstreamNotEligibleError (unrecoverable) for that country only', async () => {
     h = await startHarness();
-    await fetch(`${h.sim.url}/__faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"notEligible":["JP"]}' });
-    const err = await h.port('JP').getItems(['B000000001']).catch((e: unknown) => e);
+    await fetch(`${h.sim.url}/__faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"notEligible":["JP"]}',
+    });
+    const err = await h
+      .port('JP')
+      .getItems(['B000000001'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamNotEligibleError);
     expect(err).toBeInstanceOf(UnrecoverableError);
     expect((err as UpstreamNotEligibleError).reason).toBe('AssociateNotEligible');
@@ -40,7 +55,10 @@ describe('upstream errors are typed', () => {
 
   it('5xx → UpstreamUnavailableError (retryable)', async () => {
     h = await startHarness({ SIMULATOR_FAULTS: '{"errorRate":1}' });
-    const err = await h.port('US').browseNode('1234', 1).catch((e: unknown) => e);
+    const err = await h
+      .port('US')
+      .browseNode('1234', 1)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect(err).toBeInstanceOf(RetryableError);
     expect((err as UpstreamUnavailableError).status).toBe(500);
@@ -48,7 +66,10 @@ describe('upstream errors are typed', () => {
 
   it('no answer within the per-call timeout → UpstreamUnavailableError', async () => {
     h = await startHarness({ SIMULATOR_FAULTS: '{"timeoutRate":1}', CREATORS_TIMEOUT_MS: '300' });
-    const err = await h.port('JP').getItems(['B000000001']).catch((e: unknown) => e);
+    const err = await h
+      .port('JP')
+      .getItems(['B000000001'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
     expect((err as Error).message).toMatch(/within 300 ms/);
   });
@@ -70,9 +91,23 @@ describe('upstream errors are typed', () => {
     const shared = h.shared;
     const version = CREDENTIAL_VERSIONS['3.3']!;
     const client = new CreatorsClient({
-      country: 'JP', marketplace: 'www.amazon.co.jp', apiUrl: h.sim.url, partnerTag: '', credentialVersion: version,
-      tokens: shared.tokenSource({ id: h.config.upstream.simulator.clientId, secret: h.config.upstream.simulator.clientSecret, version, tokenUrl: `${h.sim.url}/auth/o2/token` }, 'JP', 5000),
-      dispatcher: shared.dispatcher, timeoutMs: 5000,
+      country: 'JP',
+      marketplace: 'www.amazon.co.jp',
+      apiUrl: h.sim.url,
+      partnerTag: '',
+      credentialVersion: version,
+      tokens: shared.tokenSource(
+        {
+          id: h.config.upstream.simulator.clientId,
+          secret: h.config.upstream.simulator.clientSecret,
+          version,
+          tokenUrl: `${h.sim.url}/auth/o2/token`,
+        },
+        'JP',
+        5000,
+      ),
+      dispatcher: shared.dispatcher,
+      timeoutMs: 5000,
     });
     const err = await client.getItems(['B000000001']).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamInvalidRequestError);

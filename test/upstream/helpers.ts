@@ -54,7 +54,13 @@ export function totalCalls(sim: RunningSimulator): number {
 }
 
 /** The first ASINs (B0 + 8 characters, counting up) the simulator answers with `kind`. */
-export function findAsins(sim: RunningSimulator, country: Country, kind: 'found' | 'not_found' | 'not_accessible', count: number, skip = 0): string[] {
+export function findAsins(
+  sim: RunningSimulator,
+  country: Country,
+  kind: 'found' | 'not_found' | 'not_accessible',
+  count: number,
+  skip = 0,
+): string[] {
   const out: string[] = [];
   for (let i = skip; out.length < count; i++) {
     const asin = `B0${i.toString(36).toUpperCase().padStart(8, '0')}`;

@@ -15,7 +15,13 @@ describe('simulator quota', () => {
     const us = h.port('US');
     const asins = findAsins(h.sim, 'JP', 'found', 10);
     const outcomes: string[] = [];
-    for (const a of asins.slice(0, 5)) outcomes.push(await jp.getItems([a]).then(() => 'ok', (e: unknown) => (e instanceof UpstreamRateLimitedError ? `429:${e.quotaCode}` : 'other')));
+    for (const a of asins.slice(0, 5))
+      outcomes.push(
+        await jp.getItems([a]).then(
+          () => 'ok',
+          (e: unknown) => (e instanceof UpstreamRateLimitedError ? `429:${e.quotaCode}` : 'other'),
+        ),
+      );
     expect(outcomes).toEqual(['ok', 'ok', 'ok', '429:RequestsPerSecond', '429:RequestsPerSecond']);
     // The US has its own budget.
     await expect(us.getItems(findAsins(h.sim, 'US', 'found', 1))).resolves.toBeTruthy();
@@ -47,10 +53,17 @@ describe('synthetic catalogue', () => {
   });
 
   it('the same seed gives the same items, another seed other items', async () => {
-    const [a, b, c] = await Promise.all([startHarness({ SIMULATOR_SEED: 's1' }), startHarness({ SIMULATOR_SEED: 's1' }), startHarness({ SIMULATOR_SEED: 's2' })]);
+    const [a, b, c] = await Promise.all([
+      startHarness({ SIMULATOR_SEED: 's1' }),
+      startHarness({ SIMULATOR_SEED: 's1' }),
+      startHarness({ SIMULATOR_SEED: 's2' }),
+    ]);
     open.push(a, b, c);
     const asins = findAsins(a.sim, 'JP', 'found', 10);
-    const strip = (r: Awaited<ReturnType<ReturnType<SimHarness['port']>['getItems']>>) => ({ outcomes: r.outcomes, items: r.items.map(({ raw: _raw, ...i }) => i) });
+    const strip = (r: Awaited<ReturnType<ReturnType<SimHarness['port']>['getItems']>>) => ({
+      outcomes: r.outcomes,
+      items: r.items.map(({ raw: _raw, ...i }) => i),
+    });
     const [ra, rb, rc] = await Promise.all([a.port('JP').getItems(asins), b.port('JP').getItems(asins), c.port('JP').getItems(asins)]);
     expect(strip(rb)).toEqual(strip(ra));
     expect(strip(rc).items.map((i) => i.title)).not.toEqual(strip(ra).items.map((i) => i.title));
@@ -74,7 +87,8 @@ describe('synthetic catalogue', () => {
     const h = await startHarness();
     open.push(h);
     const counts = { found: 0, not_found: 0, not_accessible: 0 };
-    for (let i = 0; i < 20_000; i++) counts[h.sim.catalog.lookup('US', `B0${i.toString(36).toUpperCase().padStart(8, '0')}`, 0, 'x-20').kind]++;
+    for (let i = 0; i < 20_000; i++)
+      counts[h.sim.catalog.lookup('US', `B0${i.toString(36).toUpperCase().padStart(8, '0')}`, 0, 'x-20').kind]++;
     expect(counts.not_found / 20_000).toBeGreaterThan(0.04);
     expect(counts.not_found / 20_000).toBeLessThan(0.06);
     expect(counts.not_accessible / 20_000).toBeGreaterThan(0.006);

@@ -23,39 +23,63 @@ describe('shelfwatch simulator', () => {
       const tokenRes = await fetch(`${url}/auth/o2/token`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ grant_type: 'client_credentials', client_id: 'shelfwatch-simulator', client_secret: 'shelfwatch-simulator-secret', scope: 'creatorsapi::default' }),
+        body: JSON.stringify({
+          grant_type: 'client_credentials',
+          client_id: 'shelfwatch-simulator',
+          client_secret: 'shelfwatch-simulator-secret',
+          scope: 'creatorsapi::default',
+        }),
       });
       expect(tokenRes.status).toBe(200);
       const token = (await tokenRes.json()) as { access_token: string; expires_in: number; token_type: string };
       expect(token).toMatchObject({ token_type: 'bearer', expires_in: 3600 });
 
-      const call = (body: unknown, auth = `Bearer ${token.access_token}`) => fetch(`${url}/catalog/v1/getItems`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: auth, 'x-marketplace': 'www.amazon.co.jp' },
-        body: JSON.stringify(body),
+      const call = (body: unknown, auth = `Bearer ${token.access_token}`) =>
+        fetch(`${url}/catalog/v1/getItems`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: auth, 'x-marketplace': 'www.amazon.co.jp' },
+          body: JSON.stringify(body),
+        });
+      const ok = await call({
+        partnerTag: 'x-22',
+        itemIds: ['B000000001', 'B0INVALID!'],
+        resources: ['itemInfo.title', 'offersV2.listings.price'],
       });
-      const ok = await call({ partnerTag: 'x-22', itemIds: ['B000000001', 'B0INVALID!'], resources: ['itemInfo.title', 'offersV2.listings.price'] });
       expect(ok.status).toBe(200);
-      const data = (await ok.json()) as { itemsResult?: { items: { asin: string; itemInfo?: { title?: { displayValue: string } } }[] }; errors?: { code: string }[] };
+      const data = (await ok.json()) as {
+        itemsResult?: { items: { asin: string; itemInfo?: { title?: { displayValue: string } } }[] };
+        errors?: { code: string }[];
+      };
       expect(data.errors?.map((e) => e.code)).toEqual(['InvalidParameterValue']);
       expect(data.itemsResult?.items[0]?.asin).toBe('B000000001');
 
       const foreign = await call({ partnerTag: 'x-22', itemIds: ['B000000001'] }, 'Bearer Atza|forged.token');
       expect(foreign.status).toBe(401);
-      expect(await foreign.json()).toEqual({ type: 'UnauthorizedException', message: 'The access token is invalid.', reason: 'InvalidToken' });
+      expect(await foreign.json()).toEqual({
+        type: 'UnauthorizedException',
+        message: 'The access token is invalid.',
+        reason: 'InvalidToken',
+      });
 
       const pascal = await call({ PartnerTag: 'x-22', ItemIds: ['B000000001'], PartnerType: 'Associates' });
       expect(pascal.status).toBe(400);
       expect(await pascal.json()).toMatchObject({ type: 'ValidationException', reason: 'FieldValidationFailed' });
 
-      const faults = await fetch(`${url}/__faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"throttleBurst":1}' });
+      const faults = await fetch(`${url}/__faults`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"throttleBurst":1}',
+      });
       expect(await faults.json()).toMatchObject({ throttleBurst: 1 });
       const throttled = await call({ partnerTag: 'x-22', itemIds: ['B000000001'] });
       expect(throttled.status).toBe(429);
       expect(throttled.headers.get('retry-after')).toBe('1');
       expect(await throttled.json()).toMatchObject({ type: 'ThrottleException', message: expect.stringMatching(/throttling/) });
 
-      const stats = (await (await fetch(`${url}/__stats`)).json()) as { countries: { JP: { getItems: Record<string, number> } }; tokens: Record<string, number> };
+      const stats = (await (await fetch(`${url}/__stats`)).json()) as {
+        countries: { JP: { getItems: Record<string, number> } };
+        tokens: Record<string, number>;
+      };
       expect(stats.countries.JP.getItems).toEqual({ calls: 4, items: 1, throttled: 1, errors: 2 });
       expect(stats.tokens).toEqual({ issued: 1, refused: 0 });
 
@@ -80,7 +104,12 @@ describe('shelfwatch simulator', () => {
   });
 
   it('UPSTREAM=creators without a credential stops at start-up with a line naming it', async () => {
-    const res = await runCli(['simulator'], { UPSTREAM: 'creators', COUNTRIES: 'US', CREATORS_CREDENTIAL_ID_US: 'id', CREATORS_PARTNER_TAG_US: 'tag-20' });
+    const res = await runCli(['simulator'], {
+      UPSTREAM: 'creators',
+      COUNTRIES: 'US',
+      CREATORS_CREDENTIAL_ID_US: 'id',
+      CREATORS_PARTNER_TAG_US: 'tag-20',
+    });
     expect(res.code).toBe(78);
     expect(res.stderr.trim().split('\n')).toEqual([
       'shelfwatch: configuration error: CREATORS_CREDENTIAL_SECRET_US is required when UPSTREAM=creators: the Creators API Credential Secret for www.amazon.com (or set UPSTREAM=simulator, or leave US out of COUNTRIES)',

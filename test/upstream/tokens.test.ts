@@ -74,7 +74,10 @@ describe('access tokens', () => {
 
   it('a revoked credential (401 on every call) fails after one renewal', async () => {
     const h = await harness({ SIMULATOR_FAULTS: '{"invalidTokenRate":1}' });
-    const err = await h.port('US').getItems(['B000000001']).catch((e: unknown) => e);
+    const err = await h
+      .port('US')
+      .getItems(['B000000001'])
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamAuthError);
     expect(h.sim.stats().tokens.issued).toBe(2);
     expect(h.sim.stats().countries.US?.getItems?.calls).toBe(2);

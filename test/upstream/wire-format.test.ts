@@ -31,7 +31,8 @@ function answer(path: string, body: Record<string, unknown>): { status: number; 
   if (path === '/cognito/token') return { status: 200, json: { access_token: 'tok-cog', token_type: 'Bearer', expires_in: 3600 } };
   if (path === '/catalog/v1/getItems') {
     const ids = body.itemIds as string[];
-    if (ids.includes('B0THROTTLE')) return { status: 429, json: { type: 'ThrottleException', message: 'Request was denied due to request throttling.' } };
+    if (ids.includes('B0THROTTLE'))
+      return { status: 429, json: { type: 'ThrottleException', message: 'Request was denied due to request throttling.' } };
     if (ids.includes('B0THROTTL7')) return { status: 429, headers: { 'retry-after': '7' }, json: { message: 'slow down', quotaCode: 'q' } };
     return {
       status: 200,
@@ -40,11 +41,21 @@ function answer(path: string, body: Record<string, unknown>): { status: number; 
         itemsResult: {
           items: [
             { asin: E, detailPageURL: `https://www.amazon.com/dp/${E}`, offersV2: { listings: [] } },
-            { asin: C, offersV2: { listings: [{ price: usd(30) }, { price: usd(12.34), availability: { type: 'IN_STOCK_SCARCE' } }, { price: usd(18) }] } },
+            {
+              asin: C,
+              offersV2: {
+                listings: [{ price: usd(30) }, { price: usd(12.34), availability: { type: 'IN_STOCK_SCARCE' } }, { price: usd(18) }],
+              },
+            },
             {
               asin: A,
-              itemInfo: { title: { displayValue: 'Widget' }, externalIds: { eans: { displayValues: ['0012345678905'] }, upcs: { displayValues: ['012345678905'] } } },
-              offersV2: { listings: [{ price: usd(19.99) }, { price: usd(27.5), isBuyBoxWinner: true, availability: { type: 'IN_STOCK' } }] },
+              itemInfo: {
+                title: { displayValue: 'Widget' },
+                externalIds: { eans: { displayValues: ['0012345678905'] }, upcs: { displayValues: ['012345678905'] } },
+              },
+              offersV2: {
+                listings: [{ price: usd(19.99) }, { price: usd(27.5), isBuyBoxWinner: true, availability: { type: 'IN_STOCK' } }],
+              },
               browseNodeInfo: { websiteSalesRank: { salesRank: 42 }, browseNodes: [{ id: '77', displayName: 'Widgets' }] },
             },
           ],
@@ -59,10 +70,32 @@ function answer(path: string, body: Record<string, unknown>): { status: number; 
   if (path === '/catalog/v1/searchItems') {
     if (body.keywords === '0000000000000') return { status: 200, json: { searchResult: { items: [{ asin: 42 }] } } };
     if (body.keywords === '4006381333931') return { status: 200, json: { errors: [{ code: 'NoResults', message: 'No results.' }] } };
-    return { status: 200, json: { searchResult: { totalResultCount: 25, items: [{ asin: A }, { asin: C, itemInfo: { externalIds: { eans: { displayValues: ['4900000000003'] } } } }] } } };
+    return {
+      status: 200,
+      json: {
+        searchResult: {
+          totalResultCount: 25,
+          items: [{ asin: A }, { asin: C, itemInfo: { externalIds: { eans: { displayValues: ['4900000000003'] } } } }],
+        },
+      },
+    };
   }
   if (path === '/catalog/v1/getBrowseNodes') {
-    return { status: 200, json: { browseNodesResult: { browseNodes: [{ id: '123', displayName: 'Tools', ancestor: { id: '12', displayName: 'Home' }, children: [{ id: '1230', displayName: 'Saws' }] }] } } };
+    return {
+      status: 200,
+      json: {
+        browseNodesResult: {
+          browseNodes: [
+            {
+              id: '123',
+              displayName: 'Tools',
+              ancestor: { id: '12', displayName: 'Home' },
+              children: [{ id: '1230', displayName: 'Saws' }],
+            },
+          ],
+        },
+      },
+    };
   }
   return { status: 404, json: { message: 'no' } };
 }
@@ -136,21 +169,41 @@ describe('requests on the wire', () => {
     const token = seen.find((r) => r.path === '/lwa/token')!;
     expect(token.method).toBe('POST');
     expect(token.headers['content-type']).toMatch(/^application\/json/);
-    expect(JSON.parse(token.body)).toEqual({ grant_type: 'client_credentials', client_id: 'id-jp', client_secret: 'secret-jp', scope: 'creatorsapi::default' });
+    expect(JSON.parse(token.body)).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'id-jp',
+      client_secret: 'secret-jp',
+      scope: 'creatorsapi::default',
+    });
     const [call] = catalogCalls();
     expect(call!.path).toBe('/catalog/v1/getItems');
     checkCommon(call!, 'www.amazon.co.jp', 'Bearer Atza|tok-lwa');
     const body = json(call!);
     expect(body.partnerTag).toBe('tag-22');
     expect(body.itemIds).toEqual([A, B, C, D, E]);
-    expect(body.resources).toEqual(expect.arrayContaining(['itemInfo.title', 'itemInfo.externalIds', 'offersV2.listings.price', 'offersV2.listings.isBuyBoxWinner', 'offersV2.listings.availability']));
+    expect(body.resources).toEqual(
+      expect.arrayContaining([
+        'itemInfo.title',
+        'itemInfo.externalIds',
+        'offersV2.listings.price',
+        'offersV2.listings.isBuyBoxWinner',
+        'offersV2.listings.availability',
+      ]),
+    );
     expect(Object.keys(body).sort()).toEqual(['itemIds', 'partnerTag', 'resources']);
 
     // Matched by ASIN, not by position.
     expect(res.outcomes).toEqual({ [A]: 'found', [B]: 'not_found', [C]: 'found', [D]: 'not_accessible', [E]: 'found' });
     expect(res.items.map((i) => i.asin)).toEqual([A, C, E]);
     const [a, c, e] = res.items;
-    expect(a).toMatchObject({ title: 'Widget', price: { amount: 2750, currency: 'USD' }, availability: 'in_stock', salesRank: 42, eans: ['0012345678905'], browseNodes: [{ id: '77', name: 'Widgets' }] });
+    expect(a).toMatchObject({
+      title: 'Widget',
+      price: { amount: 2750, currency: 'USD' },
+      availability: 'in_stock',
+      salesRank: 42,
+      eans: ['0012345678905'],
+      browseNodes: [{ id: '77', name: 'Widgets' }],
+    });
     expect(c).toMatchObject({ price: { amount: 1234, currency: 'USD' }, availability: 'in_stock', title: null, eans: [] });
     expect(e).toMatchObject({ price: null, availability: 'out_of_stock', url: `https://www.amazon.com/dp/${E}` });
   });
@@ -159,7 +212,12 @@ describe('requests on the wire', () => {
     await us.getItems([A]);
     const token = seen.find((r) => r.path === '/cognito/token')!;
     expect(token.headers['content-type']).toMatch(/^application\/x-www-form-urlencoded/);
-    expect(Object.fromEntries(new URLSearchParams(token.body))).toEqual({ grant_type: 'client_credentials', client_id: 'id-us', client_secret: 'secret-us', scope: 'creatorsapi/default' });
+    expect(Object.fromEntries(new URLSearchParams(token.body))).toEqual({
+      grant_type: 'client_credentials',
+      client_id: 'id-us',
+      client_secret: 'secret-us',
+      scope: 'creatorsapi/default',
+    });
     checkCommon(catalogCalls()[0]!, 'www.amazon.com', 'Bearer tok-cog, Version 2.1');
   });
 
@@ -188,7 +246,11 @@ describe('requests on the wire', () => {
     const [node] = await jp.getBrowseNodes(['123']);
     const [call] = catalogCalls();
     expect(call!.path).toBe('/catalog/v1/getBrowseNodes');
-    expect(json(call!)).toEqual({ partnerTag: 'tag-22', browseNodeIds: ['123'], resources: ['browseNodes.ancestor', 'browseNodes.children'] });
+    expect(json(call!)).toEqual({
+      partnerTag: 'tag-22',
+      browseNodeIds: ['123'],
+      resources: ['browseNodes.ancestor', 'browseNodes.children'],
+    });
     expect(node).toEqual({ id: '123', name: 'Tools', isRoot: false, parentId: '12', children: [{ id: '1230', name: 'Saws' }] });
   });
 

@@ -19,7 +19,14 @@ let t: TestContext;
 const DAY = Date.parse('2026-11-20T00:00:00Z');
 
 beforeAll(async () => {
-  t = await createTestContext({ COUNTRIES: 'JP', QUOTA_RPS: '1', QUOTA_PER_DAY: '1440', ON_DEMAND_RESERVE: '0.05', SCHEDULER_COALESCE: '0', SCHEDULER_HORIZON_S: '1800' });
+  t = await createTestContext({
+    COUNTRIES: 'JP',
+    QUOTA_RPS: '1',
+    QUOTA_PER_DAY: '1440',
+    ON_DEMAND_RESERVE: '0.05',
+    SCHEDULER_COALESCE: '0',
+    SCHEDULER_HORIZON_S: '1800',
+  });
 });
 afterAll(async () => {
   await t?.close();
@@ -36,15 +43,27 @@ function simulated(perDay: number): { deps: JobContext; quota: QuotaGovernor; cl
   const clock = { now: DAY };
   const w = t.ctx.config.workers;
   const quota = new QuotaGovernor(t.ctx.redis, t.ctx.redisPrefix, {
-    quotas: { JP: { perSecond: 1, burst: 1, perDay } }, dayTimeZone: 'UTC', onDemandShare: w.onDemandShare, onDemandReserve: w.onDemandReserve,
-    usage: t.ctx.usage, clock: () => clock.now,
+    quotas: { JP: { perSecond: 1, burst: 1, perDay } },
+    dayTimeZone: 'UTC',
+    onDemandShare: w.onDemandShare,
+    onDemandReserve: w.onDemandReserve,
+    usage: t.ctx.usage,
+    clock: () => clock.now,
   });
-  const deps: JobContext = { ...t.ctx, quota, config: { ...t.ctx.config, workers: { ...w, quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay } } } } };
+  const deps: JobContext = {
+    ...t.ctx,
+    quota,
+    config: { ...t.ctx.config, workers: { ...w, quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay } } } },
+  };
   return { deps, quota, clock };
 }
 
 /** Runs the planner every `tickS` over the day; each planned batch takes a permit and is refreshed. Calls made by each hour's end. */
-async function runDay(perDay: number, tickS: number, country: Country = 'JP'): Promise<{ byHour: number[]; p1Late: number; p0Refreshed: number }> {
+async function runDay(
+  perDay: number,
+  tickS: number,
+  country: Country = 'JP',
+): Promise<{ byHour: number[]; p1Late: number; p0Refreshed: number }> {
   const { deps, quota, clock } = simulated(perDay);
   const products = productModel(t.ctx.mongo);
   const byHour: number[] = [];
@@ -64,9 +83,20 @@ async function runDay(perDay: number, tickS: number, country: Country = 'JP'): P
       // An hourly product refreshed more than two ticks after it came due was late.
       const rows = await products.find({ country, asin: mongoose.trusted({ $in: data.asins }) }).lean();
       for (const p of rows) if (p.priority === 1 && data.due < clock.now - 2 * tickS * 1_000 - 3_600_000) p1Late++;
-      await products.bulkWrite(rows.map((p) => ({
-        updateOne: { filter: { _id: p._id }, update: { $set: { next_refresh_at: new Date(clock.now + (p.priority === 1 ? 3_600_000 : 86_400_000)), last_attempt_at: now, plan_token: null } } },
-      })));
+      await products.bulkWrite(
+        rows.map((p) => ({
+          updateOne: {
+            filter: { _id: p._id },
+            update: {
+              $set: {
+                next_refresh_at: new Date(clock.now + (p.priority === 1 ? 3_600_000 : 86_400_000)),
+                last_attempt_at: now,
+                plan_token: null,
+              },
+            },
+          },
+        })),
+      );
     }
     await t.ctx.jobs.queue(country).obliterate({ force: true });
     clock.now = tick;
@@ -109,7 +139,7 @@ describe('a simulated day with demand above the daily cap', () => {
   });
 });
 
-describe('the planner against the day\'s count', () => {
+describe("the planner against the day's count", () => {
   it('plans nothing once scheduled work has spent its part of the day, and starts again the next day', async () => {
     await watched(10, 100);
     const { deps, quota, clock } = simulated(20);
@@ -135,7 +165,7 @@ describe('the planner against the day\'s count', () => {
     quota.close();
   });
 
-  it('the day\'s count survives a Redis flush: the governor starts again from the MongoDB copy', async () => {
+  it("the day's count survives a Redis flush: the governor starts again from the MongoDB copy", async () => {
     await watched(0, 100);
     const { deps, quota, clock } = simulated(1_000);
     clock.now = DAY + 12 * 3_600_000;

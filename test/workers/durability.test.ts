@@ -24,7 +24,16 @@ const products = () => productModel(p.ctx.mongo);
 describe('durability', () => {
   it('Redis flushed after planning: the products come due again when their lease ends and are all refreshed', async () => {
     const list = asins('B0FLUSH', 30);
-    await products().insertMany(list.map((asin) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+    await products().insertMany(
+      list.map((asin) => ({
+        country: 'JP',
+        asin,
+        priority: 1,
+        next_refresh_at: new Date(Date.now() - 1_000),
+        created_at: new Date(),
+        status: 'pending',
+      })),
+    );
     const queue = p.ctx.jobs.queue('JP');
     // No worker runs while the jobs are lost, as when Redis goes down between plan and work.
     await p.workers.close();
@@ -69,8 +78,14 @@ describe('durability', () => {
     const ean = '4901234567894';
     // As left by a run with COUNTRIES=JP,US: JP answered, US never will (this pipeline has JP only).
     const imp = await eanImportModel(p.ctx.mongo).create({
-      user_id: new mongoose.Types.ObjectId(u.id), ean, status: 'resolving', pending_key: `${u.id}:${ean}`,
-      countries: [{ country: 'JP', status: 'done', asins: ['B0DROPPED1'], error: null }, { country: 'US', status: 'queued', asins: [], error: null }],
+      user_id: new mongoose.Types.ObjectId(u.id),
+      ean,
+      status: 'resolving',
+      pending_key: `${u.id}:${ean}`,
+      countries: [
+        { country: 'JP', status: 'done', asins: ['B0DROPPED1'], error: null },
+        { country: 'US', status: 'queued', asins: [], error: null },
+      ],
     });
     expect(await requeueStalledImports(p.planner, new Date(Date.now() + 10 * 60_000 + 1_000))).toBe(0);
     const after = await eanImportModel(p.ctx.mongo).findById(imp._id).lean();
@@ -90,7 +105,14 @@ describe('durability', () => {
     const u = await p.user('flushed-update@example.com');
     const now = Date.now();
     await products().insertMany([
-      { country: 'JP', asin: 'B0FORCED01', priority: 0, next_refresh_at: new Date(now + 20 * 3_600_000), created_at: new Date(now), status: 'ok' },
+      {
+        country: 'JP',
+        asin: 'B0FORCED01',
+        priority: 0,
+        next_refresh_at: new Date(now + 20 * 3_600_000),
+        created_at: new Date(now),
+        status: 'ok',
+      },
       { country: 'JP', asin: 'B0FORCED02', priority: 1, next_refresh_at: new Date(now - 60_000), created_at: new Date(now), status: 'ok' },
     ]);
     // No worker runs: the request gives up waiting (202) and the job sits in Redis, then is lost.
@@ -99,7 +121,13 @@ describe('durability', () => {
     const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
     await p.ctx.redis.del(...keys);
 
-    const byAsin = new Map((await products().find({ asin: mongoose.trusted({ $regex: '^B0FORCED' }) }).lean()).map((d) => [d.asin, d]));
+    const byAsin = new Map(
+      (
+        await products()
+          .find({ asin: mongoose.trusted({ $regex: '^B0FORCED' }) })
+          .lean()
+      ).map((d) => [d.asin, d]),
+    );
     // Both claimed by the update until the lease's end: the one due later pulled forward, the one
     // already due held back (the planner must not call for it while the update may still run). An
     // ASIN nobody watches is not created by the request.
@@ -128,15 +156,18 @@ describe('durability', () => {
     await p.workers.close();
     const dbName = p.ctx.mongo.name;
     const uri = mongoUriFor(dbName);
-    const child = spawnCli(['worker'], testEnv({
-      MONGODB_URI: uri,
-      REDIS_PREFIX: p.ctx.redisPrefix,
-      COUNTRIES: 'JP',
-      SIMULATOR_URL: p.sim.url,
-      QUOTA_RPS: '50',
-      WORKER_SHUTDOWN_MS: '10s',
-      SHUTDOWN_TIMEOUT_MS: '15000',
-    }));
+    const child = spawnCli(
+      ['worker'],
+      testEnv({
+        MONGODB_URI: uri,
+        REDIS_PREFIX: p.ctx.redisPrefix,
+        COUNTRIES: 'JP',
+        SIMULATOR_URL: p.sim.url,
+        QUOTA_RPS: '50',
+        WORKER_SHUTDOWN_MS: '10s',
+        SHUTDOWN_TIMEOUT_MS: '15000',
+      }),
+    );
     const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
     try {
       await waitForLog(child, (l) => l.msg === 'workers started');
@@ -148,7 +179,9 @@ describe('durability', () => {
       child.kill('SIGTERM');
       expect(await completed).toBe(jobId);
       expect(await exitOf(child)).toEqual({ code: 0, signal: null });
-      const docs = await products().find({ asin: mongoose.trusted({ $in: list }) }).lean();
+      const docs = await products()
+        .find({ asin: mongoose.trusted({ $in: list }) })
+        .lean();
       expect(docs).toHaveLength(10);
       expect(docs.every((d) => d.last_attempt_at !== null)).toBe(true);
       expect(p.sim.stats().countries.JP!.getItems!.items).toBeGreaterThanOrEqual(10);

@@ -53,10 +53,14 @@ describe('EAN import end to end', () => {
     const imp = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
     expect(imp.body.data.status).toBe('done');
     expect(imp.body.data.countries.find((c: { country: string }) => c.country === 'JP').asins.sort()).toEqual([...expected].sort());
-    const entries = await watchModel(p.ctx.mongo).find({ user_id: new mongoose.Types.ObjectId(u.id), kind: 'asin' }).lean();
+    const entries = await watchModel(p.ctx.mongo)
+      .find({ user_id: new mongoose.Types.ObjectId(u.id), kind: 'asin' })
+      .lean();
     expect(entries.map((e) => e.key)).toEqual(expect.arrayContaining(expected));
     expect(entries.every((e) => e.priority === 0 && e.source === 'ean')).toBe(true);
-    const products = await productModel(p.ctx.mongo).find({ country: 'JP', asin: mongoose.trusted({ $in: expected }) }).lean();
+    const products = await productModel(p.ctx.mongo)
+      .find({ country: 'JP', asin: mongoose.trusted({ $in: expected }) })
+      .lean();
     expect(products).toHaveLength(2);
     for (const d of products) {
       expect(d.ean).toContain(ean);
@@ -83,7 +87,11 @@ describe('EAN import end to end', () => {
       const onActive = (job: Job): void => {
         if (job.name !== 'ean.resolve' || (job.data as { page: number }).page !== 2) return;
         worker.off('active', onActive);
-        resolve(eanImportModel(p.ctx.mongo).findById((job.data as { importId: string }).importId).lean());
+        resolve(
+          eanImportModel(p.ctx.mongo)
+            .findById((job.data as { importId: string }).importId)
+            .lean(),
+        );
       };
       worker.on('active', onActive);
     });
@@ -97,19 +105,30 @@ describe('EAN import end to end', () => {
     expect(midJp.asins.length).toBeGreaterThanOrEqual(10);
 
     // Three jobs, pages 1 to 3, each one search call, and each taken by the limiter in its turn.
-    expect(jpJobs.map((j) => [j.name, j.data.page])).toEqual([['ean.resolve', 1], ['ean.resolve', 2], ['ean.resolve', 3]]);
+    expect(jpJobs.map((j) => [j.name, j.data.page])).toEqual([
+      ['ean.resolve', 1],
+      ['ean.resolve', 2],
+      ['ean.resolve', 3],
+    ]);
     for (let i = 1; i < jpJobs.length; i++) expect(jpJobs[i]!.processedOn!).toBeGreaterThanOrEqual(jpJobs[i - 1]!.processedOn! + 15);
     const imp = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
     expect(imp.body.data.status).toBe('done');
     expect(imp.body.data.countries.find((c: { country: string }) => c.country === 'JP').asins.sort()).toEqual([...own].sort());
-    const watched = await watchModel(p.ctx.mongo).countDocuments({ user_id: new mongoose.Types.ObjectId(u.id), kind: 'asin', key: mongoose.trusted({ $in: own }) });
+    const watched = await watchModel(p.ctx.mongo).countDocuments({
+      user_id: new mongoose.Types.ObjectId(u.id),
+      kind: 'asin',
+      key: mongoose.trusted({ $in: own }),
+    });
     expect(watched).toBe(own.length);
   });
 
   it('a page job that comes again after its progress was recorded spends no call and queues the page after it', async () => {
     const u = await p.user('ean-again@example.com');
     const ean = eanWhere((own, code) => own.length > 20 && searchPages('JP', code) === 3);
-    const done = Promise.all([completions(p.workers.workers.get('JP')!, 3), completions(p.workers.workers.get('US')!, searchPages('US', ean))]);
+    const done = Promise.all([
+      completions(p.workers.workers.get('JP')!, 3),
+      completions(p.workers.workers.get('US')!, searchPages('US', ean)),
+    ]);
     const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     await done;
     const importId = res.body.data.id as string;
@@ -125,7 +144,11 @@ describe('EAN import end to end', () => {
     for (const page of [2, 3]) await p.ctx.jobs.queue('JP').remove(`ean-${importId}-JP-p${page}`);
     await p.ctx.jobs.add('ean.resolve', { country: 'JP', importId, userId: u.id, ean, page: 1 }, { jobId: `ean-${importId}-JP-retry` });
     const jobs = await again;
-    expect(jobs.map((j) => [j.data.page, j.returnvalue.last])).toEqual([[1, false], [2, false], [3, true]]);
+    expect(jobs.map((j) => [j.data.page, j.returnvalue.last])).toEqual([
+      [1, false],
+      [2, false],
+      [3, true],
+    ]);
     // Pages 2 and 3 were read again; page 1 was not.
     expect((p.sim.stats().countries.JP?.searchItems?.calls ?? 0) - calls0).toBe(2);
     expect((await eanImportModel(p.ctx.mongo).findById(importId).lean())?.status).toBe('done');
@@ -151,7 +174,10 @@ describe('browse crawl', () => {
     const pagesOf = (n: number): number => Math.min(10, Math.max(1, Math.ceil(n / 10)));
     const usListed = new Set(p.sim.catalog.browse('US', '2127209051')).size;
     // One job per page, each through the queue's limiter.
-    const done = Promise.all([completions(p.workers.workers.get('JP')!, pagesOf(listed.length)), completions(p.workers.workers.get('US')!, pagesOf(usListed))]);
+    const done = Promise.all([
+      completions(p.workers.workers.get('JP')!, pagesOf(listed.length)),
+      completions(p.workers.workers.get('US')!, pagesOf(usListed)),
+    ]);
     expect(await planCrawls(p.planner)).toBe(2);
     // A second planning pass on the same day adds nothing new (the job ids are per node and day).
     await planCrawls(p.planner);
@@ -162,7 +188,9 @@ describe('browse crawl', () => {
     const entry = await watchModel(p.ctx.mongo).findOne({ kind: 'browse', key: '2127209051' }).lean();
     expect(entry?.last_crawl_at).not.toBeNull();
     expect([listed.length, usListed]).toContain(entry?.last_crawl_count);
-    const crawled = await productModel(p.ctx.mongo).find({ country: 'JP', asin: mongoose.trusted({ $in: listed }) }).lean();
+    const crawled = await productModel(p.ctx.mongo)
+      .find({ country: 'JP', asin: mongoose.trusted({ $in: listed }) })
+      .lean();
     expect(crawled.length).toBe(listed.length);
     expect(crawled.every((d) => d.priority === 0 && d.status === 'ok')).toBe(true);
   });
@@ -174,9 +202,15 @@ describe('GET|POST /api/world/update', () => {
     const res = await p.http.get('/api/world/update?asin=B0UPD00001,b0upd00002&country=US').set(u.headers);
     expect(res.status).toBe(200);
     // Every asked ASIN has a record, found or not (a not-found one says so in refresh.status).
-    expect(res.body.data.map((r: { asin: string; country: string }) => `${r.country}:${r.asin}`)).toEqual(['US:B0UPD00001', 'US:B0UPD00002']);
+    expect(res.body.data.map((r: { asin: string; country: string }) => `${r.country}:${r.asin}`)).toEqual([
+      'US:B0UPD00001',
+      'US:B0UPD00002',
+    ]);
     for (const r of res.body.data) expect(r.refresh.last_attempt_at).not.toBeNull();
-    const post = await p.http.post('/api/world/update').set(u.headers).send({ asin: ['B0UPD00003'] });
+    const post = await p.http
+      .post('/api/world/update')
+      .set(u.headers)
+      .send({ asin: ['B0UPD00003'] });
     expect(post.status).toBe(200);
     expect(post.body.data[0]).toMatchObject({ asin: 'B0UPD00003', country: 'JP' });
   });
@@ -242,7 +276,12 @@ async function startShortWaitApp() {
   const { Resources } = await import('../../src/lifecycle/resources.js');
   const supertest = (await import('supertest')).default;
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
-  const base = loadConfig({ ...env, MONGODB_URI: 'mongodb://unused/', APP_KEY: 'base64:' + Buffer.alloc(32).toString('base64'), UPDATE_WAIT: '300ms' });
+  const base = loadConfig({
+    ...env,
+    MONGODB_URI: 'mongodb://unused/',
+    APP_KEY: 'base64:' + Buffer.alloc(32).toString('base64'),
+    UPDATE_WAIT: '300ms',
+  });
   const resources = new Resources(p.ctx.logger);
   const ctx = { ...p.ctx, resources, config: { ...p.ctx.config, workers: base.workers } };
   return { http: supertest(buildApp(ctx, areaRoutes)), close: () => resources.close() };

@@ -12,7 +12,6 @@ afterAll(async () => {
   await p?.close();
 });
 
-
 describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => {
   it('a watched ASIN appears in /api/world after the worker ran; batches hold at most 10', async () => {
     const u = await p.user('pipe@example.com');
@@ -25,7 +24,9 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
     const jobs = await done;
     for (const job of jobs) expect((job.data as { asins: string[] }).asins.length).toBeLessThanOrEqual(10);
 
-    const docs = await productModel(p.ctx.mongo).find({ asin: mongoose.trusted({ $in: asins }) }).lean();
+    const docs = await productModel(p.ctx.mongo)
+      .find({ asin: mongoose.trusted({ $in: asins }) })
+      .lean();
     expect(docs).toHaveLength(23);
     const expected = new Map(asins.map((a) => [a, p.sim.catalog.lookup('JP', a, Date.now(), 'x').kind]));
     for (const d of docs) {
@@ -50,12 +51,32 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
     const now = Date.now();
     // 30 of each priority, the priority-0 ones overdue for longer.
     await products.insertMany([
-      ...asinList('B0LOWP', 30).map((asin, i) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(now - 3_600_000 - i), created_at: new Date(), status: 'ok' })),
-      ...asinList('B0HIGH', 30).map((asin, i) => ({ country: 'JP', asin, priority: 1, next_refresh_at: new Date(now - 1_000 - i), created_at: new Date(), status: 'ok' })),
+      ...asinList('B0LOWP', 30).map((asin, i) => ({
+        country: 'JP',
+        asin,
+        priority: 0,
+        next_refresh_at: new Date(now - 3_600_000 - i),
+        created_at: new Date(),
+        status: 'ok',
+      })),
+      ...asinList('B0HIGH', 30).map((asin, i) => ({
+        country: 'JP',
+        asin,
+        priority: 1,
+        next_refresh_at: new Date(now - 1_000 - i),
+        created_at: new Date(),
+        status: 'ok',
+      })),
     ]);
     // Budget: 4 calls (QUOTA 50/s × 45 s is far more, so cap it through a tiny horizon).
     const firstFour = completions(p.workers.workers.get('JP')!, 4);
-    const plan = await planCountry(withWorkers(p.planner, (w) => ({ quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay: 1e9 } }, scheduler: { ...w.scheduler, horizonS: 4 } })), 'JP');
+    const plan = await planCountry(
+      withWorkers(p.planner, (w) => ({
+        quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay: 1e9 } },
+        scheduler: { ...w.scheduler, horizonS: 4 },
+      })),
+      'JP',
+    );
     expect(plan.budget).toBe(4);
     expect(plan.enqueued).toEqual({ batches: 4, p1: 30, p0: 10 });
     await firstFour;
@@ -69,7 +90,16 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
 
   it('two schedulers planning at once enqueue every due product exactly once', async () => {
     const products = productModel(p.ctx.mongo);
-    await products.insertMany(asinList('B0TWIN', 40).map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(Date.now() - 5_000), created_at: new Date(), status: 'pending' })));
+    await products.insertMany(
+      asinList('B0TWIN', 40).map((asin) => ({
+        country: 'JP',
+        asin,
+        priority: 0,
+        next_refresh_at: new Date(Date.now() - 5_000),
+        created_at: new Date(),
+        status: 'pending',
+      })),
+    );
     const done = completions(p.workers.workers.get('JP')!, 4);
     const [a, b] = await Promise.all([planCountry(p.planner, 'JP'), planCountry(p.planner, 'JP')]);
     const jobs = await done;

@@ -31,7 +31,9 @@ const stats = () => p.sim.stats().countries.JP?.getItems ?? { calls: 0, items: 0
 async function seed(prefix: string, n: number, priority: 0 | 1 = 0): Promise<string[]> {
   const list = asins(prefix, n);
   const due = new Date(Date.now() - 60_000);
-  await productModel(p.ctx.mongo).insertMany(list.map((asin) => ({ country: 'JP', asin, priority, next_refresh_at: due, created_at: due, status: 'ok' })));
+  await productModel(p.ctx.mongo).insertMany(
+    list.map((asin) => ({ country: 'JP', asin, priority, next_refresh_at: due, created_at: due, status: 'ok' })),
+  );
   return list;
 }
 
@@ -42,7 +44,10 @@ describe('pace and order', () => {
     const throttled0 = stats().throttled;
     // 30 batches at 5 calls a second: six seconds of backlog.
     const all = completions(worker, 30);
-    const plan = await planCountry(withWorkers(p.planner, (w) => ({ scheduler: { ...w.scheduler, horizonS: 6 } })), 'JP');
+    const plan = await planCountry(
+      withWorkers(p.planner, (w) => ({ scheduler: { ...w.scheduler, horizonS: 6 } })),
+      'JP',
+    );
     expect(plan.enqueued.batches).toBe(30);
     await completions(worker, 2);
     const u = await p.user('ahead@example.com');
@@ -61,7 +66,10 @@ describe('pace and order', () => {
     // As the planner leaves them: claimed with its token until the lease ends (the batch's job is
     // added below, after the forced update, as if it had waited in the queue meanwhile).
     const claim = 'plan-claim-test';
-    await productModel(p.ctx.mongo).updateMany({ asin: mongoose.trusted({ $in: list }) }, { $set: { plan_token: claim, next_refresh_at: new Date(Date.now() + 600_000) } });
+    await productModel(p.ctx.mongo).updateMany(
+      { asin: mongoose.trusted({ $in: list }) },
+      { $set: { plan_token: claim, next_refresh_at: new Date(Date.now() + 600_000) } },
+    );
     const u = await p.user('claim@example.com');
     const calls0 = stats().calls;
     const res = await p.http.get(`/api/world/update?asin=${list[0]},${list[1]}`).set(u.headers);
@@ -81,8 +89,16 @@ describe('pace and order', () => {
     const updates = p.ctx.jobs.queue('JP', 'update');
     await updates.pause();
     try {
-      const a = await p.ctx.jobs.add('world.update', { country: 'JP', asins: ['B0DUPE0001', 'B0DUPE0002'] }, { deduplication: { id: 'update-JP-B0DUPE0001,B0DUPE0002' } });
-      const b = await p.ctx.jobs.add('world.update', { country: 'JP', asins: ['B0DUPE0001', 'B0DUPE0002'] }, { deduplication: { id: 'update-JP-B0DUPE0001,B0DUPE0002' } });
+      const a = await p.ctx.jobs.add(
+        'world.update',
+        { country: 'JP', asins: ['B0DUPE0001', 'B0DUPE0002'] },
+        { deduplication: { id: 'update-JP-B0DUPE0001,B0DUPE0002' } },
+      );
+      const b = await p.ctx.jobs.add(
+        'world.update',
+        { country: 'JP', asins: ['B0DUPE0001', 'B0DUPE0002'] },
+        { deduplication: { id: 'update-JP-B0DUPE0001,B0DUPE0002' } },
+      );
       expect(b).toBe(a);
       expect(await updates.getJobCountByTypes('prioritized', 'wait')).toBe(1);
     } finally {
@@ -98,7 +114,12 @@ describe('batches stay full', () => {
     const products = productModel(p.ctx.mongo);
     const list = asins('B0BRST', 25);
     const t0 = Date.now();
-    const add = (from: number, to: number, at: number) => products.insertMany(list.slice(from, to).map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(at), created_at: new Date(at), status: 'ok' })));
+    const add = (from: number, to: number, at: number) =>
+      products.insertMany(
+        list
+          .slice(from, to)
+          .map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(at), created_at: new Date(at), status: 'ok' })),
+      );
     // The nudges of the first watches: 5 products due, a part-filled batch: held back.
     await add(0, 5, t0);
     const first = await planCountry(planner, 'JP', new Date(t0 + 250));
@@ -117,7 +138,7 @@ describe('batches stay full', () => {
   });
 });
 
-describe('the day\'s cap, for every kind of work', () => {
+describe("the day's cap, for every kind of work", () => {
   it('an upstream 429 for the day marks the day spent: forced updates 429, refreshes go back to MongoDB, EAN pages and crawls wait and say so', async () => {
     const worker = p.workers.workers.get('JP')!;
     const u = await p.user('dayspent@example.com');
@@ -136,14 +157,19 @@ describe('the day\'s cap, for every kind of work', () => {
     const list = await seed('B0SPNT', 10);
     const claim = 'test-claim';
     const dueAt = Date.now() - 60_000;
-    await productModel(p.ctx.mongo).updateMany({ asin: mongoose.trusted({ $in: list }) }, { $set: { plan_token: claim, next_refresh_at: new Date(Date.now() + 600_000) } });
+    await productModel(p.ctx.mongo).updateMany(
+      { asin: mongoose.trusted({ $in: list }) },
+      { $set: { plan_token: claim, next_refresh_at: new Date(Date.now() + 600_000) } },
+    );
     const calls0 = stats().calls;
     const done = completions(worker, 1);
     await p.ctx.jobs.add('refresh.p0', { country: 'JP', asins: list, due: dueAt, claim });
     const [job] = await done;
     expect(job!.returnvalue).toMatchObject({ deferred: true });
     expect(stats().calls).toBe(calls0);
-    const back = await productModel(p.ctx.mongo).find({ asin: mongoose.trusted({ $in: list }) }).lean();
+    const back = await productModel(p.ctx.mongo)
+      .find({ asin: mongoose.trusted({ $in: list }) })
+      .lean();
     for (const prod of back) {
       expect(prod.plan_token).toBeNull();
       expect(prod.next_refresh_at!.getTime()).toBe(dueAt);
@@ -153,7 +179,9 @@ describe('the day\'s cap, for every kind of work', () => {
     const imp = await p.http.post('/api/watch/ean').set(u.headers).send({ ean: '4901234567894' });
     expect(imp.status).toBe(202);
     const waiting = await until('the import says it waits for the quota', async () => {
-      const doc = await eanImportModel(p.ctx.mongo).findById(new Types.ObjectId(imp.body.data.id as string)).lean();
+      const doc = await eanImportModel(p.ctx.mongo)
+        .findById(new Types.ObjectId(imp.body.data.id as string))
+        .lean();
       return doc?.countries.find((c) => c.country === 'JP')?.waiting_until ?? undefined;
     });
     expect(waiting.getTime()).toBe(day.end);
@@ -165,8 +193,10 @@ describe('the day\'s cap, for every kind of work', () => {
     // A crawl page waits too.
     await p.http.post('/api/watch/browse').set(u.headers).send({ browse: '2127209051' });
     await p.ctx.jobs.add('browse.crawl', { country: 'JP', nodeId: '2127209051', crawlId: 'crawl-test' }, { jobId: 'crawl-test-p1' });
-    await until('the crawl says it waits for the quota', async () =>
-      (await watchModel(p.ctx.mongo).findOne({ kind: 'browse', key: '2127209051' }).lean())?.crawl_waiting_until ?? undefined);
+    await until(
+      'the crawl says it waits for the quota',
+      async () => (await watchModel(p.ctx.mongo).findOne({ kind: 'browse', key: '2127209051' }).lean())?.crawl_waiting_until ?? undefined,
+    );
     expect(stats().calls).toBe(calls0);
   });
 });

@@ -13,9 +13,17 @@ afterAll(async () => {
   await p?.close();
 });
 
-
 async function due(prefix: string, n: number): Promise<void> {
-  await productModel(p.ctx.mongo).insertMany(asins(prefix, n).map((asin) => ({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(Date.now() - 1_000), created_at: new Date(), status: 'pending' })));
+  await productModel(p.ctx.mongo).insertMany(
+    asins(prefix, n).map((asin) => ({
+      country: 'JP',
+      asin,
+      priority: 0,
+      next_refresh_at: new Date(Date.now() - 1_000),
+      created_at: new Date(),
+      status: 'pending',
+    })),
+  );
 }
 
 describe('quota and throttling', () => {

@@ -9,6 +9,22 @@ import { keyGenerateCommand, openapiCommand, syncIndexesCommand, versionCommand 
 
 /** Every command of the program, by name. Roles and admin commands of later issues join here. */
 export const COMMANDS: ReadonlyMap<string, Command> = new Map(
-  [allCommand, apiCommand, workerCommand, schedulerCommand, simulatorCommand, usersCreateCommand, usersTokenCommand, postsCreateCommand, seedCommand, queuesStatusCommand, queuesResumeCommand, watchSyncCommand, keyGenerateCommand, syncIndexesCommand, openapiCommand, versionCommand]
-    .map((c) => [c.name, c]),
+  [
+    allCommand,
+    apiCommand,
+    workerCommand,
+    schedulerCommand,
+    simulatorCommand,
+    usersCreateCommand,
+    usersTokenCommand,
+    postsCreateCommand,
+    seedCommand,
+    queuesStatusCommand,
+    queuesResumeCommand,
+    watchSyncCommand,
+    keyGenerateCommand,
+    syncIndexesCommand,
+    openapiCommand,
+    versionCommand,
+  ].map((c) => [c.name, c]),
 );

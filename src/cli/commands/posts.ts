@@ -6,7 +6,6 @@ import { withAdminContext } from '../runtime.js';
 import { describeZod, readMessageFile, str } from '../flags.js';
 import type { Command, FlagValues } from './types.js';
 
-
 export const postsCreateCommand: Command = {
   name: 'posts:create',
   options: {

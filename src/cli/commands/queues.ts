@@ -19,38 +19,45 @@ export const queuesStatusCommand: Command = {
   async run(_flags, env) {
     return withAdminContext(env, async (ctx) => {
       const now = new Date();
-      const countries = await Promise.all(ctx.config.countries.map(async (country) => {
-        const [queues, due, day] = await Promise.all([
-          Promise.all(QUEUE_KINDS.map(async (kind) => {
-            const queue = ctx.jobs.queue(country, kind);
-            const [paused, jobs] = await Promise.all([queue.isPaused(), queue.getJobCounts(...JOB_STATES)]);
-            return [kind, { name: queue.name, paused, jobs }] as const;
-          })),
-          countDue(ctx.mongo, country, now),
-          ctx.quota.day(country, now.getTime()),
-        ]);
-        const quota = ctx.config.workers.quota[country];
-        const byKind = Object.fromEntries(queues);
-        return [country, {
-          paused: byKind.work!.paused,
-          jobs: byKind.work!.jobs,
-          updates: byKind.update!.jobs,
-          due,
-          quota: {
-            perSecond: quota.perSecond,
-            burst: quota.burst,
-            perDay: quota.perDay,
-            day: day.day.key,
-            usedToday: day.used,
-            permitsToday: day.used,
-            callsLeftToday: Math.max(0, day.limit - day.used),
-            onDemandUsedToday: day.onDemandUsed,
-            onDemandShareUsed: day.onDemandLimit > 0 ? day.onDemandUsed / day.onDemandLimit : 0,
-            meanPermitWaitMs: Math.round(day.meanWaitMs),
-            spent: day.spent,
-          },
-        }] as const;
-      }));
+      const countries = await Promise.all(
+        ctx.config.countries.map(async (country) => {
+          const [queues, due, day] = await Promise.all([
+            Promise.all(
+              QUEUE_KINDS.map(async (kind) => {
+                const queue = ctx.jobs.queue(country, kind);
+                const [paused, jobs] = await Promise.all([queue.isPaused(), queue.getJobCounts(...JOB_STATES)]);
+                return [kind, { name: queue.name, paused, jobs }] as const;
+              }),
+            ),
+            countDue(ctx.mongo, country, now),
+            ctx.quota.day(country, now.getTime()),
+          ]);
+          const quota = ctx.config.workers.quota[country];
+          const byKind = Object.fromEntries(queues);
+          return [
+            country,
+            {
+              paused: byKind.work!.paused,
+              jobs: byKind.work!.jobs,
+              updates: byKind.update!.jobs,
+              due,
+              quota: {
+                perSecond: quota.perSecond,
+                burst: quota.burst,
+                perDay: quota.perDay,
+                day: day.day.key,
+                usedToday: day.used,
+                permitsToday: day.used,
+                callsLeftToday: Math.max(0, day.limit - day.used),
+                onDemandUsedToday: day.onDemandUsed,
+                onDemandShareUsed: day.onDemandLimit > 0 ? day.onDemandUsed / day.onDemandLimit : 0,
+                meanPermitWaitMs: Math.round(day.meanWaitMs),
+                spent: day.spent,
+              },
+            },
+          ] as const;
+        }),
+      );
       process.stdout.write(JSON.stringify({ countries: Object.fromEntries(countries) }) + '\n');
       return 0;
     });
@@ -67,7 +74,8 @@ export const queuesResumeCommand: Command = {
   required: ['country'],
   async run(flags, env) {
     const country = String(flags.country).toUpperCase();
-    if (!(COUNTRY_CODES as readonly string[]).includes(country)) throw new UsageError(`--country must be one of ${COUNTRY_CODES.join(', ')}`);
+    if (!(COUNTRY_CODES as readonly string[]).includes(country))
+      throw new UsageError(`--country must be one of ${COUNTRY_CODES.join(', ')}`);
     return withAdminContext(env, async (ctx) => {
       const queues = QUEUE_KINDS.map((kind) => ctx.jobs.queue(country as Country, kind));
       const wasPaused = (await Promise.all(queues.map((q) => q.isPaused()))).some(Boolean);

@@ -5,8 +5,6 @@ import { withAdminContext } from '../runtime.js';
 import { describeZod, readMessageFile, str } from '../flags.js';
 import type { Command } from './types.js';
 
-
-
 export const usersCreateCommand: Command = {
   name: 'users:create',
   options: {
@@ -22,7 +20,11 @@ export const usersCreateCommand: Command = {
   required: ['name', 'email'],
   async run(flags, env) {
     const message = await readMessageFile(flags);
-    const tags = str(flags, 'tags')?.split(',').map((t) => t.trim()).filter(Boolean) ?? [];
+    const tags =
+      str(flags, 'tags')
+        ?.split(',')
+        .map((t) => t.trim())
+        .filter(Boolean) ?? [];
     return withAdminContext(env, async (ctx) => {
       try {
         const { user, token } = await ctx.users.create({

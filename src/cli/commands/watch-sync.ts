@@ -24,10 +24,9 @@ export const watchSyncCommand: Command = {
         chunk = [];
       };
       // A cursor over the distinct ASINs, so a large watchlist is never held in memory at once.
-      const cursor = watchModel(ctx.mongo).aggregate<{ _id: string }>([
-        { $match: { kind: 'asin' } },
-        { $group: { _id: '$key' } },
-      ]).cursor({ batchSize: CHUNK });
+      const cursor = watchModel(ctx.mongo)
+        .aggregate<{ _id: string }>([{ $match: { kind: 'asin' } }, { $group: { _id: '$key' } }])
+        .cursor({ batchSize: CHUNK });
       for await (const row of cursor) {
         chunk.push(row._id);
         if (chunk.length >= CHUNK) await flush();

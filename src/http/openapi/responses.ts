@@ -24,7 +24,10 @@ const ERRORS = {
   400: { id: 'BadRequest', ...json('The request could not be read (malformed JSON, a broken path).', errorBodySchema) },
   401: { id: 'Unauthenticated', ...json('No API token, or an unknown or over-long one.', errorBodySchema) },
   404: { id: 'NotFound', ...json('No such resource.', errorBodySchema) },
-  405: { id: 'MethodNotAllowed', ...json('The path exists, the method does not; `Allow` lists those that do.', errorBodySchema, z.object({ Allow: z.string() })) },
+  405: {
+    id: 'MethodNotAllowed',
+    ...json('The path exists, the method does not; `Allow` lists those that do.', errorBodySchema, z.object({ Allow: z.string() })),
+  },
   413: { id: 'TooLarge', ...json('The body is over BODY_LIMIT or has too many parameters.', errorBodySchema) },
   415: { id: 'UnsupportedEncoding', ...json("The body's encoding or charset is not supported.", errorBodySchema) },
   422: { id: 'Invalid', ...json('The input failed validation; `errors` names each field.', validationErrorBodySchema) },
@@ -40,7 +43,14 @@ const ERRORS = {
     ),
   },
   502: { id: 'UpstreamFailed', ...json('The upstream could not refresh the products.', errorBodySchema) },
-  503: { id: 'Unavailable', ...json('MongoDB or Redis is away, or the service is shutting down; try again later.', errorBodySchema, z.object({ 'Retry-After': retryAfter })) },
+  503: {
+    id: 'Unavailable',
+    ...json(
+      'MongoDB or Redis is away, or the service is shutting down; try again later.',
+      errorBodySchema,
+      z.object({ 'Retry-After': retryAfter }),
+    ),
+  },
 } as const satisfies Record<number, ZodOpenApiResponseObject>;
 
 export type ErrorStatus = keyof typeof ERRORS;
@@ -69,9 +79,20 @@ export function limited(description: string, schema: $ZodType): ZodOpenApiRespon
 export const AREA_B_SECURITY: ZodOpenApiOperationObject['security'] = [{ bearerToken: [] }, { queryToken: [] }];
 
 export const SECURITY_SCHEMES = {
-  bearerToken: { type: 'http', scheme: 'bearer', description: "The account's API token (at most 60 characters): `Authorization: Bearer <token>`." },
-  queryToken: { type: 'apiKey', in: 'query', name: 'api_token', description: 'The same token as a query parameter; POST bodies may carry it as `api_token` too.' },
+  bearerToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: "The account's API token (at most 60 characters): `Authorization: Bearer <token>`.",
+  },
+  queryToken: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'api_token',
+    description: 'The same token as a query parameter; POST bodies may carry it as `api_token` too.',
+  },
 } as const;
 
 /** `api_token` in a POST body: the contract's third way of giving the token. */
-export const bodyToken = { api_token: z.string().max(60).optional().meta({ description: 'The API token, when it is not in the header or the query.' }) };
+export const bodyToken = {
+  api_token: z.string().max(60).optional().meta({ description: 'The API token, when it is not in the header or the query.' }),
+};

@@ -19,16 +19,21 @@ const POSTS = '/api/post';
 const METHODS = ['GET', 'HEAD'];
 
 const listQuery = pageQuerySchema({ defaultLimit: 20, maxLimit: 100 }).extend({
-  q: z.unknown().optional().transform((v, ctx): string | undefined => {
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string') {
-      ctx.addIssue({ code: 'custom', message: 'must be a string.' });
-      return z.NEVER;
-    }
-    // Characters as people count them (code points), like Laravel's mb_strlen.
-    if ([...v].length > MAX_QUERY_LENGTH) ctx.addIssue({ code: 'custom', message: `must not be greater than ${MAX_QUERY_LENGTH} characters.` });
-    return v;
-  }).meta({ description: 'Keywords; every one must match.', override: { type: 'string', maxLength: MAX_QUERY_LENGTH } }),
+  q: z
+    .unknown()
+    .optional()
+    .transform((v, ctx): string | undefined => {
+      if (v === undefined) return undefined;
+      if (typeof v !== 'string') {
+        ctx.addIssue({ code: 'custom', message: 'must be a string.' });
+        return z.NEVER;
+      }
+      // Characters as people count them (code points), like Laravel's mb_strlen.
+      if ([...v].length > MAX_QUERY_LENGTH)
+        ctx.addIssue({ code: 'custom', message: `must not be greater than ${MAX_QUERY_LENGTH} characters.` });
+      return v;
+    })
+    .meta({ description: 'Keywords; every one must match.', override: { type: 'string', maxLength: MAX_QUERY_LENGTH } }),
 });
 
 const userPage = pagedSchema(userResourceSchema, 'UserPage');
@@ -58,7 +63,11 @@ export const directoryPaths: ZodOpenApiPathsObject = {
 /** Laravel answers other methods on a known route with 405 and the methods it has. */
 function methodNotAllowed(path: string): RequestHandler {
   return (req, _res, next) =>
-    next(new HttpError(405, `The ${req.method} method is not supported for route ${path.slice(1)}. Supported methods: GET, HEAD.`, { Allow: METHODS.join(', ') }));
+    next(
+      new HttpError(405, `The ${req.method} method is not supported for route ${path.slice(1)}. Supported methods: GET, HEAD.`, {
+        Allow: METHODS.join(', '),
+      }),
+    );
 }
 
 export function directoryRoutes(ctx: AppContext): Router {
@@ -72,24 +81,32 @@ export function directoryRoutes(ctx: AppContext): Router {
   router.get(USERS, cors, limiter, async (req, res) => {
     const { page, limit, q } = validate(listQuery, req.query);
     const { items, total } = await listUsers(ctx.mongo, { page, limit, search: searchFilter(q) });
-    res.json(paginate({
-      items: items.map((u) => userResource(u, tz)),
-      total, page, perPage: limit,
-      path: endpointUrl(req, appUrl),
-      query: keptQuery(req.query),
-    }));
+    res.json(
+      paginate({
+        items: items.map((u) => userResource(u, tz)),
+        total,
+        page,
+        perPage: limit,
+        path: endpointUrl(req, appUrl),
+        query: keptQuery(req.query),
+      }),
+    );
   });
 
   router.get(POSTS, cors, limiter, async (req, res) => {
     const { page, limit, q } = validate(listQuery, req.query);
     const { items, total } = await listPosts(ctx.mongo, { page, limit, search: searchFilter(q) });
     const owners = await ownersOf(ctx.mongo, items);
-    res.json(paginate({
-      items: items.map((p) => postResource(p, owners.get(p.user_id.toString()), tz)),
-      total, page, perPage: limit,
-      path: endpointUrl(req, appUrl),
-      query: keptQuery(req.query),
-    }));
+    res.json(
+      paginate({
+        items: items.map((p) => postResource(p, owners.get(p.user_id.toString()), tz)),
+        total,
+        page,
+        perPage: limit,
+        path: endpointUrl(req, appUrl),
+        query: keptQuery(req.query),
+      }),
+    );
   });
 
   for (const path of [USERS, POSTS]) {

@@ -43,8 +43,14 @@ export function healthRoutes(ctx: Pick<AppContext, 'mongo' | 'redis' | 'resource
   });
   router.get('/readyz', async (_req, res) => {
     const [mongodb, redis] = await Promise.all([
-      pingMongo(ctx.mongo, PROBE_TIMEOUT_MS).then(() => 'ok', (e: Error) => e.message),
-      pingRedis(ctx.redis, PROBE_TIMEOUT_MS).then(() => 'ok', (e: Error) => e.message),
+      pingMongo(ctx.mongo, PROBE_TIMEOUT_MS).then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
+      pingRedis(ctx.redis, PROBE_TIMEOUT_MS).then(
+        () => 'ok',
+        (e: Error) => e.message,
+      ),
     ]);
     const checks = { mongodb, redis };
     const ready = mongodb === 'ok' && redis === 'ok' && !ctx.resources.closing;

@@ -11,7 +11,10 @@ export const metricsPaths: ZodOpenApiPathsObject = {
       tags: ['Operations'],
       operationId: 'metrics',
       summary: 'Prometheus metrics of this process and the queues (keep it off the public internet)',
-      responses: { 200: { description: 'The Prometheus text format.', content: { 'text/plain': { schema: z.string() } } }, ...unreadable() },
+      responses: {
+        200: { description: 'The Prometheus text format.', content: { 'text/plain': { schema: z.string() } } },
+        ...unreadable(),
+      },
     },
   },
 };

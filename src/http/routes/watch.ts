@@ -11,8 +11,12 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 import { single } from '../../catalog/world-query.js';
 
-const asinText = z.string({ error: 'must be a string.' }).pipe(asinSchema).meta(asinSchema.meta() ?? {});
-const priority = z.union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: 'must be 0 or 1.' })
+const asinText = z
+  .string({ error: 'must be a string.' })
+  .pipe(asinSchema)
+  .meta(asinSchema.meta() ?? {});
+const priority = z
+  .union([z.literal(0), z.literal(1), z.literal('0'), z.literal('1')], { error: 'must be 0 or 1.' })
   .transform((p) => (Number(p) === 1 ? 1 : 0) as 0 | 1);
 
 const watchAsinBody = z.object({ asin: asinText, priority: priority.default(0) });
@@ -29,7 +33,9 @@ const listQuery = pageQuerySchema({ defaultLimit: 50, maxLimit: 100 }).extend({
 
 const watchAnswer = z.object({ data: watchEntrySchema, created: z.boolean() }).meta({ id: 'WatchAnswer' });
 const removedAnswer = z.object({ message: z.string(), data: watchEntrySchema }).meta({ id: 'WatchRemoved' });
-const importAnswer = z.object({ data: eanImportSchema, created: z.boolean().meta({ description: 'false: a pending import of this code was answered.' }) }).meta({ id: 'ImportAnswer' });
+const importAnswer = z
+  .object({ data: eanImportSchema, created: z.boolean().meta({ description: 'false: a pending import of this code was answered.' }) })
+  .meta({ id: 'ImportAnswer' });
 const watchPage = pagedSchema(watchEntrySchema, 'WatchPage');
 
 /** The watchlist's operations for the OpenAPI document, from the schemas the routes validate with. */
@@ -37,9 +43,15 @@ export const watchPaths: ZodOpenApiPathsObject = (() => {
   const common = { tags: ['Area B: watchlist'], security: AREA_B_SECURITY };
   const body = (schema: z.ZodObject) => ({
     required: true,
-    content: { 'application/json': { schema: schema.extend(bodyToken) }, 'application/x-www-form-urlencoded': { schema: schema.extend(bodyToken) } },
+    content: {
+      'application/json': { schema: schema.extend(bodyToken) },
+      'application/x-www-form-urlencoded': { schema: schema.extend(bodyToken) },
+    },
   });
-  const changed = (what: string) => ({ 201: limited(`${what} added.`, watchAnswer), 200: limited(`${what} was watched already; its entry as it is now.`, watchAnswer) });
+  const changed = (what: string) => ({
+    201: limited(`${what} added.`, watchAnswer),
+    200: limited(`${what} was watched already; its entry as it is now.`, watchAnswer),
+  });
   return {
     '/api/watch': {
       get: {
@@ -121,7 +133,11 @@ export function watchRoutes(ctx: AppContext): Router {
   // Beyond the contract: the caller's own entries, newest first, in the paged envelope.
   router.get('/api/watch', async (req, res) => {
     const q = validate(listQuery, req.query);
-    const { items, total } = await service.list(userOf(res)._id, { kind: q.type as 'asin' | 'browse' | undefined, page: q.page, limit: q.limit });
+    const { items, total } = await service.list(userOf(res)._id, {
+      kind: q.type as 'asin' | 'browse' | undefined,
+      page: q.page,
+      limit: q.limit,
+    });
     res.json(
       paginate({
         items: items.map((w) => presentWatch(w, tz)),

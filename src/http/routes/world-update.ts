@@ -16,13 +16,24 @@ import { productListSchema } from './world.js';
 const asinList = z
   .string({ error: 'must be a list of ASINs separated by commas.' })
   .transform((v, ctx) => {
-    const batch = asinBatchSchema.safeParse([...new Set(v.split(',').map((a) => a.trim().toUpperCase()).filter(Boolean))]);
+    const batch = asinBatchSchema.safeParse([
+      ...new Set(
+        v
+          .split(',')
+          .map((a) => a.trim().toUpperCase())
+          .filter(Boolean),
+      ),
+    ]);
     if (batch.success) return batch.data;
     // One message on the field itself, not one per element of the list.
     ctx.addIssue({ code: 'custom', message: batch.error.issues[0]?.message ?? 'is invalid.' });
     return z.NEVER;
   })
-  .meta({ description: `1 to ${MAX_ITEMS_PER_CALL} ASINs separated by commas; duplicates count once.`, example: 'B00TEST001,B00TEST002', override: { type: 'string' } });
+  .meta({
+    description: `1 to ${MAX_ITEMS_PER_CALL} ASINs separated by commas; duplicates count once.`,
+    example: 'B00TEST001,B00TEST002',
+    override: { type: 'string' },
+  });
 
 /** `asin` and `country`, from the query (GET) or the body and the query (POST). */
 function updateInput(config: Pick<Config, 'countries'>) {
@@ -61,7 +72,10 @@ export function worldUpdatePaths(config: Pick<Config, 'countries'>): ZodOpenApiP
       get: { ...operation('get'), requestParams: { query: input } },
       post: {
         ...operation('post'),
-        requestBody: { required: true, content: { 'application/json': { schema: body }, 'application/x-www-form-urlencoded': { schema: body } } },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: body }, 'application/x-www-form-urlencoded': { schema: body } },
+        },
       },
     },
   };
@@ -69,8 +83,12 @@ export function worldUpdatePaths(config: Pick<Config, 'countries'>): ZodOpenApiP
 
 /** GET reads the query; POST its body (and the query). A JSON body may give `asin` as an array. */
 function inputOf(req: Request): Record<string, unknown> {
-  const body = req.method === 'POST' && req.body && typeof req.body === 'object' && !Array.isArray(req.body) ? { ...(req.body as Record<string, unknown>) } : {};
-  if (Array.isArray(body.asin) && body.asin.length <= MAX_ITEMS_PER_CALL * 2 && body.asin.every((a) => typeof a === 'string')) body.asin = body.asin.join(',');
+  const body =
+    req.method === 'POST' && req.body && typeof req.body === 'object' && !Array.isArray(req.body)
+      ? { ...(req.body as Record<string, unknown>) }
+      : {};
+  if (Array.isArray(body.asin) && body.asin.length <= MAX_ITEMS_PER_CALL * 2 && body.asin.every((a) => typeof a === 'string'))
+    body.asin = body.asin.join(',');
   return { ...req.query, ...body };
 }
 

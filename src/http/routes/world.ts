@@ -68,7 +68,10 @@ export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodO
         operationId: 'getWorldEan',
         summary: 'The products listing a JAN/EAN',
         requestParams: { path: input.eanPath, query: input.one },
-        responses: { 200: limited('The products listing this JAN/EAN in the requested countries.', productListSchema), ...errors(401, 404, 422, 429) },
+        responses: {
+          200: limited('The products listing this JAN/EAN in the requested countries.', productListSchema),
+          ...errors(401, 404, 422, 429),
+        },
       },
     },
   };

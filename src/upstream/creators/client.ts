@@ -8,17 +8,35 @@ import type { z } from 'zod';
 import type { Country } from '../../catalog/identifiers.js';
 import type { ItemOutcome, UpstreamItem } from '../../catalog/product.js';
 import {
-  UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError, UpstreamUnavailableError,
+  UpstreamAuthError,
+  UpstreamInvalidRequestError,
+  UpstreamNotEligibleError,
+  UpstreamRateLimitedError,
+  UpstreamUnavailableError,
 } from '../../errors/index.js';
-import { MAX_PAGE, type BrowseNodeInfo, type BrowseNodePage, type FindByCodeResult, type GetItemsResult, type UpstreamPort } from '../port.js';
+import {
+  MAX_PAGE,
+  type BrowseNodeInfo,
+  type BrowseNodePage,
+  type FindByCodeResult,
+  type GetItemsResult,
+  type UpstreamPort,
+} from '../port.js';
 import { checkAsinBatch, checkBrowseNodeId, checkBrowseNodeIds, checkEan, checkPage } from '../validate.js';
 import type { CredentialVersion } from './credentials.js';
 import { post, retryAfterMs, type HttpAnswer } from './http.js';
 import { normalizeItem } from './normalize.js';
 import type { TokenSource } from './token.js';
 import {
-  BROWSE_NODE_RESOURCES, CATALOG_PATH_PREFIX, ITEM_RESOURCES, errorBodySchema, getBrowseNodesResponseSchema, getItemsResponseSchema,
-  searchItemsResponseSchema, type Operation, type WireErrorData,
+  BROWSE_NODE_RESOURCES,
+  CATALOG_PATH_PREFIX,
+  ITEM_RESOURCES,
+  errorBodySchema,
+  getBrowseNodesResponseSchema,
+  getItemsResponseSchema,
+  searchItemsResponseSchema,
+  type Operation,
+  type WireErrorData,
 } from './wire.js';
 
 /** When the upstream throttles without saying for how long: the 1 request/s baseline quota. */
@@ -55,7 +73,11 @@ export class CreatorsClient implements UpstreamPort {
 
   async getItems(asins: readonly string[]): Promise<GetItemsResult> {
     const itemIds = checkAsinBatch(asins);
-    const data = await this.#call('getItems', { partnerTag: this.opts.partnerTag, itemIds, resources: [...ITEM_RESOURCES] }, getItemsResponseSchema);
+    const data = await this.#call(
+      'getItems',
+      { partnerTag: this.opts.partnerTag, itemIds, resources: [...ITEM_RESOURCES] },
+      getItemsResponseSchema,
+    );
     const wanted = new Set(itemIds);
     const byAsin = new Map<string, UpstreamItem>();
     // Items come back in any order and failed ids are left out of them: match by ASIN only.
@@ -80,9 +102,18 @@ export class CreatorsClient implements UpstreamPort {
   async findByCode(raw: string, rawPage: number): Promise<FindByCodeResult> {
     const ean = checkEan(raw);
     const page = checkPage(rawPage);
-    const data = await this.#call('searchItems', {
-      partnerTag: this.opts.partnerTag, keywords: ean, searchIndex: 'All', itemCount: PAGE_SIZE, itemPage: page, resources: [...ITEM_RESOURCES],
-    }, searchItemsResponseSchema);
+    const data = await this.#call(
+      'searchItems',
+      {
+        partnerTag: this.opts.partnerTag,
+        keywords: ean,
+        searchIndex: 'All',
+        itemCount: PAGE_SIZE,
+        itemPage: page,
+        resources: [...ITEM_RESOURCES],
+      },
+      searchItemsResponseSchema,
+    );
     const items = (data?.searchResult?.items ?? []).map(normalizeItem);
     const matching = new Map<string, UpstreamItem>();
     for (const i of items) if (i.eans.includes(ean)) matching.set(i.asin, i);
@@ -94,20 +125,41 @@ export class CreatorsClient implements UpstreamPort {
   async browseNode(rawNodeId: string, rawPage: number): Promise<BrowseNodePage> {
     const nodeId = checkBrowseNodeId(rawNodeId);
     const page = checkPage(rawPage);
-    const data = await this.#call('searchItems', {
-      partnerTag: this.opts.partnerTag, browseNodeId: nodeId, itemCount: PAGE_SIZE, itemPage: page, resources: [...ITEM_RESOURCES],
-    }, searchItemsResponseSchema);
+    const data = await this.#call(
+      'searchItems',
+      {
+        partnerTag: this.opts.partnerTag,
+        browseNodeId: nodeId,
+        itemCount: PAGE_SIZE,
+        itemPage: page,
+        resources: [...ITEM_RESOURCES],
+      },
+      searchItemsResponseSchema,
+    );
     const items = (data?.searchResult?.items ?? []).map(normalizeItem);
     const total = data?.searchResult?.totalResultCount ?? null;
     const hasMore = page < MAX_PAGE && (total !== null ? page * PAGE_SIZE < total : items.length === PAGE_SIZE);
-    return { nodeId, page, items, outcomes: Object.fromEntries(items.map((i) => [i.asin, 'found' as const])), totalResults: total, hasMore };
+    return {
+      nodeId,
+      page,
+      items,
+      outcomes: Object.fromEntries(items.map((i) => [i.asin, 'found' as const])),
+      totalResults: total,
+      hasMore,
+    };
   }
 
   async getBrowseNodes(rawIds: readonly string[]): Promise<readonly BrowseNodeInfo[]> {
     const browseNodeIds = checkBrowseNodeIds(rawIds);
-    const data = await this.#call('getBrowseNodes', {
-      partnerTag: this.opts.partnerTag, browseNodeIds, resources: [...BROWSE_NODE_RESOURCES],
-    }, getBrowseNodesResponseSchema);
+    const data = await this.#call(
+      'getBrowseNodes',
+      {
+        partnerTag: this.opts.partnerTag,
+        browseNodeIds,
+        resources: [...BROWSE_NODE_RESOURCES],
+      },
+      getBrowseNodesResponseSchema,
+    );
     return (data?.browseNodesResult?.browseNodes ?? []).map((n) => ({
       id: n.id,
       name: n.displayName ?? n.contextFreeName ?? null,
@@ -132,7 +184,10 @@ export class CreatorsClient implements UpstreamPort {
     if (res.status >= 200 && res.status < 300) {
       const parsed = schema.safeParse(res.json);
       if (!parsed.success) {
-        throw new UpstreamUnavailableError(`${op} answered ${res.status} with a body we cannot read: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`, res.status);
+        throw new UpstreamUnavailableError(
+          `${op} answered ${res.status} with a body we cannot read: ${parsed.error.issues[0]?.path.join('.')} ${parsed.error.issues[0]?.message}`,
+          res.status,
+        );
       }
       return parsed.data as z.infer<S>;
     }
@@ -145,13 +200,19 @@ export class CreatorsClient implements UpstreamPort {
   async #send(op: Operation, body: object, token: string): Promise<HttpAnswer> {
     await this.opts.beforeSend?.();
     const v = this.opts.credentialVersion;
-    return post(this.opts.dispatcher, `${this.opts.apiUrl}${CATALOG_PATH_PREFIX}${op}`, {
-      // v2.x (Cognito) credentials name their version in the header; v3.x (LwA) do not.
-      authorization: v.flavour === 'cognito' ? `Bearer ${token}, Version ${v.version}` : `Bearer ${token}`,
-      'x-marketplace': this.opts.marketplace,
-      'content-type': 'application/json; charset=utf-8',
-      accept: 'application/json',
-    }, JSON.stringify(body), this.opts.timeoutMs);
+    return post(
+      this.opts.dispatcher,
+      `${this.opts.apiUrl}${CATALOG_PATH_PREFIX}${op}`,
+      {
+        // v2.x (Cognito) credentials name their version in the header; v3.x (LwA) do not.
+        authorization: v.flavour === 'cognito' ? `Bearer ${token}, Version ${v.version}` : `Bearer ${token}`,
+        'x-marketplace': this.opts.marketplace,
+        'content-type': 'application/json; charset=utf-8',
+        accept: 'application/json',
+      },
+      JSON.stringify(body),
+      this.opts.timeoutMs,
+    );
   }
 
   #error(op: Operation, res: HttpAnswer): Error {
@@ -161,9 +222,14 @@ export class CreatorsClient implements UpstreamPort {
     const reason = b.reason ?? b.type ?? `HTTP ${res.status}`;
     const { country } = this;
     if (res.status === 401) return new UpstreamAuthError(country, reason, message);
-    if (res.status === 403 || (res.status === 400 && b.reason === 'InvalidAssociate')) return new UpstreamNotEligibleError(country, reason, message);
+    if (res.status === 403 || (res.status === 400 && b.reason === 'InvalidAssociate'))
+      return new UpstreamNotEligibleError(country, reason, message);
     if (res.status === 429) {
-      return new UpstreamRateLimitedError(country, retryAfterMs(res.headers['retry-after'], this.#now()) ?? DEFAULT_RETRY_AFTER_MS, b.quotaCode);
+      return new UpstreamRateLimitedError(
+        country,
+        retryAfterMs(res.headers['retry-after'], this.#now()) ?? DEFAULT_RETRY_AFTER_MS,
+        b.quotaCode,
+      );
     }
     if (res.status >= 500) return new UpstreamUnavailableError(`${op} failed upstream with ${res.status}: ${message}`, res.status);
     return new UpstreamInvalidRequestError(`${op} refused (${res.status} ${reason}): ${message}`, reason, b.fieldList ?? []);

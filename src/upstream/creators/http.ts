@@ -37,7 +37,8 @@ export async function post(
     }
     return { status: res.statusCode, headers: res.headers, json, text };
   } catch (err) {
-    if (signal.aborted) throw new UpstreamUnavailableError(`no answer from ${new URL(url).host} within ${timeoutMs} ms`, undefined, { cause: err });
+    if (signal.aborted)
+      throw new UpstreamUnavailableError(`no answer from ${new URL(url).host} within ${timeoutMs} ms`, undefined, { cause: err });
     throw new UpstreamUnavailableError(`cannot reach ${new URL(url).host}: ${(err as Error).message}`, undefined, { cause: err });
   }
 }

@@ -6,7 +6,8 @@ import { currencyDigits } from '../marketplaces.js';
 import type { WireItem, WireOfferListing } from './wire.js';
 
 /**
- * The listing whose price we keep: the Buy Box winner when there is one, else the cheapest. OffersV2 has no summary of the lowest price, so "lowest" is over the listings returned.
+ * The listing whose price we keep: the Buy Box winner when there is one, else the cheapest. OffersV2
+ * has no summary of the lowest price, so "lowest" is over the listings returned.
  */
 export function pickListing(listings: readonly WireOfferListing[]): WireOfferListing | undefined {
   const priced = listings.filter((l) => l.price?.money !== undefined);
@@ -49,7 +50,11 @@ export function normalizeItem(item: WireItem): UpstreamItem {
   const price: Price | null = money ? { amount: toMinorUnits(money.amount, money.currency), currency: money.currency } : null;
   // No listing at all is the explicit "no offer" state: price null and, since nobody sells it,
   // out of stock (Keepa's -1 means the same thing).
-  const availability: Availability = chosen ? mapAvailability(chosen.availability?.type) : listings.length === 0 ? 'out_of_stock' : 'unknown';
+  const availability: Availability = chosen
+    ? mapAvailability(chosen.availability?.type)
+    : listings.length === 0
+      ? 'out_of_stock'
+      : 'unknown';
   const eans = new Set<string>();
   for (const e of info?.externalIds?.eans?.displayValues ?? []) if (/^\d{13}$/.test(e)) eans.add(e);
   // A UPC is an EAN-13 with a leading zero; keep one spelling.

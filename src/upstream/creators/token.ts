@@ -68,25 +68,41 @@ export class TokenSource {
       // sends a form with HTTP Basic. We follow Amazon's own SDK, the reference the service is
       // tested against.
       headers = { 'content-type': 'application/json', accept: 'application/json' };
-      body = JSON.stringify({ grant_type: 'client_credentials', client_id: cred.id, client_secret: cred.secret, scope: cred.version.scope });
+      body = JSON.stringify({
+        grant_type: 'client_credentials',
+        client_id: cred.id,
+        client_secret: cred.secret,
+        scope: cred.version.scope,
+      });
     } else {
       headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
-      body = new URLSearchParams({ grant_type: 'client_credentials', client_id: cred.id, client_secret: cred.secret, scope: cred.version.scope }).toString();
+      body = new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: cred.id,
+        client_secret: cred.secret,
+        scope: cred.version.scope,
+      }).toString();
     }
     const res = await post(dispatcher, cred.tokenUrl, headers, body, timeoutMs);
     if (res.status === 200) {
       const ok = tokenResponseSchema.safeParse(res.json);
-      if (!ok.success) throw new UpstreamUnavailableError(`token endpoint answered 200 without a usable token (${ok.error.issues[0]?.message})`, 200);
+      if (!ok.success)
+        throw new UpstreamUnavailableError(`token endpoint answered 200 without a usable token (${ok.error.issues[0]?.message})`, 200);
       const ttlMs = (ok.data.expires_in ?? DEFAULT_TTL_S) * 1000;
       // ...but never more than half the lifetime, so short-lived tokens are still used at all.
       const cached = { token: ok.data.access_token, renewAt: started + ttlMs - Math.min(RENEW_MARGIN_MS, ttlMs / 2) };
       this.#cached = cached;
       return cached;
     }
-    if (res.status === 429) throw new UpstreamRateLimitedError(this.opts.country, retryAfterMs(res.headers['retry-after'], this.#now()) ?? 1000, 'token');
+    if (res.status === 429)
+      throw new UpstreamRateLimitedError(this.opts.country, retryAfterMs(res.headers['retry-after'], this.#now()) ?? 1000, 'token');
     if (res.status >= 500) throw new UpstreamUnavailableError(`token endpoint answered ${res.status}`, res.status);
     const err = tokenErrorSchema.safeParse(res.json);
     const reason = err.success ? err.data.error : `HTTP ${res.status}`;
-    throw new UpstreamAuthError(this.opts.country, reason, err.success ? (err.data.error_description ?? reason) : 'the token endpoint refused the credential');
+    throw new UpstreamAuthError(
+      this.opts.country,
+      reason,
+      err.success ? (err.data.error_description ?? reason) : 'the token endpoint refused the credential',
+    );
   }
 }

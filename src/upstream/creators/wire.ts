@@ -1,7 +1,7 @@
 /**
  * The Creators API wire format (camelCase JSON), as zod schemas for every answer we read and types
- * for every request body we send, after Amazon's creatorsapi-python-sdk models. Every member of an answer is optional because resources that do
- * not apply to an item are left out silently; unknown members are kept (loose objects), since the
+ * for every request body we send, after Amazon's creatorsapi-python-sdk models. Every member of an
+ * answer is optional because resources that do not apply to an item are left out silently; unknown members are kept (loose objects), since the
  * upstream adds fields over time and we store the raw item.
  */
 import { z } from 'zod';
@@ -16,12 +16,14 @@ export const moneySchema = z.looseObject({
 });
 
 export const offerListingSchema = z.looseObject({
-  availability: z.looseObject({
-    type: z.string().optional(),
-    message: z.string().optional(),
-    minOrderQuantity: z.number().optional(),
-    maxOrderQuantity: z.number().optional(),
-  }).optional(),
+  availability: z
+    .looseObject({
+      type: z.string().optional(),
+      message: z.string().optional(),
+      minOrderQuantity: z.number().optional(),
+      maxOrderQuantity: z.number().optional(),
+    })
+    .optional(),
   condition: z.looseObject({ value: z.string().optional() }).optional(),
   isBuyBoxWinner: z.boolean().optional(),
   merchantInfo: z.looseObject({ id: z.string().optional(), name: z.string().optional() }).optional(),
@@ -43,22 +45,32 @@ export const wireItemSchema = z.looseObject({
   asin: z.string(),
   parentASIN: z.string().optional(),
   detailPageURL: z.string().optional(),
-  itemInfo: z.looseObject({
-    title: displayValue.optional(),
-    byLineInfo: z.looseObject({ brand: displayValue.optional(), manufacturer: displayValue.optional() }).optional(),
-    externalIds: z.looseObject({ eans: displayValues.optional(), upcs: displayValues.optional(), isbns: displayValues.optional() }).optional(),
-  }).optional(),
-  images: z.looseObject({
-    primary: z.looseObject({
-      small: z.looseObject({ url: z.string() }).optional(),
-      medium: z.looseObject({ url: z.string() }).optional(),
-      large: z.looseObject({ url: z.string() }).optional(),
-    }).optional(),
-  }).optional(),
-  browseNodeInfo: z.looseObject({
-    browseNodes: z.array(browseNodeRefSchema).optional(),
-    websiteSalesRank: z.looseObject({ salesRank: z.number().optional(), displayName: z.string().optional() }).optional(),
-  }).optional(),
+  itemInfo: z
+    .looseObject({
+      title: displayValue.optional(),
+      byLineInfo: z.looseObject({ brand: displayValue.optional(), manufacturer: displayValue.optional() }).optional(),
+      externalIds: z
+        .looseObject({ eans: displayValues.optional(), upcs: displayValues.optional(), isbns: displayValues.optional() })
+        .optional(),
+    })
+    .optional(),
+  images: z
+    .looseObject({
+      primary: z
+        .looseObject({
+          small: z.looseObject({ url: z.string() }).optional(),
+          medium: z.looseObject({ url: z.string() }).optional(),
+          large: z.looseObject({ url: z.string() }).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
+  browseNodeInfo: z
+    .looseObject({
+      browseNodes: z.array(browseNodeRefSchema).optional(),
+      websiteSalesRank: z.looseObject({ salesRank: z.number().optional(), displayName: z.string().optional() }).optional(),
+    })
+    .optional(),
   offersV2: z.looseObject({ listings: z.array(offerListingSchema).optional() }).optional(),
 });
 export type WireItem = z.infer<typeof wireItemSchema>;
@@ -73,11 +85,13 @@ export const getItemsResponseSchema = z.looseObject({
 });
 
 export const searchItemsResponseSchema = z.looseObject({
-  searchResult: z.looseObject({
-    items: z.array(wireItemSchema).optional(),
-    totalResultCount: z.number().optional(),
-    searchURL: z.string().optional(),
-  }).optional(),
+  searchResult: z
+    .looseObject({
+      items: z.array(wireItemSchema).optional(),
+      totalResultCount: z.number().optional(),
+      searchURL: z.string().optional(),
+    })
+    .optional(),
   errors: z.array(errorDataSchema).optional(),
 });
 
@@ -89,17 +103,23 @@ const wireNodeLinkSchema: z.ZodType<{ id: string; displayName?: string; contextF
 });
 
 export const getBrowseNodesResponseSchema = z.looseObject({
-  browseNodesResult: z.looseObject({
-    browseNodes: z.array(z.looseObject({
-      id: z.string(),
-      displayName: z.string().optional(),
-      contextFreeName: z.string().optional(),
-      isRoot: z.boolean().optional(),
-      salesRank: z.number().optional(),
-      ancestor: wireNodeLinkSchema.optional(),
-      children: z.array(wireNodeLinkSchema).optional(),
-    })).optional(),
-  }).optional(),
+  browseNodesResult: z
+    .looseObject({
+      browseNodes: z
+        .array(
+          z.looseObject({
+            id: z.string(),
+            displayName: z.string().optional(),
+            contextFreeName: z.string().optional(),
+            isRoot: z.boolean().optional(),
+            salesRank: z.number().optional(),
+            ancestor: wireNodeLinkSchema.optional(),
+            children: z.array(wireNodeLinkSchema).optional(),
+          }),
+        )
+        .optional(),
+    })
+    .optional(),
   errors: z.array(errorDataSchema).optional(),
 });
 
