@@ -6,22 +6,28 @@
  */
 import { z } from 'zod';
 import { parseAppKey } from './app-key.js';
+import { problemLine, withoutSecretValues } from './secrets.js';
 import { bool, duration, int, timeZone, url } from './parsers.js';
 import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
 import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
 import { COUNTRY_CODES, type Country } from './countries.js';
+import { trustProxyListProblem } from './trust-proxy.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /**
  * Express's "trust proxy": `false`/`0` (the socket address is the client), a number of hops, or a
  * comma list of addresses/subnets/names such as `loopback`. `true` is refused: it trusts the
- * leftmost X-Forwarded-For, which any client can forge.
+ * leftmost X-Forwarded-For, which any client can forge; so is a list that holds every address.
  */
 const trustProxy = z
   .string()
   .refine((v) => v !== 'true', 'must be a number of proxies or a list of their addresses, not "true" (a client could forge its address)')
+  .superRefine((v, ctx) => {
+    const problem = trustProxyListProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
   .transform((v): number | string | false => {
     if (v === 'false') return false;
     if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
@@ -53,6 +59,8 @@ export const envSchema = z
       .default('100kb'),
     SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(10_000),
     STATE_DIR: z.string().min(1).default('.shelfwatch'),
+    /** Whether MongoDB/Redis may be embedded when their URLs are unset; off by default only with NODE_ENV=production set. */
+    EMBEDDED: bool.optional(),
     COUNTRIES: z
       .string()
       .transform((v) => [
@@ -100,6 +108,12 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Where the embedded mode leaves its URIs for admin commands run beside it. */
   readonly stateDir: string;
+  /**
+   * Whether unset MONGODB_URI / REDIS_URL may mean embedded, memory-only parts (started, or attached
+   * to). Off when NODE_ENV=production is set (the image, the systemd units) unless EMBEDDED=true:
+   * a deployment that lost its database URL must stop, not serve from memory.
+   */
+  readonly embeddedAllowed: boolean;
   /** The countries whose catalogue we keep; a watched ASIN is tracked in each. */
   readonly countries: readonly Country[];
   /** How often a product is refreshed, by its effective priority (ms). */
@@ -138,9 +152,9 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     for (const issue of parsed.error.issues) {
       const name = String(issue.path[0] ?? 'environment');
       const got = raw[name];
-      problems.push(`${name} ${issue.message.replace(/^Invalid input: /, '')}${got === undefined ? '' : ` (got ${JSON.stringify(got)})`}`);
+      problems.push(problemLine(name, issue.message, got));
     }
-    throw new ConfigError([...problems, ...upstream.problems]);
+    throw new ConfigError(withoutSecretValues([...problems, ...upstream.problems], raw));
   }
   const env = parsed.data;
   problems.push(...upstream.problems);
@@ -155,7 +169,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       'APP_KEY is required when MONGODB_URI is set: it encrypts the stored API tokens (make one with `shelfwatch key:generate`)',
     );
   }
-  if (problems.length) throw new ConfigError(problems);
+  if (problems.length) throw new ConfigError(withoutSecretValues(problems, raw));
 
   return Object.freeze({
     env: env.NODE_ENV,
@@ -173,6 +187,8 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     log: Object.freeze({ level: env.LOG_LEVEL, pretty: env.LOG_PRETTY }),
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     stateDir: env.STATE_DIR,
+    // Set, not defaulted: NODE_ENV defaults to production, and `npm start` with nothing set is the embedded mode.
+    embeddedAllowed: env.EMBEDDED ?? present(raw).NODE_ENV !== 'production',
     countries: Object.freeze([...env.COUNTRIES]),
     refresh: Object.freeze({ intervalMs: Object.freeze({ 1: env.REFRESH_INTERVAL_P1, 0: env.REFRESH_INTERVAL_P0 }) }),
     // Set whenever problems is empty: parseUpstreamConfig returns a config exactly when it found none.

@@ -34,6 +34,14 @@ export const url = (protocols: RegExp, what: string) =>
     }
   }, `must be ${what} URL`);
 
+/**
+ * A credential that goes on the wire as written: printable ASCII, no spaces. A value that breaks
+ * this is nearly always a paste with a line ending (an EnvironmentFile saved with CRLF) or a space.
+ */
+export const secretText = z
+  .string()
+  .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or line endings (was a line ending pasted with it?)');
+
 /** A decimal number such as `0.5` or `120`. */
 export const decimal = (min: number, max: number) =>
   z
@@ -50,3 +58,21 @@ export const timeZone = z.string().refine((tz) => {
     return false;
   }
 }, 'must be an IANA time zone such as UTC or Asia/Tokyo');
+
+/** `localhost`, 127.0.0.0/8 or ::1, as the WHATWG URL parser writes a hostname (`127.1` becomes `127.0.0.1`). */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(hostname);
+}
+
+/**
+ * An https URL, or an http one to this machine: what carries a credential or a bearer token may go
+ * in clear text only to a local simulator or proxy, never across a network.
+ */
+export const secureUrl = z.string().refine((v) => {
+  try {
+    const u = new URL(v);
+    return u.protocol === 'https:' || (u.protocol === 'http:' && isLoopbackHost(u.hostname));
+  } catch {
+    return false;
+  }
+}, 'must be an https URL (http only to loopback: 127.0.0.0/8, ::1, localhost)');

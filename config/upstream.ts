@@ -4,7 +4,8 @@
  * Parsed by loadConfig (env.ts), which reports problems through the same ConfigError lines.
  */
 import { z } from 'zod';
-import { int, url } from './parsers.js';
+import { int, secretText, secureUrl, url } from './parsers.js';
+import { problemLine } from './secrets.js';
 import type { Country } from './countries.js';
 import { MARKETPLACES } from './marketplaces.js';
 import { CREATORS_API_URL, CREDENTIAL_VERSIONS, credentialVersion, type CredentialVersion } from './creators-api.js';
@@ -16,6 +17,8 @@ const fraction = z
   .transform(Number);
 
 const httpUrl = url(/^https?:$/, 'an http(s)').transform((v) => v.replace(/\/+$/, ''));
+/** The Creators API's catalog and token endpoints: the credentials and bearer tokens travel there. */
+const creatorsUrl = secureUrl.transform((v) => v.replace(/\/+$/, ''));
 
 const faultsJson = z
   .string()
@@ -31,7 +34,7 @@ const faultsJson = z
 
 export const upstreamEnvSchema = z.object({
   UPSTREAM: z.enum(['simulator', 'creators'], { error: 'must be simulator or creators' }).default('simulator'),
-  CREATORS_API_URL: httpUrl.default(CREATORS_API_URL),
+  CREATORS_API_URL: creatorsUrl.default(CREATORS_API_URL),
   CREATORS_TIMEOUT_MS: int(100, 300_000).default(10_000),
   SIMULATOR_URL: httpUrl.optional(),
   SIMULATOR_HOST: z.string().min(1).default('127.0.0.1'),
@@ -44,7 +47,7 @@ export const upstreamEnvSchema = z.object({
   SIMULATOR_NOT_ACCESSIBLE_RATE: fraction.default(0.01),
   SIMULATOR_DRIFT_MS: int(1_000, 30 * 86_400_000).default(3_600_000),
   SIMULATOR_CLIENT_ID: z.string().min(1).default('shelfwatch-simulator'),
-  SIMULATOR_CLIENT_SECRET: z.string().min(1).default('shelfwatch-simulator-secret'),
+  SIMULATOR_CLIENT_SECRET: secretText.default('shelfwatch-simulator-secret'),
   SIMULATOR_FAULTS: faultsJson.optional(),
 });
 
@@ -86,11 +89,6 @@ export interface UpstreamConfig {
 /** Partner tags end in -22 on amazon.co.jp and -20 on amazon.com; these are only for the simulator. */
 const SIMULATOR_PARTNER_TAGS: Readonly<Record<Country, string>> = { JP: 'shelfwatch-22', US: 'shelfwatch-20' };
 
-function describe(name: string, message: string, got: string | undefined, secret: boolean): string {
-  const shown = got === undefined || secret ? '' : ` (got ${JSON.stringify(got)})`;
-  return `${name} ${message.replace(/^Invalid input: /, '')}${shown}`;
-}
-
 /** Parses the upstream variables of `env` (empty values already removed) for `countries`. */
 export function parseUpstreamConfig(
   env: Readonly<Record<string, string>>,
@@ -102,7 +100,7 @@ export function parseUpstreamConfig(
     for (const issue of parsed.error.issues) {
       const name = String(issue.path[0] ?? 'environment');
       const where = issue.path.length > 1 ? ` (at ${issue.path.slice(1).join('.')})` : '';
-      problems.push(describe(name, issue.message + where, env[name], name === 'SIMULATOR_CLIENT_SECRET'));
+      problems.push(problemLine(name, issue.message + where, env[name]));
     }
   }
   const creators = (parsed.data?.UPSTREAM ?? env.UPSTREAM) === 'creators';
@@ -114,24 +112,25 @@ export function parseUpstreamConfig(
     const version = credentialVersion(versionText);
     if (!version) {
       problems.push(
-        describe(`CREATORS_CREDENTIAL_VERSION_${cc}`, `must be one of ${Object.keys(CREDENTIAL_VERSIONS).join(', ')}`, versionText, false),
+        problemLine(`CREATORS_CREDENTIAL_VERSION_${cc}`, `must be one of ${Object.keys(CREDENTIAL_VERSIONS).join(', ')}`, versionText),
       );
     }
     const tokenUrl = v('CREATORS_TOKEN_URL');
-    if (tokenUrl !== undefined && !httpUrl.safeParse(tokenUrl).success) {
-      problems.push(describe(`CREATORS_TOKEN_URL_${cc}`, 'must be an http(s) URL', tokenUrl, false));
-    }
+    const tokenUrlIssue = tokenUrl === undefined ? undefined : creatorsUrl.safeParse(tokenUrl).error?.issues[0];
+    if (tokenUrlIssue) problems.push(problemLine(`CREATORS_TOKEN_URL_${cc}`, tokenUrlIssue.message, tokenUrl));
     const partnerTag = v('CREATORS_PARTNER_TAG') ?? (creators ? undefined : SIMULATOR_PARTNER_TAGS[cc]);
     if (partnerTag !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(partnerTag)) {
       problems.push(
-        describe(
+        problemLine(
           `CREATORS_PARTNER_TAG_${cc}`,
           'must be the store/tracking id of that marketplace (1-64 letters, digits, - or _)',
           partnerTag,
-          false,
         ),
       );
     }
+    const secret = v('CREATORS_CREDENTIAL_SECRET');
+    const secretIssue = secret === undefined ? undefined : secretText.safeParse(secret).error?.issues[0];
+    if (secretIssue) problems.push(problemLine(`CREATORS_CREDENTIAL_SECRET_${cc}`, secretIssue.message, secret));
     if (creators) {
       for (const [name, what] of [
         ['CREATORS_CREDENTIAL_ID', 'Credential ID'],

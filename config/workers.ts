@@ -41,10 +41,13 @@ export const workersEnvSchema = z.object({
   UPDATE_WAIT: duration.pipe(z.number().min(100).max(600_000)).default(30_000),
   RATE_LIMIT_API: int(0, 1_000_000).default(600),
   RATE_LIMIT_UPDATE: int(0, 1_000_000).default(60),
+  RATE_LIMIT_AUTH_FAILURES: int(0, 1_000_000).default(30),
+  RATE_LIMIT_READYZ: int(0, 1_000_000).default(600),
   BULL_BOARD_USER: z.string().min(1).optional(),
   BULL_BOARD_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
   BULL_BOARD_READONLY: bool.default(true),
   METRICS_PORT: int(0, 65535).optional(),
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
 });
 
 export interface CountryQuota {
@@ -85,10 +88,19 @@ export interface WorkersConfig {
     readonly coalesceMs: number;
   };
   readonly updateWaitMs: number;
-  readonly rateLimit: { readonly apiPerMinute: number; readonly updatePerMinute: number };
+  readonly rateLimit: {
+    readonly apiPerMinute: number;
+    readonly updatePerMinute: number;
+    /** Failed authentications a minute per client address (Area B, Bull Board); 0: not counted. */
+    readonly authFailuresPerMinute: number;
+    /** /readyz requests a minute per client address, counted in each process; 0: not counted. */
+    readonly readyzPerMinute: number;
+  };
   readonly bullBoard: { readonly user: string; readonly password: string; readonly readOnly: boolean } | undefined;
   /** Worker and scheduler roles serve /metrics, /healthz and /readyz here when set. */
   readonly metricsPort: number | undefined;
+  /** When set, /metrics answers only `Authorization: Bearer <metricsToken>`. */
+  readonly metricsToken: string | undefined;
 }
 
 export function buildWorkersConfig(
@@ -142,12 +154,18 @@ export function buildWorkersConfig(
         coalesceMs: env.SCHEDULER_COALESCE,
       }),
       updateWaitMs: env.UPDATE_WAIT,
-      rateLimit: Object.freeze({ apiPerMinute: env.RATE_LIMIT_API, updatePerMinute: env.RATE_LIMIT_UPDATE }),
+      rateLimit: Object.freeze({
+        apiPerMinute: env.RATE_LIMIT_API,
+        updatePerMinute: env.RATE_LIMIT_UPDATE,
+        authFailuresPerMinute: env.RATE_LIMIT_AUTH_FAILURES,
+        readyzPerMinute: env.RATE_LIMIT_READYZ,
+      }),
       bullBoard:
         env.BULL_BOARD_USER && env.BULL_BOARD_PASSWORD
           ? Object.freeze({ user: env.BULL_BOARD_USER, password: env.BULL_BOARD_PASSWORD, readOnly: env.BULL_BOARD_READONLY })
           : undefined,
       metricsPort: env.METRICS_PORT,
+      metricsToken: env.METRICS_TOKEN,
     }),
   };
 }

@@ -112,7 +112,7 @@ export class ForcedUpdates {
     const job = (await ctx.jobs.queue(country, 'update').getJob(jobId)) as Job | undefined;
     const waited = job ? await this.wait(job, events) : { kind: 'pending' as const };
     if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
-    if (waited.kind === 'failed') throw new UpstreamFailedError(`The upstream could not refresh the products: ${waited.reason}`);
+    if (waited.kind === 'failed') throw new UpstreamFailedError(waited.reason);
     if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
     const found = await products
       .find({ country, asin: mongoose.trusted({ $in: asins }) })

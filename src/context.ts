@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/env.js';
 import { generateAppKey, parseAppKey } from '../config/app-key.js';
+import { redactUrlText } from '../config/secrets.js';
 import type { Logger } from './logger.js';
 import { Resources } from './lifecycle/resources.js';
 import { connectMongo } from './db/mongo.js';
@@ -8,6 +9,7 @@ import { closeRedis, createRedis, redisReady } from './db/redis.js';
 import { startEmbeddedMongo } from './embedded/mongo-server.js';
 import { startEmbeddedRedis } from './embedded/redis-server.js';
 import { readEmbeddedState, removeEmbeddedState, writeEmbeddedState } from './embedded/state-file.js';
+import { assertEmbeddedAllowed } from './embedded/guard.js';
 import { EmbeddedUnavailableError } from './errors/index.js';
 import { UserService } from './users/service.js';
 import { registerModels } from './models/index.js';
@@ -85,14 +87,19 @@ async function resolveEndpoints(
   if (config.mongo.uri && config.redis.url && config.appKey) {
     return { mongoUri: config.mongo.uri, redisUrl: config.redis.url, appKey: config.appKey, embedded: false };
   }
+  assertEmbeddedAllowed(config);
   if (mode === 'attach') {
-    const state = await readEmbeddedState(config.stateDir);
-    const key = config.appKey ?? (state ? parseAppKey(state.appKey) : undefined);
+    const state = await readEmbeddedState(config.stateDir, (why) => logger.warn(why));
+    const key = config.appKey ?? (state?.appKey ? parseAppKey(state.appKey) : undefined);
     const mongoUri = config.mongo.uri ?? state?.mongoUri;
     const redisUrl = config.redis.url ?? state?.redisUrl;
     if (!mongoUri || !redisUrl || !key) {
+      // The running instance shares only what it generated; what it was given, this command needs too.
+      const missing = [!mongoUri && 'MONGODB_URI', !redisUrl && 'REDIS_URL', !key && 'APP_KEY'].filter(Boolean).join(', ');
       throw new EmbeddedUnavailableError(
-        'no database to use: set MONGODB_URI, REDIS_URL and APP_KEY, or start `shelfwatch all` with nothing set in this directory first',
+        state
+          ? `the running shelfwatch (pid ${state.pid}) shares only the parts it generated: set ${missing} here as it has them`
+          : 'no database to use: set MONGODB_URI, REDIS_URL and APP_KEY, or start `shelfwatch all` with nothing set in this directory first',
       );
     }
     if (state) logger.info({ pid: state.pid }, 'using the embedded parts of the running shelfwatch');
@@ -109,7 +116,7 @@ async function resolveEndpoints(
   if (!redisUrl) {
     const redis = resources.own('embedded Redis', await startEmbeddedRedis(), (r) => r.stop());
     redisUrl = redis.url;
-    logger.info({ url: redisUrl }, 'embedded Redis started (memory only: data is lost on exit)');
+    logger.info({ url: redactUrlText(redisUrl) }, 'embedded Redis started (memory only: data is lost on exit)');
   }
   let appKey = config.appKey;
   if (!appKey) {
@@ -119,8 +126,13 @@ async function resolveEndpoints(
   }
   const embedded = !config.mongo.uri || !config.redis.url;
   if (embedded) {
-    const state = { pid: process.pid, mongoUri, redisUrl, appKey: `base64:${appKey.toString('base64')}` };
-    await writeEmbeddedState(config.stateDir, state);
+    // Only what this run generated: a URL or key from the environment stays out of any file.
+    await writeEmbeddedState(config.stateDir, {
+      pid: process.pid,
+      ...(config.mongo.uri ? {} : { mongoUri }),
+      ...(config.redis.url ? {} : { redisUrl }),
+      ...(config.appKey ? {} : { appKey: `base64:${appKey.toString('base64')}` }),
+    });
     resources.own('embedded state file', config.stateDir, (dir) => removeEmbeddedState(dir, process.pid));
   }
   return { mongoUri, redisUrl, appKey, embedded };
@@ -137,7 +149,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     if (opts.ensureIndexes) await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
     const redis = resources.own('Redis', createRedis(ep.redisUrl, 'command', logger, 'api'), closeRedis);
     await redisReady(redis, 10_000).catch((err: Error) => {
-      throw new EmbeddedUnavailableError(`Redis at ${redactUrl(ep.redisUrl)} does not answer (${err.message}); check REDIS_URL`);
+      throw new EmbeddedUnavailableError(`Redis at ${redactUrlText(ep.redisUrl)} does not answer (${err.message}); check REDIS_URL`);
     });
     const redisPrefix = opts.redisPrefix ?? config.redis.prefix;
     const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger), (j) => j.close());
@@ -187,15 +199,4 @@ function boardLogin(config: Config, embedded: boolean): BoardLogin | undefined {
   const configured = config.workers.bullBoard;
   if (configured) return { ...configured, generated: false };
   return embedded ? { user: 'admin', password: randomBytes(15).toString('base64url'), readOnly: true, generated: true } : undefined;
-}
-
-/** For log lines: a URL without its password. */
-export function redactUrl(raw: string): string {
-  try {
-    const u = new URL(raw);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '[unparseable URL]';
-  }
 }

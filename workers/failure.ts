@@ -4,6 +4,7 @@ import {
   UnrecoverableError,
   DayQuotaSpentError,
   UpstreamAuthError,
+  UpstreamConfigError,
   UpstreamNotEligibleError,
 } from '../src/errors/index.js';
 import type { JobKind } from '../jobs/kind.js';
@@ -15,7 +16,7 @@ export type FailureAction =
   | { readonly action: 'wait_next_day'; readonly until: number }
   /** The upstream's 429 for the second, still there after the port's own tries: wait, no attempt spent. */
   | { readonly action: 'wait'; readonly ms: number }
-  /** The credential or the account's eligibility is gone: stop the country until an operator acts. */
+  /** The credential, the account's eligibility or the configuration is wrong: stop the country until an operator acts. */
   | { readonly action: 'stop_country' }
   /** No retry helps: bad payload, a request the upstream refuses. */
   | { readonly action: 'fail' }
@@ -29,7 +30,8 @@ export function failureAction(err: unknown, kind: Pick<JobKind, 'whenDaySpent'> 
   // A wait the other side did not say (NaN) is a second: never a job delayed to no time at all.
   if (err instanceof RateLimitedError)
     return { action: 'wait', ms: Number.isFinite(err.retryAfterMs) ? Math.max(1, err.retryAfterMs) : 1_000 };
-  if (err instanceof UpstreamAuthError || err instanceof UpstreamNotEligibleError) return { action: 'stop_country' };
+  if (err instanceof UpstreamAuthError || err instanceof UpstreamNotEligibleError || err instanceof UpstreamConfigError)
+    return { action: 'stop_country' };
   if (err instanceof UnrecoverableError || err instanceof InvalidJobPayloadError) return { action: 'fail' };
   return { action: 'retry' };
 }

@@ -5,6 +5,7 @@ import { PRODUCT_HIDDEN_FIELDS } from './present.js';
 import { TotalCache } from './total-cache.js';
 import { productModel, type ProductFields } from '../models/product.js';
 import { searchFilter } from '../search/keys.js';
+import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 
 export type ListedProduct = Omit<ProductFields, 'raw' | 'search_keys'>;
 
@@ -26,7 +27,8 @@ const fetched = () => ({ updated_at: mongoose.trusted({ $type: 'date' }) });
 /**
  * Reads of the world catalogue, shared by every user: lists newest first, one product by ASIN or by
  * JAN/EAN. A list's total is counted once per filter per WORLD_TOTAL_TTL (counting 10^6 matches
- * costs more than the page); a page that is not full is its own exact total.
+ * costs more than the page); a page that is not full is its own exact total. Every read carries
+ * LIST_QUERY_MAX_MS, so no request holds MongoDB for long.
  */
 export class WorldCatalog {
   readonly #totals: TotalCache;
@@ -67,6 +69,7 @@ export class WorldCatalog {
       .find({ asin, country: mongoose.trusted({ $in: countries }) })
       .sort({ country: 1 })
       .select(PRODUCT_HIDDEN_FIELDS)
+      .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
   }
 
@@ -75,6 +78,7 @@ export class WorldCatalog {
       .find({ ean, country: mongoose.trusted({ $in: countries }) })
       .sort({ country: 1, asin: 1 })
       .select(PRODUCT_HIDDEN_FIELDS)
+      .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
   }
 
@@ -87,6 +91,7 @@ export class WorldCatalog {
       .skip(offset)
       .limit(req.limit)
       .select(PRODUCT_HIDDEN_FIELDS)
+      .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
     // The filter's JSON names it exactly: the server builds every part of it from parsed input.
     const key = `${field}:${JSON.stringify(filter)}`;
@@ -98,7 +103,11 @@ export class WorldCatalog {
     }
     // A kept total below what this page shows is out of date: count again. (A page past the end
     // shows nothing, so it proves nothing either.)
-    const total = await this.#totals.total(key, () => products.countDocuments(filter), items.length ? offset + items.length : 0);
+    const total = await this.#totals.total(
+      key,
+      () => products.countDocuments(filter).maxTimeMS(LIST_QUERY_MAX_MS),
+      items.length ? offset + items.length : 0,
+    );
     return { items, total };
   }
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Country } from './identifiers.js';
 import { ASIN_RE, isValidEan13 } from './identifiers.js';
-import { MAX_QUERY_LENGTH } from '../search/keys.js';
+import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchTextIssue } from '../search/keys.js';
 
 /** One query-string value: a repeated parameter (an array) or a bracketed object is refused. */
 export const single = (what: string) =>
@@ -55,9 +55,12 @@ export function oneCountryParam(configured: readonly Country[], fallback: Countr
 }
 
 export const searchParam = single('string')
-  .refine((v) => v === undefined || v.length <= MAX_QUERY_LENGTH, `must not be greater than ${MAX_QUERY_LENGTH} characters.`)
+  .superRefine((v, ctx) => {
+    const issue = v === undefined ? undefined : searchTextIssue(v);
+    if (issue) ctx.addIssue({ code: 'custom', message: issue });
+  })
   .meta({
-    description: 'Title words, or an ASIN or a JAN/EAN matched exactly.',
+    description: `Title words (at most ${MAX_QUERY_TERMS}), or an ASIN or a JAN/EAN matched exactly.`,
     override: { type: 'string', maxLength: MAX_QUERY_LENGTH },
   });
 

@@ -13,6 +13,16 @@ export interface MongoOptions {
   readonly serverSelectionTimeoutMS?: number;
 }
 
+/**
+ * Server-side time limit (maxTimeMS) of the list reads a request starts: past it MongoDB stops the
+ * query (MaxTimeMSExpired, code 50) and the API answers 503, so no request holds the server for long.
+ * Far above what an indexed page or count takes; only a pathological query reaches it.
+ */
+export const LIST_QUERY_MAX_MS = 3_000;
+
+/** MongoDB's answer to a query that ran past its maxTimeMS. */
+export const MAX_TIME_MS_EXPIRED = 50;
+
 export async function connectMongo(opts: MongoOptions): Promise<Connection> {
   const conn = mongoose.createConnection(opts.uri, {
     dbName: opts.dbName,

@@ -2,11 +2,13 @@ import mongoose, { type Connection, type Model, type QueryFilter, type Types } f
 import { userModel, type UserFields } from '../models/user.js';
 import { postModel, type PostFields } from '../models/post.js';
 import type { SearchQuery } from '../search/keys.js';
+import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 
 /**
  * The directory's two list queries: newest first with `_id` breaking ties (both indexed, so page
  * boundaries are stable and a client paging through sees each record once), optionally narrowed
- * by a keyword search on `search_keys`.
+ * by a keyword search on `search_keys`. Every read carries LIST_QUERY_MAX_MS: these lists are
+ * public, so no request may hold MongoDB for long.
  */
 
 export interface ListRequest {
@@ -72,7 +74,9 @@ async function page<T>(req: ListRequest, count: () => Promise<number>, fetch: (o
 // on a replica set it is exact except just after an unclean shutdown, which a client tolerates as it
 // tolerates writes between two page requests.
 function counter<T>(model: Model<T>, filter: QueryFilter<T>, search: SearchQuery): () => Promise<number> {
-  return search.kind === 'all' ? () => model.estimatedDocumentCount().exec() : () => model.countDocuments(filter).exec();
+  return search.kind === 'all'
+    ? () => model.estimatedDocumentCount().maxTimeMS(LIST_QUERY_MAX_MS).exec()
+    : () => model.countDocuments(filter).maxTimeMS(LIST_QUERY_MAX_MS).exec();
 }
 
 export async function listUsers(conn: Connection, req: ListRequest): Promise<ListResult<UserRow>> {
@@ -80,7 +84,7 @@ export async function listUsers(conn: Connection, req: ListRequest): Promise<Lis
   if (!filter) return { items: [], total: 0 };
   const users = userModel(conn);
   return page(req, counter(users, filter, req.search), (offset) =>
-    users.find(filter).select(USER_FIELDS).sort(ORDER).skip(offset).limit(req.limit).lean<UserRow[]>().exec(),
+    users.find(filter).select(USER_FIELDS).sort(ORDER).skip(offset).limit(req.limit).maxTimeMS(LIST_QUERY_MAX_MS).lean<UserRow[]>().exec(),
   );
 }
 
@@ -89,7 +93,7 @@ export async function listPosts(conn: Connection, req: ListRequest): Promise<Lis
   if (!filter) return { items: [], total: 0 };
   const posts = postModel(conn);
   return page(req, counter(posts, filter, req.search), (offset) =>
-    posts.find(filter).select(POST_FIELDS).sort(ORDER).skip(offset).limit(req.limit).lean<PostRow[]>().exec(),
+    posts.find(filter).select(POST_FIELDS).sort(ORDER).skip(offset).limit(req.limit).maxTimeMS(LIST_QUERY_MAX_MS).lean<PostRow[]>().exec(),
   );
 }
 
@@ -101,6 +105,7 @@ export async function ownersOf(conn: Connection, posts: readonly PostRow[]): Pro
   const users = await userModel(conn)
     .find({ _id: mongoose.trusted({ $in: ids }) })
     .select('name avatar')
+    .maxTimeMS(LIST_QUERY_MAX_MS)
     .lean<(Owner & { _id: Types.ObjectId })[]>();
   return new Map(users.map((u) => [u._id.toString(), { name: u.name, avatar: u.avatar }]));
 }

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
@@ -12,12 +13,19 @@ export interface EmbeddedRedis {
 
 /**
  * A private redis-server child for the embedded default: loopback only, no persistence, noeviction
- * (BullMQ needs it), in a temporary directory removed on stop.
+ * (BullMQ needs it), in a temporary directory removed on stop. Loopback is open to every user of the
+ * machine, so it asks for a password made for this run; the URL carries it. The password goes in a
+ * config file in the private (0700) temporary directory, not on the command line, which any local
+ * user can read in the process list.
  */
 export async function startEmbeddedRedis(binary = 'redis-server'): Promise<EmbeddedRedis> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'shelfwatch-redis-'));
+  const password = randomBytes(24).toString('base64url');
+  const configFile = join(dir, 'redis.conf');
+  await writeFile(configFile, `requirepass ${password}\n`, { mode: 0o600, flag: 'wx' });
   const args = [
+    configFile,
     '--port',
     String(port),
     '--bind',
@@ -43,7 +51,7 @@ export async function startEmbeddedRedis(binary = 'redis-server'): Promise<Embed
   child.stdout?.on('data', collect);
   child.stderr?.on('data', collect);
 
-  await new Promise<void>((resolve, reject) => {
+  const ready = new Promise<void>((resolve, reject) => {
     const fail = (why: string): void =>
       reject(
         new EmbeddedUnavailableError(
@@ -55,7 +63,7 @@ export async function startEmbeddedRedis(binary = 'redis-server'): Promise<Embed
     const started = Date.now();
     const poll = async (): Promise<void> => {
       const { Redis } = await import('ioredis');
-      const probe = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+      const probe = new Redis({ port, host: '127.0.0.1', password, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
       probe.on('error', () => undefined);
       try {
         await probe.connect();
@@ -70,10 +78,18 @@ export async function startEmbeddedRedis(binary = 'redis-server'): Promise<Embed
     };
     child.once('spawn', () => void poll());
   });
+  try {
+    await ready;
+  } catch (err) {
+    // Leave no server and no password file behind.
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await rm(dir, { recursive: true, force: true });
+    throw err;
+  }
   child.removeAllListeners('exit');
 
   return {
-    url: `redis://127.0.0.1:${port}`,
+    url: `redis://:${password}@127.0.0.1:${port}`,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         const exited = new Promise<void>((r) => child.once('exit', () => r()));

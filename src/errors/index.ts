@@ -72,6 +72,14 @@ export class NotFoundError extends HttpError {
   }
 }
 
+/** 400: the request URL does not percent-decode (a lone `%`, a cut-off or overlong UTF-8 sequence). */
+export class MalformedPathError extends HttpError {
+  override readonly name = 'MalformedPathError';
+  constructor() {
+    super(400, 'The request URL is not valid percent-encoding.');
+  }
+}
+
 export class ServiceUnavailableError extends HttpError {
   override readonly name = 'ServiceUnavailableError';
   constructor(message = 'Service Unavailable.', retryAfterSeconds = 5) {
@@ -87,11 +95,18 @@ export class TooManyRequestsError extends HttpError {
   }
 }
 
-/** 502: the upstream could not do what the request waited for. */
+/**
+ * 502: the upstream could not do what the request waited for. `reason` (the job's failure) is for
+ * the log only, as it may quote the upstream's answers and hosts; the answer says what failed and,
+ * given the request id, which id to quote when reporting it.
+ */
 export class UpstreamFailedError extends HttpError {
   override readonly name = 'UpstreamFailedError';
-  constructor(message: string) {
-    super(502, message);
+  constructor(
+    readonly reason: string,
+    requestId?: string,
+  ) {
+    super(502, `The upstream could not refresh the products.${requestId === undefined ? '' : ` Request id: ${requestId}.`}`);
   }
 }
 
@@ -159,6 +174,23 @@ export class UpstreamNotEligibleError extends UnrecoverableError {
     message: string,
   ) {
     super(`upstream account not eligible in ${country} (${reason}): ${message}`);
+  }
+}
+
+/**
+ * The upstream's answer shows that our configuration does not fit it: a catalog URL that routes
+ * somewhere other than the API (a 404 that is not ResourceNotFound), a token URL that is no token
+ * endpoint, a partner tag the marketplace refuses (400 InvalidPartnerTag). No retry helps until an
+ * operator fixes the variable the message names, so it stops the whole country.
+ */
+export class UpstreamConfigError extends UnrecoverableError {
+  override readonly name = 'UpstreamConfigError';
+  constructor(
+    readonly country: Country,
+    readonly reason: string,
+    message: string,
+  ) {
+    super(`upstream configuration for ${country} does not work (${reason}): ${message}`);
   }
 }
 
@@ -244,5 +276,13 @@ export class TokenDecryptError extends Error {
 
 /** A part of the embedded default could not be had; the message says what to set instead. */
 export class EmbeddedUnavailableError extends Error {
-  override readonly name = 'EmbeddedUnavailableError';
+  override readonly name: string = 'EmbeddedUnavailableError';
+}
+
+/**
+ * A file that is to carry secrets, or its directory, is one someone else could read, replace or
+ * redirect (a symlink, another owner, group or other permissions): it is not written.
+ */
+export class UntrustedFileError extends EmbeddedUnavailableError {
+  override readonly name = 'UntrustedFileError';
 }

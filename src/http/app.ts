@@ -3,6 +3,7 @@ import helmet from 'helmet';
 import type { AppContext } from '../context.js';
 import { requestLogger } from './request-log.js';
 import { errorHandler, notFoundHandler } from './error-handler.js';
+import { rejectMalformedPaths } from './path-guard.js';
 import { versionRoutes } from './routes/version.js';
 import { healthRoutes } from './routes/health.js';
 
@@ -26,6 +27,7 @@ export function buildApp(ctx: AppContext, areas: readonly RouteFactory[] = []): 
       contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
     }),
   );
+  app.use(rejectMalformedPaths());
   app.use(express.json({ limit: ctx.config.http.bodyLimit, strict: false }));
   app.use(express.urlencoded({ limit: ctx.config.http.bodyLimit, extended: false, parameterLimit: 100 }));
 

@@ -1,24 +1,20 @@
 import { QUEUE_KINDS } from '../../jobs/registry.js';
-import { timingSafeEqual, createHash } from 'node:crypto';
 import { Router, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { AppContext } from '../context.js';
+import { authFailureGuard } from './auth-failures.js';
+import { sameSecret } from './secret.js';
 
 /** One constant: Bull Board's base path must equal its mount path, or its assets 404. */
 export const BULL_BOARD_PATH = '/admin/queues';
-
-/** Compares digests, so neither the length nor the content of a guess leaks through timing. */
-function same(a: string, b: string): boolean {
-  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
-}
 
 function basicAuth(user: string, password: string): RequestHandler {
   return (req, res, next) => {
     const m = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(req.headers.authorization ?? '');
     const [u, ...rest] = m?.[1] ? Buffer.from(m[1], 'base64').toString('utf8').split(':') : [];
-    if (u !== undefined && same(u, user) && same(rest.join(':'), password)) return next();
+    if (u !== undefined && sameSecret(u, user) && sameSecret(rest.join(':'), password)) return next();
     res.set('WWW-Authenticate', 'Basic realm="shelfwatch queues", charset="UTF-8"').status(401).json({ message: 'Unauthenticated.' });
   };
 }
@@ -43,7 +39,8 @@ export function bullBoardRoutes(ctx: AppContext): Router {
   });
   router.use(
     BULL_BOARD_PATH,
-    basicAuth(conf.user, conf.password),
+    // Wrong passwords count against the client address, so they cannot be tried at will.
+    ...authFailureGuard(ctx).around(basicAuth(conf.user, conf.password)),
     (_req, res, next) => {
       // The board is a page with its own scripts and styles: the API's `default-src 'none'` would blank it.
       res.set(

@@ -1,7 +1,8 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import mongoose from 'mongoose';
 import { isRedisUnavailable } from '../db/redis.js';
-import { HttpError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/index.js';
+import { MAX_TIME_MS_EXPIRED } from '../db/mongo.js';
+import { HttpError, MalformedPathError, NotFoundError, ServiceUnavailableError, ValidationError } from '../errors/index.js';
 import type { Logger } from '../logger.js';
 import type { ErrorBody } from './error-body.js';
 
@@ -28,9 +29,13 @@ function bodyParserAnswer(err: { type?: unknown; status?: unknown }): HttpError 
 
 const { MongoNetworkError, MongoServerSelectionError, MongoNotConnectedError, MongoTopologyClosedError } = mongoose.mongo;
 
-/** A dependency being away is a 503 (retry later), not a 500 (our bug). */
+/**
+ * A dependency being away is a 503 (retry later), not a 500 (our bug); so is a query that MongoDB
+ * stopped at its maxTimeMS (known by class and code; the message is the server's to word).
+ */
 function isDependencyDown(err: unknown): boolean {
   return (
+    (err instanceof mongoose.mongo.MongoServerError && err.code === MAX_TIME_MS_EXPIRED) ||
     err instanceof MongoNetworkError ||
     err instanceof MongoServerSelectionError ||
     err instanceof MongoNotConnectedError ||
@@ -50,6 +55,10 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     let answer: HttpError;
     if (err instanceof HttpError) answer = err;
     else if (err && typeof err === 'object' && 'type' in err && bodyParserAnswer(err)) answer = bodyParserAnswer(err)!;
+    // The router throws a URIError for a route parameter that does not decode. The path guard
+    // (path-guard.ts) refuses such paths first; any decoding of client text that still fails is
+    // the client's mistake too, never a 500.
+    else if (err instanceof URIError) answer = new MalformedPathError();
     else if (isDependencyDown(err)) {
       answer = new ServiceUnavailableError();
       (req.log ?? logger).warn({ err }, 'dependency unavailable');

@@ -7,8 +7,9 @@ import { validate } from './validate.js';
  * clients written against the original service. The rules: `last_page` is at least
  * 1; `from`/`to` are 1-based and null on an empty page; the page is not clamped, so a page past the
  * end is empty with `prev` pointing one page back; `prev`/`next` are null at the ends. Unlike
- * Laravel's default, links keep the other query parameters (`q`, `limit` and the
- * rest), with `page` always last.
+ * Laravel's default, links keep the other parameters the route reads (`q`, `limit`, …), with
+ * `page` always last; parameters the route does not read are dropped, so a long query string is
+ * not copied into every link of the answer.
  */
 
 const pageLinksSchema = z
@@ -120,11 +121,18 @@ export function endpointUrl(req: Request, appUrl: string | undefined): string {
   return `${base}${pathname}`;
 }
 
-/** The request's query minus `page`, for `PageInput.query`. */
-export function keptQuery(query: Request['query'], omit: readonly string[] = []): KeptQuery {
+// Never carried, whatever a route lists: a link must not spread the caller's credential.
+const NEVER_KEPT = new Set(['page', 'api_token']);
+
+/**
+ * The parameters of the request that page links carry (`PageInput.query`): those named in `known`
+ * (the keys of the route's query schema), in the order the request gave them, minus `page` and
+ * the token.
+ */
+export function keptQuery(query: Request['query'], known: readonly string[]): KeptQuery {
   const out: Record<string, string | string[]> = {};
   for (const [key, value] of Object.entries(query)) {
-    if (key === 'page' || omit.includes(key)) continue;
+    if (NEVER_KEPT.has(key) || !known.includes(key)) continue;
     if (typeof value === 'string') out[key] = value;
     else if (Array.isArray(value) && value.every((v) => typeof v === 'string')) out[key] = value as string[];
   }
@@ -138,9 +146,12 @@ export interface PageOptions {
   readonly maxLimit: number;
 }
 
-// Offsets stay exact in a double and far below MongoDB's int64 skip; a page beyond the data is
-// answered without a query anyway.
-const MAX_PAGE = 1_000_000_000;
+/**
+ * Deepest page a list serves (a 422 past it). The server walks every skipped entry of a page, so a
+ * deep page costs in proportion to its depth: 10,000 pages of 100 is a million entries walked,
+ * the most one request may ask for. Deeper data is reached by narrowing the list (`q`, `since`).
+ */
+const MAX_PAGE = 10_000;
 
 /**
  * A query-string integer: absent or empty means the default; anything that is not one base-10

@@ -20,6 +20,11 @@ export interface LimiterOptions {
   readonly windowMs?: number;
   /** Who is counted. Default: the client address (IPv6 by /56, as express-rate-limit advises). */
   readonly key?: (req: Request) => string;
+  /**
+   * Count in this process's memory instead of Redis: for what costs this process alone and must be
+   * answered while Redis is away (/readyz reports that very absence).
+   */
+  readonly perProcess?: boolean;
 }
 
 /** The client address as Express resolved it under TRUST_PROXY. */
@@ -50,15 +55,18 @@ export function createRateLimiter(ctx: Pick<AppContext, 'redis' | 'redisPrefix' 
   const logger = ctx.logger.child({ limiter: opts.name });
   // One store per limiter (express-rate-limit refuses a shared one); two processes, or two apps in
   // one process, that build the same limiter meet on the same keys.
-  const store: Store = new HealingRedisStore({
-    sendCommand: (command: string, ...args: string[]) => ctx.redis.call(command, ...args) as Promise<number | string | (number | string)[]>,
-    prefix: `${ctx.redisPrefix}:rl:${opts.name}:`,
-  });
+  const store: Store | undefined = opts.perProcess
+    ? undefined // express-rate-limit's own memory store
+    : new HealingRedisStore({
+        sendCommand: (command: string, ...args: string[]) =>
+          ctx.redis.call(command, ...args) as Promise<number | string | (number | string)[]>,
+        prefix: `${ctx.redisPrefix}:rl:${opts.name}:`,
+      });
   const keyOf = opts.key ?? clientIpKey;
   const limiter = rateLimit({
     windowMs: opts.windowMs ?? 60_000,
     limit: opts.limit,
-    store,
+    ...(store ? { store } : {}),
     legacyHeaders: true,
     standardHeaders: 'draft-8',
     identifier: opts.name,

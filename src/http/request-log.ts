@@ -3,14 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { pinoHttp } from 'pino-http';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logger.js';
+import { loggableUrl } from './loggable-url.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** A query string may carry `api_token`; the logged URL never does. */
-export function redactUrl(url: string | undefined): string | undefined {
-  if (!url) return url;
-  return url.replace(/([?&](?:api_token|token)=)[^&#]*/gi, '$1[REDACTED]');
-}
 
 /**
  * pino-http with a request id: the caller's X-Request-Id when it is well-formed (a proxy's trace id),
@@ -30,7 +25,8 @@ export function requestLogger(logger: Logger): RequestHandler {
       req: (req: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({
         id: req.id,
         method: req.method,
-        url: redactUrl(req.url),
+        // Never the raw URL: a token may hide in it under a spelling the query parser decodes.
+        url: loggableUrl(req.url),
         remoteAddress: req.remoteAddress,
       }),
       res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),

@@ -17,8 +17,15 @@ export class Metrics {
 
   readonly upstreamCalls = new Counter({
     name: 'shelfwatch_upstream_calls_total',
-    help: 'Upstream calls, by country, operation and result (ok, throttled, not_eligible, auth, invalid, unavailable)',
+    help: 'Upstream calls, by country, operation and result (ok, throttled, not_eligible, config, auth, invalid, unavailable)',
     labelNames: ['country', 'operation', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly upstreamDropped = new Counter({
+    name: 'shelfwatch_upstream_dropped_total',
+    help: 'Members of upstream answers left out because they could not be read, by country, operation, member (item, listing, browse_node, error, field) and reason (missing_id, malformed)',
+    labelNames: ['country', 'operation', 'member', 'reason'] as const,
     registers: [this.registry],
   });
 

@@ -24,6 +24,12 @@ export const SEARCH_KEYS_FIELD = 'search_keys';
 /** Longest `q` the API accepts; it bounds the number of conditions a query can carry. */
 export const MAX_QUERY_LENGTH = 200;
 
+/**
+ * Most distinct words a `q` may have. Each word is a range of its own on the index that the server
+ * walks and intersects, so 200 characters of one-letter words would be 100 broad scans for one request.
+ */
+export const MAX_QUERY_TERMS = 10;
+
 // A document's key list is bounded so that a 100 kB message cannot make a multi-megabyte array and
 // index entry; texts are keyed in the order given (name/title before message), so the short, most
 // searched fields are always covered.
@@ -96,6 +102,21 @@ export function searchKeys(...texts: readonly (string | null | undefined)[]): st
     }
   }
   return [...keys];
+}
+
+/** The distinct terms of a query as `searchFilter` splits it: a word, or a run of Japanese/Chinese script. */
+export function queryTermCount(q: string): number {
+  return new Set(runs(q).map((run) => `${run.kind}:${run.chars.join('')}`)).size;
+}
+
+/**
+ * Why a search text is refused, phrased as a predicate for a 422 on its field ("must not …"), or
+ * undefined when it is fine. Length in characters as people count them (code points).
+ */
+export function searchTextIssue(q: string): string | undefined {
+  if ([...q].length > MAX_QUERY_LENGTH) return `must not be greater than ${MAX_QUERY_LENGTH} characters.`;
+  if (queryTermCount(q) > MAX_QUERY_TERMS) return `must not have more than ${MAX_QUERY_TERMS} words.`;
+  return undefined;
 }
 
 /**

@@ -41,8 +41,14 @@ export function buildSimulatorApp(state: SimulatorState): Express {
     res.json(state.faults.reset());
   });
 
+  // A path the API does not have gets what a web server in front would answer, not the API's
+  // ResourceNotFound (which means "no results"): a client pointed at a wrong base URL must be able
+  // to tell the two apart.
   app.use((_req, res) => {
-    res.status(404).json(errorBody('ResourceNotFoundException', 'Not found.'));
+    res
+      .status(404)
+      .type('html')
+      .send('<!DOCTYPE html>\n<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1></body></html>\n');
   });
   // Bodies that are not JSON (or too large) get the service's CannotParse answer, never a stack.
   app.use((err: Error & { status?: number; type?: string }, _req: Request, res: Response, _next: NextFunction) => {

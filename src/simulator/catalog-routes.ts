@@ -26,6 +26,17 @@ import {
 const OPERATIONS = new Set(['getItems', 'searchItems', 'getBrowseNodes']);
 /** A held request is dropped after this long even if the server keeps running. */
 const HOLD_MAX_MS = 300_000;
+/**
+ * Associates tracking ids end in their marketplace's suffix: -22 on amazon.co.jp, -20 on
+ * amazon.com. A tag of another marketplace is refused, so that a client cannot pass here with a tag
+ * the real service would refuse.
+ */
+const PARTNER_TAG_SUFFIX: Readonly<Record<Country, string>> = { JP: '-22', US: '-20' };
+/**
+ * Share of per-second 429s sent without Retry-After. The real service's throttling answers promise
+ * no such header, so a client must do without it; the rest carry one, so that both kinds are met.
+ */
+const NO_RETRY_AFTER_SHARE = 0.5;
 
 type Answer = { status: number; body: Record<string, unknown>; items: number };
 
@@ -37,6 +48,15 @@ function invalid(issues: z.core.$ZodIssue[]): Answer {
   return fail('ValidationException', `1 validation error detected: ${issues[0]?.message ?? 'invalid request'}`, {
     reason: 'FieldValidationFailed',
     fieldList: issues.map((i) => ({ name: i.path.join('.') || 'body', message: i.message })),
+  });
+}
+
+function wrongPartnerTag(country: Country, tag: string): Answer | undefined {
+  if (tag.endsWith(PARTNER_TAG_SUFFIX[country])) return undefined;
+  const host = MARKETPLACES[country].host;
+  return fail('ValidationException', `The partner tag ${tag} is invalid for the marketplace ${host}.`, {
+    reason: 'InvalidPartnerTag',
+    fieldList: [{ name: 'partnerTag', message: `must be a tracking id of ${host}` }],
   });
 }
 
@@ -52,7 +72,7 @@ function unknownResources(resources: readonly string[], known: ReadonlySet<strin
 function getItems(state: SimulatorState, country: Country, body: unknown): Answer {
   const req = getItemsRequestSchema.safeParse(body);
   if (!req.success) return invalid(req.error.issues);
-  const bad = unknownResources(req.data.resources, ITEM_RESOURCE_NAMES);
+  const bad = wrongPartnerTag(country, req.data.partnerTag) ?? unknownResources(req.data.resources, ITEM_RESOURCE_NAMES);
   if (bad) return bad;
   const resources = new Set(req.data.resources);
   const items: Record<string, unknown>[] = [];
@@ -77,7 +97,7 @@ function searchItems(state: SimulatorState, country: Country, body: unknown): An
   const req = searchItemsRequestSchema.safeParse(body);
   if (!req.success) return invalid(req.error.issues);
   const d = req.data;
-  const bad = unknownResources(d.resources, ITEM_RESOURCE_NAMES);
+  const bad = wrongPartnerTag(country, d.partnerTag) ?? unknownResources(d.resources, ITEM_RESOURCE_NAMES);
   if (bad) return bad;
   if (!d.keywords && !d.browseNodeId && !d.actor && !d.artist && !d.author && !d.brand && !d.title) {
     return fail('ValidationException', 'A search needs at least one of keywords, browseNodeId, actor, artist, author, brand or title.', {
@@ -120,7 +140,7 @@ function searchItems(state: SimulatorState, country: Country, body: unknown): An
 function getBrowseNodes(state: SimulatorState, country: Country, body: unknown): Answer {
   const req = getBrowseNodesRequestSchema.safeParse(body);
   if (!req.success) return invalid(req.error.issues);
-  const bad = unknownResources(req.data.resources, BROWSE_NODE_RESOURCE_NAMES);
+  const bad = wrongPartnerTag(country, req.data.partnerTag) ?? unknownResources(req.data.resources, BROWSE_NODE_RESOURCE_NAMES);
   if (bad) return bad;
   const withAncestor = req.data.resources.includes('browseNodes.ancestor');
   const withChildren = req.data.resources.includes('browseNodes.children');
@@ -139,6 +159,7 @@ function getBrowseNodes(state: SimulatorState, country: Country, body: unknown):
 
 async function handle(
   state: SimulatorState,
+  throttles: Map<Country, number>,
   req: Request,
   res: Response,
   op: string,
@@ -174,18 +195,28 @@ async function handle(
   }
   const quota = state.quota.take(country, state.now());
   // serviceCode/quotaCode values are not documented in our sources; these are descriptive stand-ins.
-  const throttled = (quotaCode: string, retryAfterMs: number): Answer => {
-    res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
+  const throttled = (quotaCode: string | undefined, retryAfterMs: number | undefined): Answer => {
+    if (retryAfterMs !== undefined) res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
     state.stats.throttled(country, op);
     return fail(
       'ThrottleException',
       'Request was denied due to request throttling. Clients should implement exponential backoff and retry.',
-      { serviceCode: 'creatorsapi', quotaCode },
+      quotaCode ? { serviceCode: 'creatorsapi', quotaCode } : {},
     );
   };
-  if (!quota.ok) return throttled(quota.limit === 'day' ? 'RequestsPerDay' : 'RequestsPerSecond', quota.retryAfterMs);
+  if (!quota.ok) {
+    if (quota.limit === 'day') return throttled('RequestsPerDay', quota.retryAfterMs);
+    // Which per-second 429s go without Retry-After is drawn from the seed and their count, so a
+    // run with the same seed and the same calls gets the same answers.
+    const n = (throttles.get(country) ?? 0) + 1;
+    throttles.set(country, n);
+    const bare = unit(state.config.seed, country, 'no-retry-after', n) < NO_RETRY_AFTER_SHARE;
+    return throttled('RequestsPerSecond', bare ? undefined : quota.retryAfterMs);
+  }
   const late = state.faults.afterQuota();
-  if (late === 'throttle') return throttled('RequestsPerSecond', 1000);
+  // A throttle beyond the quota names no quota: the service answers the same 429 when it revokes
+  // an account's access, whatever the quota says.
+  if (late === 'throttle') return throttled(undefined, 1000);
   if (late === 'timeout') return 'hold';
   if (late === 'error') {
     return fail('InternalServerException', 'Internal server error.');
@@ -202,12 +233,14 @@ async function handle(
 
 export function catalogRoutes(state: SimulatorState): Router {
   const router = express.Router();
+  /** Per-second 429s answered so far, per country. */
+  const throttles = new Map<Country, number>();
   router.post('/catalog/v1/:operation', express.json({ limit: '64kb' }), async (req, res) => {
     const op = String(req.params.operation);
     const country = countryOfMarketplace(req.get('x-marketplace') ?? '');
     const counted = country && OPERATIONS.has(op) ? country : undefined;
     if (counted) state.stats.call(counted, op);
-    const answer = await handle(state, req, res, op, country);
+    const answer = await handle(state, throttles, req, res, op, country);
     if (answer === 'hold') {
       state.held.add(res);
       const timer = setTimeout(() => res.socket?.destroy(), HOLD_MAX_MS);

@@ -29,6 +29,11 @@ export interface SimNode {
 
 /** Results a search or browse node lists at most (10 pages of 10). */
 export const MAX_RESULTS = 100;
+/**
+ * Share of items with a listing that shows no amount or currency (the SDK marks both optional):
+ * in each drift epoch one of their listings, drawn anew, comes without them.
+ */
+const UNPRICED_SHARE = 0.03;
 
 export class SyntheticCatalog {
   readonly #maps = new Map<Country, CodeMap>();
@@ -154,7 +159,7 @@ export class SyntheticCatalog {
       itemInfo: {
         title: { displayValue: title, label: 'Title', locale: m.language },
         byLineInfo: { brand: { displayValue: brand, label: 'Brand', locale: m.language } },
-        ...(ean ? { externalIds: { eans: { displayValues: [ean], label: 'EAN', locale: 'en_US' } } } : {}),
+        ...(ean ? { externalIds: this.#externalIds(country, asin, ean) } : {}),
       },
       images: { primary: { small: image(75), medium: image(160), large: image(500) } },
       browseNodeInfo: {
@@ -165,6 +170,22 @@ export class SyntheticCatalog {
       },
       offersV2: { listings: this.#listings(country, asin, epoch, w) },
     };
+  }
+
+  /**
+   * The code an item lists. A code with a leading 0 is a 12-digit UPC as well (UPC-A), and Amazon
+   * lists such codes in either form: here as a UPC, as a 12-digit value in the EAN list, or both.
+   * Every other code is an EAN-13.
+   */
+  #externalIds(country: Country, asin: string, ean: string): Record<string, unknown> {
+    const eans = (values: string[]) => ({ eans: { displayValues: values, label: 'EAN', locale: 'en_US' } });
+    if (country !== 'US' || !ean.startsWith('0')) return eans([ean]);
+    const upc = ean.slice(1);
+    const upcs = { upcs: { displayValues: [upc], label: 'UPC', locale: 'en_US' } };
+    const form = unit(this.opts.seed, country, asin, 'code-form');
+    if (form < 1 / 3) return upcs;
+    if (form < 2 / 3) return eans([upc]);
+    return { ...eans([ean]), ...upcs };
   }
 
   #listings(country: Country, asin: string, epoch: number, w: Vocabulary): Record<string, unknown>[] {
@@ -188,9 +209,11 @@ export class SyntheticCatalog {
     const factor = 0.85 + 0.3 * s('price', epoch);
     const count = between(1, 3, seed, country, asin, 'listings', epoch);
     const winner = s('buybox', epoch) < 0.85 ? between(0, count - 1, seed, country, asin, 'winner', epoch) : -1;
+    const unpriced = s('unpriced') < UNPRICED_SHARE ? between(0, count - 1, seed, country, asin, 'unpriced', epoch) : -1;
     const listings = Array.from({ length: count }, (_, k) => {
       const raw = base * factor * (1 + 0.08 * k * s('spread', k, epoch));
       const amount = jp ? Math.round(raw / 10) * 10 : Math.round(raw * 100) / 100;
+      const displayAmount = new Intl.NumberFormat(jp ? 'ja-JP' : 'en-US', { style: 'currency', currency }).format(amount);
       return {
         availability: {
           type,
@@ -204,13 +227,13 @@ export class SyntheticCatalog {
           k === 0
             ? { id: `A${country}AMAZON00`, name: w.amazonMerchant }
             : { id: `A${country}MERCH${k}`, name: pick(w.merchants, seed, asin, k) },
-        price: {
-          money: {
-            amount,
-            currency,
-            displayAmount: new Intl.NumberFormat(jp ? 'ja-JP' : 'en-US', { style: 'currency', currency }).format(amount),
-          },
-        },
+        // Without amount and currency: no money at all, or only its display text.
+        price:
+          k !== unpriced
+            ? { money: { amount, currency, displayAmount } }
+            : s('unpriced-form', epoch) < 0.5
+              ? {}
+              : { money: { displayAmount } },
         violatesMAP: false,
       };
     });

@@ -46,7 +46,15 @@ export interface CreateUpstreamOptions {
   readonly beforeSend?: () => Promise<void>;
 }
 
-export function createUpstream(config: Pick<Config, 'upstream'>, country: Country, opts: CreateUpstreamOptions = {}): UpstreamPort {
+/**
+ * What the factory reads of the configuration: the upstream part, and the country's quota when
+ * there is one (the pace a 429 without Retry-After stands for).
+ */
+export type UpstreamFactoryConfig = Pick<Config, 'upstream'> & {
+  readonly workers?: { readonly quota: Readonly<Partial<Record<Country, { readonly perSecond: number }>>> };
+};
+
+export function createUpstream(config: UpstreamFactoryConfig, country: Country, opts: CreateUpstreamOptions = {}): UpstreamPort {
   const up = config.upstream;
   const cc = up.countries[country];
   if (!cc) throw new UnrecoverableError(`no upstream configuration for ${country}: add it to COUNTRIES`);
@@ -80,6 +88,7 @@ export function createUpstream(config: Pick<Config, 'upstream'>, country: Countr
     };
   }
   const shared = opts.shared ?? createUpstreamShared();
+  const perSecond = config.workers?.quota[country]?.perSecond;
   return new CreatorsClient({
     country,
     marketplace: cc.marketplace,
@@ -89,6 +98,8 @@ export function createUpstream(config: Pick<Config, 'upstream'>, country: Countr
     tokens: shared.tokenSource(credential, country, up.timeoutMs, opts.now),
     dispatcher: shared.dispatcher,
     timeoutMs: up.timeoutMs,
+    // The quota governor spaces the country's calls by the same 1/Q.
+    paceMs: perSecond ? 1_000 / perSecond : undefined,
     onClose: opts.shared ? undefined : () => shared.close(),
     now: opts.now,
     beforeSend: opts.beforeSend,

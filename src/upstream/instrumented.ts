@@ -1,10 +1,17 @@
 import type { Metrics } from '../metrics/registry.js';
-import type { UpstreamPort } from './port.js';
-import { UpstreamAuthError, UpstreamInvalidRequestError, UpstreamNotEligibleError, UpstreamRateLimitedError } from '../errors/index.js';
+import type { DroppedMember, UpstreamPort } from './port.js';
+import {
+  UpstreamAuthError,
+  UpstreamConfigError,
+  UpstreamInvalidRequestError,
+  UpstreamNotEligibleError,
+  UpstreamRateLimitedError,
+} from '../errors/index.js';
 
 function resultOf(err: unknown): string {
   if (err instanceof UpstreamRateLimitedError) return 'throttled';
   if (err instanceof UpstreamNotEligibleError) return 'not_eligible';
+  if (err instanceof UpstreamConfigError) return 'config';
   if (err instanceof UpstreamAuthError) return 'auth';
   if (err instanceof UpstreamInvalidRequestError) return 'invalid';
   return 'unavailable';
@@ -17,12 +24,18 @@ function resultOf(err: unknown): string {
  */
 export function instrumentPort(port: UpstreamPort, metrics: Metrics): UpstreamPort {
   const country = port.country;
-  async function measure<T>(operation: string, call: () => Promise<T>, items?: (r: T) => Record<string, string>): Promise<T> {
+  const dropped = metrics.upstreamDropped;
+  async function measure<T extends { readonly dropped?: readonly DroppedMember[] }>(
+    operation: string,
+    call: () => Promise<T>,
+    items?: (r: T) => Record<string, string>,
+  ): Promise<T> {
     const end = metrics.upstreamLatency.startTimer({ country, operation });
     try {
       const result = await call();
       metrics.upstreamCalls.inc({ country, operation, result: 'ok' });
       if (items) for (const outcome of Object.values(items(result))) metrics.upstreamItems.inc({ country, outcome });
+      for (const d of result.dropped ?? []) dropped.inc({ country, operation, member: d.member, reason: d.reason });
       return result;
     } catch (err) {
       // Refused before sending (a bad batch) is no call at all.

@@ -22,11 +22,33 @@ export const asinBatchSchema = z
 /** Search and browse pages run from 1 to this. */
 export const MAX_PAGE = 10;
 
+/**
+ * A part of an answer that was left out because it could not be read. Amazon's SDK marks almost
+ * every member optional, so one item without its ASIN or one listing of the wrong shape costs that
+ * member only: failing the whole answer would fail a batch of 10 ASINs as retryable, and each retry
+ * would spend quota on the same answer again.
+ */
+export interface DroppedMember {
+  /**
+   * What was left out: an item, an offer listing, a browse node, an entry of `errors`, or one
+   * value of a member that was kept (a title that is not a string).
+   */
+  readonly member: 'item' | 'listing' | 'browse_node' | 'error' | 'field';
+  /** `missing_id`: no ASIN or browse node id to file it under; `malformed`: a value of the wrong type. */
+  readonly reason: 'missing_id' | 'malformed';
+}
+
 export interface GetItemsResult {
   /** The items found, in the order of the request. */
   readonly items: readonly UpstreamItem[];
-  /** One entry per requested ASIN (upper-cased). */
+  /**
+   * One entry per requested ASIN (upper-cased) that the answer accounts for. When the answer held
+   * items without a readable ASIN, an ASIN that neither an item nor an error names may be one of
+   * them: it has no entry, so nothing is recorded for it and it is refreshed at its next plan.
+   */
   readonly outcomes: Readonly<Record<string, ItemOutcome>>;
+  /** What the answer held that could not be read; absent when nothing was left out. */
+  readonly dropped?: readonly DroppedMember[];
 }
 
 /** One page (1-10) of the search for a code. */
@@ -38,6 +60,7 @@ export interface FindByCodeResult {
   readonly items: readonly UpstreamItem[];
   /** Whether page + 1 may list more of them (never past page 10). */
   readonly hasMore: boolean;
+  readonly dropped?: readonly DroppedMember[];
 }
 
 export interface BrowseNodePage {
@@ -50,6 +73,7 @@ export interface BrowseNodePage {
   readonly totalResults: number | null;
   /** Whether page + 1 exists (never past page 10). */
   readonly hasMore: boolean;
+  readonly dropped?: readonly DroppedMember[];
 }
 
 export interface BrowseNodeInfo {
@@ -59,6 +83,9 @@ export interface BrowseNodeInfo {
   readonly parentId: string | null;
   readonly children: readonly { readonly id: string; readonly name: string | null }[];
 }
+
+/** The nodes getBrowseNodes read, with what it left out (nodes or children without an id). */
+export type BrowseNodeList = readonly BrowseNodeInfo[] & { readonly dropped?: readonly DroppedMember[] };
 
 export interface UpstreamPort {
   readonly country: Country;
@@ -72,7 +99,7 @@ export interface UpstreamPort {
   /** One page (1-10) of a browse node's items. */
   browseNode(nodeId: string, page: number): Promise<BrowseNodePage>;
   /** Up to 10 browse nodes with their parent and children, for walking the tree. */
-  getBrowseNodes(nodeIds: readonly string[]): Promise<readonly BrowseNodeInfo[]>;
+  getBrowseNodes(nodeIds: readonly string[]): Promise<BrowseNodeList>;
   /** Releases keep-alive connections. */
   close(): Promise<void>;
 }

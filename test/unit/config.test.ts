@@ -45,6 +45,41 @@ describe('configuration', () => {
     expect(loadConfig({ TRUST_PROXY: 'loopback, 10.0.0.0/8' }).http.trustProxy).toBe('loopback, 10.0.0.0/8');
   });
 
+  // As `true`: a list that trusts every address lets any client write the X-Forwarded-For entry
+  // that Express takes for its address (rate limits, logs).
+  it.each([
+    '0.0.0.0/0',
+    '::/0',
+    '0/0',
+    ' 0.0.0.0/0 ',
+    'loopback, ::/0',
+    '10.0.0.0/8 , 0.0.0.0/0',
+    '0.0.0.0/00',
+    '::0/0',
+    '0:0:0:0:0:0:0:0/0',
+    '1.2.3.4/0',
+    '10.0.0.0/0.0.0.0',
+    '::ffff:0.0.0.0/96',
+    '0.0.0.0/1, 128.0.0.0/1',
+    '::/1,8000::/1',
+  ])('refuses TRUST_PROXY=%j: it trusts every address', (value) => {
+    expect(problemsOf({ TRUST_PROXY: value })).toEqual([expect.stringMatching(/^TRUST_PROXY .*every address.*forge/)]);
+  });
+
+  it.each(['loopback, 10.0.0.0/8', 'uniquelocal,linklocal', '10.0.0.0/255.0.0.0', '2001:db8::/32', '::ffff:10.0.0.0/104', '192.0.2.7'])(
+    'accepts TRUST_PROXY=%j',
+    (value) => {
+      expect(loadConfig({ TRUST_PROXY: value }).http.trustProxy).toBe(value);
+    },
+  );
+
+  it.each(['proxy.internal', '10.0.0.0/33', '10.0.0.0/255.0.255.0', '10.0.0.0/8,,'])(
+    'refuses TRUST_PROXY=%j: not an address list',
+    (value) => {
+      expect(problemsOf({ TRUST_PROXY: value })).toEqual([expect.stringMatching(/^TRUST_PROXY .*address/)]);
+    },
+  );
+
   it('round-trips generated app keys', () => {
     const key = generateAppKey();
     expect(parseAppKey(key)).toHaveLength(32);

@@ -85,4 +85,25 @@ describe('upstream configuration', () => {
     const secret = problems({ UPSTREAM: 'creators', COUNTRIES: 'JP', CREATORS_CREDENTIAL_SECRET_JP: 'hunter2-very-secret' });
     expect(secret.join('\n')).not.toContain('hunter2');
   });
+
+  // The credentials and the bearer tokens travel to these URLs: in clear text only to this machine.
+  it.each([
+    ['CREATORS_API_URL', 'http://proxy.example'],
+    ['CREATORS_API_URL', 'http://10.0.0.5:8080'],
+    ['CREATORS_API_URL', 'http://localhost.example.com'],
+    ['CREATORS_API_URL', 'http://[::2]:4000'],
+    ['CREATORS_TOKEN_URL_JP', 'http://auth.example/token'],
+    ['CREATORS_TOKEN_URL_US', 'http://128.0.0.1/token'],
+  ])('refuses %s=%s: https only, except on loopback', (name, value) => {
+    expect(problems({ [name]: value })).toEqual([expect.stringMatching(new RegExp(`^${name} must be an https URL.*loopback`))]);
+  });
+
+  it.each(['http://127.0.0.1:4000', 'http://127.3.2.1', 'http://localhost:4000/', 'http://[::1]:4000', 'https://proxy.example'])(
+    'accepts %s for the Creators URLs',
+    (value) => {
+      const { upstream } = loadConfig({ CREATORS_API_URL: value, CREATORS_TOKEN_URL_JP: `${value.replace(/\/$/, '')}/token` });
+      expect(upstream.apiUrl).toBe(value.replace(/\/$/, ''));
+      expect(upstream.countries.JP?.tokenUrl).toBe(`${value.replace(/\/$/, '')}/token`);
+    },
+  );
 });

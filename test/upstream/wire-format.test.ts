@@ -69,6 +69,7 @@ function answer(path: string, body: Record<string, unknown>): { status: number; 
   }
   if (path === '/catalog/v1/searchItems') {
     if (body.keywords === '0000000000000') return { status: 200, json: { searchResult: { items: [{ asin: 42 }] } } };
+    if (body.keywords === '4901234567894') return { status: 200, json: { searchResult: { items: 'none' } } };
     if (body.keywords === '4006381333931') return { status: 200, json: { errors: [{ code: 'NoResults', message: 'No results.' }] } };
     return {
       status: 200,
@@ -254,7 +255,7 @@ describe('requests on the wire', () => {
     expect(node).toEqual({ id: '123', name: 'Tools', isRoot: false, parentId: '12', children: [{ id: '1230', name: 'Saws' }] });
   });
 
-  it('429: retry-after from the header, else one second', async () => {
+  it('429: retry-after from the header, else one interval of QUOTA_RPS (1/s here: a second)', async () => {
     const plain = await jp.getItems(['B0THROTTLE']).catch((e: unknown) => e);
     expect(plain).toBeInstanceOf(UpstreamRateLimitedError);
     expect((plain as UpstreamRateLimitedError).retryAfterMs).toBe(1000);
@@ -272,9 +273,12 @@ describe('requests on the wire', () => {
     expect(Math.max(...perSocket.values())).toBeGreaterThan(1);
   });
 
-  it('an answer that does not match the schema is an UpstreamUnavailableError', async () => {
-    const err = await jp.findByCode('0000000000000', 1).catch((e: unknown) => e);
+  it('an item that does not match the schema is left out and reported; an answer that does not is an UpstreamUnavailableError', async () => {
+    const page = await jp.findByCode('0000000000000', 1);
+    expect(page.items).toEqual([]);
+    expect(page.dropped).toEqual([{ member: 'item', reason: 'malformed' }]);
+    const err = await jp.findByCode('4901234567894', 1).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UpstreamUnavailableError);
-    expect((err as Error).message).toMatch(/searchResult\.items\.0\.asin/);
+    expect((err as Error).message).toMatch(/searchResult\.items/);
   });
 });

@@ -256,7 +256,10 @@ describe('a fatal upstream error', () => {
     try {
       const res = await p.http.get('/api/world/update?asin=B0FATAL001&country=US').set(u.headers);
       expect(res.status).toBe(502);
-      expect(res.body.message).toMatch(/not eligible/);
+      // The client gets the request id to quote; why is in the log, under that id.
+      const id = res.headers['x-request-id'] as string;
+      expect(res.body.message).toBe(`The upstream could not refresh the products. Request id: ${id}.`);
+      expect(p.logs.lines.find((l) => l.includes('forced update failed upstream') && l.includes(id))).toMatch(/not eligible/);
       expect(await p.ctx.jobs.queue('US').isPaused()).toBe(true);
       expect(await p.ctx.jobs.queue('JP').isPaused()).toBe(false);
       const stopped = await p.ctx.metrics.countryStopped.get();

@@ -42,7 +42,10 @@ const ERRORS = {
       }),
     ),
   },
-  502: { id: 'UpstreamFailed', ...json('The upstream could not refresh the products.', errorBodySchema) },
+  502: {
+    id: 'UpstreamFailed',
+    ...json('The upstream could not refresh the products; the message gives the request id, under which the log has why.', errorBodySchema),
+  },
   503: {
     id: 'Unavailable',
     ...json(

@@ -1,7 +1,8 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { AppContext } from '../../context.js';
 import { authenticate, userKey } from '../auth.js';
 import { createRateLimiter } from '../rate-limit.js';
+import { authFailureGuard } from '../auth-failures.js';
 import { meRoutes } from './me.js';
 import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
@@ -10,14 +11,29 @@ import { worldUpdateRoutes } from './world-update.js';
 export const AREA_B_PATHS = ['/api/me', '/api/watch', '/api/world'];
 
 /**
+ * Every answer is one account's data, or says something about a token: no cache, shared or private,
+ * may keep it. Set first, so refusals (401, 422, 429) carry it too.
+ */
+const noStore: RequestHandler = (_req, res, next) => {
+  res.set('Cache-Control', 'no-store');
+  next();
+};
+
+/**
  * Area B: every route needs the API token, and each account has a rate limit counted in Redis
  * (shared by every api process). The forced update spends the upstream quota, so it has a stricter
- * limit of its own on top.
+ * limit of its own on top. Failed token checks are counted per client address before any of it,
+ * so tokens cannot be guessed at will (auth-failures.ts).
  */
 export function areaBRoutes(ctx: AppContext): Router {
   const router = Router();
   const limits = ctx.config.workers.rateLimit;
-  router.use(AREA_B_PATHS, authenticate(ctx), createRateLimiter(ctx, { name: 'api', limit: limits.apiPerMinute, key: userKey }));
+  router.use(
+    AREA_B_PATHS,
+    noStore,
+    ...authFailureGuard(ctx).around(authenticate(ctx)),
+    createRateLimiter(ctx, { name: 'api', limit: limits.apiPerMinute, key: userKey }),
+  );
   router.use('/api/world/update', createRateLimiter(ctx, { name: 'update', limit: limits.updatePerMinute, key: userKey }));
   router.use(meRoutes(ctx));
   router.use(watchRoutes(ctx));

@@ -8,7 +8,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { errors, limited } from '../openapi/responses.js';
 import { createRateLimiter } from '../rate-limit.js';
 import { publicCors } from '../cors.js';
-import { MAX_QUERY_LENGTH, searchFilter } from '../../search/keys.js';
+import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchFilter, searchTextIssue } from '../../search/keys.js';
 import { listPosts, listUsers, ownersOf } from '../../directory/listing.js';
 import { postResource, postResourceSchema, userResource, userResourceSchema } from '../../directory/resources.js';
 
@@ -28,13 +28,18 @@ const listQuery = pageQuerySchema({ defaultLimit: 20, maxLimit: 100 }).extend({
         ctx.addIssue({ code: 'custom', message: 'must be a string.' });
         return z.NEVER;
       }
-      // Characters as people count them (code points), like Laravel's mb_strlen.
-      if ([...v].length > MAX_QUERY_LENGTH)
-        ctx.addIssue({ code: 'custom', message: `must not be greater than ${MAX_QUERY_LENGTH} characters.` });
+      const issue = searchTextIssue(v);
+      if (issue) ctx.addIssue({ code: 'custom', message: issue });
       return v;
     })
-    .meta({ description: 'Keywords; every one must match.', override: { type: 'string', maxLength: MAX_QUERY_LENGTH } }),
+    .meta({
+      description: `Keywords; every one must match. At most ${MAX_QUERY_TERMS} words.`,
+      override: { type: 'string', maxLength: MAX_QUERY_LENGTH },
+    }),
 });
+
+/** What page links carry: the parameters this route reads, nothing a client made up. */
+const LINK_PARAMS = Object.keys(listQuery.shape);
 
 const userPage = pagedSchema(userResourceSchema, 'UserPage');
 const postPage = pagedSchema(postResourceSchema, 'PostPage');
@@ -88,7 +93,7 @@ export function directoryRoutes(ctx: AppContext): Router {
         page,
         perPage: limit,
         path: endpointUrl(req, appUrl),
-        query: keptQuery(req.query),
+        query: keptQuery(req.query, LINK_PARAMS),
       }),
     );
   });
@@ -104,7 +109,7 @@ export function directoryRoutes(ctx: AppContext): Router {
         page,
         perPage: limit,
         path: endpointUrl(req, appUrl),
-        query: keptQuery(req.query),
+        query: keptQuery(req.query, LINK_PARAMS),
       }),
     );
   });

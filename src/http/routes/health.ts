@@ -5,6 +5,7 @@ import type { AppContext } from '../../context.js';
 import { json, unreadable } from '../openapi/responses.js';
 import { pingMongo } from '../../db/mongo.js';
 import { pingRedis } from '../../db/redis.js';
+import { createRateLimiter } from '../rate-limit.js';
 
 const PROBE_TIMEOUT_MS = 1_500;
 
@@ -30,18 +31,27 @@ export const healthPaths: ZodOpenApiPathsObject = {
       tags: ['Operations'],
       operationId: 'readiness',
       summary: 'Readiness: MongoDB and Redis answer and the process is not shutting down',
-      responses: { 200: json('Ready.', readySchema), 503: json('Not ready; `checks` names what failed.', readySchema), ...unreadable() },
+      responses: {
+        200: json('Ready.', readySchema),
+        503: json('Not ready; `checks` names what failed.', readySchema),
+        ...unreadable(429),
+      },
     },
   },
 };
 
-/** Liveness (the process answers) and readiness (its dependencies answer). */
-export function healthRoutes(ctx: Pick<AppContext, 'mongo' | 'redis' | 'resources'>): Router {
+/**
+ * Liveness (the process answers) and readiness (its dependencies answer). Each readiness answer
+ * pings MongoDB and Redis, so one address may ask RATE_LIMIT_READYZ times a minute: far more than
+ * any probe, far less than a loop.
+ */
+export function healthRoutes(ctx: Pick<AppContext, 'config' | 'mongo' | 'redis' | 'redisPrefix' | 'logger' | 'resources'>): Router {
   const router = Router();
+  const probeLimit = createRateLimiter(ctx, { name: 'readyz', limit: ctx.config.workers.rateLimit.readyzPerMinute, perProcess: true });
   router.get('/healthz', (_req, res) => {
     res.status(200).json({ status: 'ok' });
   });
-  router.get('/readyz', async (_req, res) => {
+  router.get('/readyz', probeLimit, async (_req, res) => {
     const [mongodb, redis] = await Promise.all([
       pingMongo(ctx.mongo, PROBE_TIMEOUT_MS).then(
         () => 'ok',

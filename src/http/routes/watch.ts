@@ -31,6 +31,9 @@ const listQuery = pageQuerySchema({ defaultLimit: 50, maxLimit: 100 }).extend({
     .meta({ description: 'Only entries of this kind.', override: { type: 'string', enum: ['asin', 'browse'] } }),
 });
 
+/** What page links carry: the parameters the list reads, nothing a client made up. */
+const LINK_PARAMS = Object.keys(listQuery.shape);
+
 const watchAnswer = z.object({ data: watchEntrySchema, created: z.boolean() }).meta({ id: 'WatchAnswer' });
 const removedAnswer = z.object({ message: z.string(), data: watchEntrySchema }).meta({ id: 'WatchRemoved' });
 const importAnswer = z
@@ -145,7 +148,7 @@ export function watchRoutes(ctx: AppContext): Router {
         page: q.page,
         perPage: q.limit,
         path: endpointUrl(req, ctx.config.http.appUrl),
-        query: keptQuery(req.query, ['api_token']),
+        query: keptQuery(req.query, LINK_PARAMS),
       }),
     );
   });

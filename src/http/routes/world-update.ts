@@ -10,6 +10,7 @@ import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../../upstream/port.js';
 import { errors, limited, AREA_B_SECURITY, bodyToken } from '../openapi/responses.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
+import { UpstreamFailedError } from '../../errors/index.js';
 import { productListSchema } from './world.js';
 
 /** `asin`: 1–10 ASINs separated by commas; duplicates count once. */
@@ -98,7 +99,13 @@ export function worldUpdateRoutes(ctx: AppContext): Router {
   const schema = updateInput(ctx.config);
   const forceUpdate: RequestHandler = async (req, res) => {
     const { asin, country } = validate(schema, inputOf(req));
-    const answer = await ctx.forcedUpdates.request(userOf(res)._id, country, asin);
+    const answer = await ctx.forcedUpdates.request(userOf(res)._id, country, asin).catch((err: unknown) => {
+      if (!(err instanceof UpstreamFailedError)) throw err;
+      // The failure may quote the upstream's answers and hosts: the log has it, under the request id
+      // the client is given to quote.
+      req.log.warn({ reason: err.reason, country, asins: asin }, 'forced update failed upstream');
+      throw new UpstreamFailedError(err.reason, String(req.id));
+    });
     if (answer.kind === 'queued') {
       res.status(202).json({ message: 'The update is queued and will finish later.', job: answer.job });
       return;

@@ -82,24 +82,24 @@ export function worldRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
   const input = worldInputs(ctx.config);
-  const present = (req: Request, q: { page: number; limit: number }, found: ProductPage) =>
+  const present = (req: Request, schema: z.ZodObject, q: { page: number; limit: number }, found: ProductPage) =>
     paginate({
       items: found.items.map((p) => presentProduct(p, tz)),
       total: found.total,
       page: q.page,
       perPage: q.limit,
       path: endpointUrl(req, ctx.config.http.appUrl),
-      query: keptQuery(req.query, ['api_token']),
+      query: keptQuery(req.query, Object.keys(schema.shape)),
     });
 
   router.get('/api/world', async (req, res) => {
     const q = validate(input.list, req.query);
-    res.json(present(req, q, await ctx.world.list({ countries: q.country, search: q.search, page: q.page, limit: q.limit })));
+    res.json(present(req, input.list, q, await ctx.world.list({ countries: q.country, search: q.search, page: q.page, limit: q.limit })));
   });
 
   router.get('/api/world/new', async (req, res) => {
     const q = validate(input.fresh, req.query);
-    res.json(present(req, q, await ctx.world.created({ countries: q.country, since: q.since, page: q.page, limit: q.limit })));
+    res.json(present(req, input.fresh, q, await ctx.world.created({ countries: q.country, since: q.since, page: q.page, limit: q.limit })));
   });
 
   router.get('/api/world/asin/:asin', async (req, res) => {

@@ -9,6 +9,7 @@ import type { Country } from '../../catalog/identifiers.js';
 import type { ItemOutcome, UpstreamItem } from '../../catalog/product.js';
 import {
   UpstreamAuthError,
+  UpstreamConfigError,
   UpstreamInvalidRequestError,
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
@@ -17,7 +18,9 @@ import {
 import {
   MAX_PAGE,
   type BrowseNodeInfo,
+  type BrowseNodeList,
   type BrowseNodePage,
+  type DroppedMember,
   type FindByCodeResult,
   type GetItemsResult,
   type UpstreamPort,
@@ -26,6 +29,7 @@ import { checkAsinBatch, checkBrowseNodeId, checkBrowseNodeIds, checkEan, checkP
 import type { CredentialVersion } from './credentials.js';
 import { post, retryAfterMs, type HttpAnswer } from './http.js';
 import { normalizeItem } from './normalize.js';
+import { readBrowseNodes, readErrors, readItems } from './read.js';
 import type { TokenSource } from './token.js';
 import {
   BROWSE_NODE_RESOURCES,
@@ -36,11 +40,12 @@ import {
   getItemsResponseSchema,
   searchItemsResponseSchema,
   type Operation,
+  type WireErrorBody,
   type WireErrorData,
 } from './wire.js';
 
-/** When the upstream throttles without saying for how long: the 1 request/s baseline quota. */
-const DEFAULT_RETRY_AFTER_MS = 1000;
+/** One interval of the 1 request/s baseline quota, for a client that was not told its country's. */
+const DEFAULT_PACE_MS = 1000;
 const PAGE_SIZE = 10;
 
 export interface CreatorsClientOptions {
@@ -52,6 +57,13 @@ export interface CreatorsClientOptions {
   readonly tokens: TokenSource;
   readonly dispatcher: Dispatcher;
   readonly timeoutMs: number;
+  /**
+   * One interval of the country's quota (1/Q in ms): how long a 429 that does not say (no
+   * Retry-After) asks us to wait. The service throttles a call that came too soon after the one
+   * before, so one interval is what it takes; a fixed second would be too long at Q > 1 and too
+   * short at Q < 1.
+   */
+  readonly paceMs?: number;
   /** Called by close(); the factory passes the dispatcher's close when this client owns it. */
   readonly onClose?: () => Promise<void>;
   readonly now?: () => number;
@@ -80,17 +92,24 @@ export class CreatorsClient implements UpstreamPort {
     );
     const wanted = new Set(itemIds);
     const byAsin = new Map<string, UpstreamItem>();
+    const dropped: DroppedMember[] = [];
     // Items come back in any order and failed ids are left out of them: match by ASIN only.
-    for (const wire of data?.itemsResult?.items ?? []) {
+    for (const wire of readItems(data?.itemsResult?.items, dropped)) {
       const item = normalizeItem(wire);
       if (wanted.has(item.asin)) byAsin.set(item.asin, item);
     }
-    const errorCodes = errorsByAsin(data?.errors ?? [], wanted);
+    // An item we could not file may be any ASIN that nothing else accounts for: those stay unknown
+    // rather than be recorded as not found.
+    const unfiled = dropped.some((d) => d.member === 'item');
+    const errorCodes = errorsByAsin(readErrors(data?.errors, dropped), wanted);
     const outcomes: Record<string, ItemOutcome> = {};
     for (const asin of itemIds) {
-      outcomes[asin] = byAsin.has(asin) ? 'found' : errorCodes.get(asin) === 'ItemNotAccessible' ? 'not_accessible' : 'not_found';
+      const code = errorCodes.get(asin);
+      if (byAsin.has(asin)) outcomes[asin] = 'found';
+      else if (code !== undefined) outcomes[asin] = code === 'ItemNotAccessible' ? 'not_accessible' : 'not_found';
+      else if (!unfiled) outcomes[asin] = 'not_found';
     }
-    return { items: itemIds.flatMap((a) => byAsin.get(a) ?? []), outcomes };
+    return { items: itemIds.flatMap((a) => byAsin.get(a) ?? []), outcomes, ...(dropped.length ? { dropped } : {}) };
   }
 
   /**
@@ -114,11 +133,15 @@ export class CreatorsClient implements UpstreamPort {
       },
       searchItemsResponseSchema,
     );
-    const items = (data?.searchResult?.items ?? []).map(normalizeItem);
+    const listed = data?.searchResult?.items ?? [];
+    const dropped: DroppedMember[] = [];
+    const items = readItems(listed, dropped).map(normalizeItem);
     const matching = new Map<string, UpstreamItem>();
     for (const i of items) if (i.eans.includes(ean)) matching.set(i.asin, i);
-    const hasMore = page < MAX_PAGE && items.length === PAGE_SIZE && matching.size === items.length;
-    return { ean, page, items: [...matching.values()], hasMore };
+    // A page is full by what the service listed; an item we could not read does not end the run
+    // of the code's own items (at worst it costs one more page).
+    const hasMore = page < MAX_PAGE && listed.length === PAGE_SIZE && matching.size === items.length;
+    return { ean, page, items: [...matching.values()], hasMore, ...(dropped.length ? { dropped } : {}) };
   }
 
   /** A browse node's items through searchItems with browseNodeId, 10 per page, 10 pages at most. */
@@ -136,9 +159,11 @@ export class CreatorsClient implements UpstreamPort {
       },
       searchItemsResponseSchema,
     );
-    const items = (data?.searchResult?.items ?? []).map(normalizeItem);
+    const listed = data?.searchResult?.items ?? [];
+    const dropped: DroppedMember[] = [];
+    const items = readItems(listed, dropped).map(normalizeItem);
     const total = data?.searchResult?.totalResultCount ?? null;
-    const hasMore = page < MAX_PAGE && (total !== null ? page * PAGE_SIZE < total : items.length === PAGE_SIZE);
+    const hasMore = page < MAX_PAGE && (total !== null ? page * PAGE_SIZE < total : listed.length === PAGE_SIZE);
     return {
       nodeId,
       page,
@@ -146,10 +171,11 @@ export class CreatorsClient implements UpstreamPort {
       outcomes: Object.fromEntries(items.map((i) => [i.asin, 'found' as const])),
       totalResults: total,
       hasMore,
+      ...(dropped.length ? { dropped } : {}),
     };
   }
 
-  async getBrowseNodes(rawIds: readonly string[]): Promise<readonly BrowseNodeInfo[]> {
+  async getBrowseNodes(rawIds: readonly string[]): Promise<BrowseNodeList> {
     const browseNodeIds = checkBrowseNodeIds(rawIds);
     const data = await this.#call(
       'getBrowseNodes',
@@ -160,20 +186,25 @@ export class CreatorsClient implements UpstreamPort {
       },
       getBrowseNodesResponseSchema,
     );
-    return (data?.browseNodesResult?.browseNodes ?? []).map((n) => ({
+    const dropped: DroppedMember[] = [];
+    const nodes = readBrowseNodes(data?.browseNodesResult?.browseNodes, dropped).map((n): BrowseNodeInfo => ({
       id: n.id,
       name: n.displayName ?? n.contextFreeName ?? null,
       isRoot: n.isRoot ?? false,
       parentId: n.ancestor?.id ?? null,
       children: (n.children ?? []).map((c) => ({ id: c.id, name: c.displayName ?? c.contextFreeName ?? null })),
     }));
+    return dropped.length ? Object.assign(nodes, { dropped }) : nodes;
   }
 
   async close(): Promise<void> {
     await this.opts.onClose?.();
   }
 
-  /** Sends one operation; a 401 renews the token and tries once more, then is fatal. 404: null. */
+  /**
+   * Sends one operation; a 401 renews the token and tries once more, then is fatal. A 404 that
+   * says ResourceNotFound: null (no results).
+   */
   async #call<S extends z.ZodType>(op: Operation, body: object, schema: S): Promise<z.infer<S> | null> {
     const first = await this.opts.tokens.get();
     let res = await this.#send(op, body, first);
@@ -192,8 +223,18 @@ export class CreatorsClient implements UpstreamPort {
       return parsed.data as z.infer<S>;
     }
     // CONFLICT: PA-API answered "no results" as a 200 with errors[NoResults];
-    // the Creators SDK maps it to 404 ResourceNotFound. Both mean an empty result here.
-    if (res.status === 404) return null;
+    // the Creators SDK maps it to 404 ResourceNotFound. Both mean an empty result here. Any other
+    // 404 (an HTML page, a body we do not know) comes from something that is not the catalog API:
+    // a wrong base URL, which would otherwise read as "nothing found" for ever.
+    if (res.status === 404) {
+      if (saysNoResults(res)) return null;
+      throw new UpstreamConfigError(
+        this.country,
+        'NotTheCatalogApi',
+        `${this.opts.apiUrl}${CATALOG_PATH_PREFIX}${op} answered 404 with ${describeBody(res)} instead of the API's ResourceNotFound: ` +
+          'CREATORS_API_URL (SIMULATOR_URL with UPSTREAM=simulator) does not point at the Creators API',
+      );
+    }
     throw this.#error(op, res);
   }
 
@@ -224,16 +265,46 @@ export class CreatorsClient implements UpstreamPort {
     if (res.status === 401) return new UpstreamAuthError(country, reason, message);
     if (res.status === 403 || (res.status === 400 && b.reason === 'InvalidAssociate'))
       return new UpstreamNotEligibleError(country, reason, message);
+    // The tag is ours to fix, and every call of the country carries it: stop the country.
+    if (res.status === 400 && b.reason === 'InvalidPartnerTag') {
+      return new UpstreamConfigError(
+        country,
+        'InvalidPartnerTag',
+        `${message} (CREATORS_PARTNER_TAG_${country} is ${JSON.stringify(this.opts.partnerTag)}: it must be a tracking id of ${this.opts.marketplace})`,
+      );
+    }
     if (res.status === 429) {
+      // The quota is named in quotaCode; a body that names it only in reason is read the same way,
+      // so that a daily quota is recognised either way (the governed port marks the day spent).
       return new UpstreamRateLimitedError(
         country,
-        retryAfterMs(res.headers['retry-after'], this.#now()) ?? DEFAULT_RETRY_AFTER_MS,
-        b.quotaCode,
+        retryAfterMs(res.headers['retry-after'], this.#now()) ?? this.opts.paceMs ?? DEFAULT_PACE_MS,
+        b.quotaCode ?? b.reason,
       );
     }
     if (res.status >= 500) return new UpstreamUnavailableError(`${op} failed upstream with ${res.status}: ${message}`, res.status);
     return new UpstreamInvalidRequestError(`${op} refused (${res.status} ${reason}): ${message}`, reason, b.fieldList ?? []);
   }
+}
+
+/** Whether a 404 is the API's own "no results": ResourceNotFound (or NoResults) named in the body or the error-type header. */
+function saysNoResults(res: HttpAnswer): boolean {
+  const named = /^(?:[\w.]+#)?(?:ResourceNotFound|NoResults)/;
+  const header = res.headers['x-amzn-errortype'];
+  if (named.test(Array.isArray(header) ? (header[0] ?? '') : (header ?? ''))) return true;
+  const parsed = errorBodySchema.safeParse(res.json);
+  if (!parsed.success) return false;
+  const b: WireErrorBody = parsed.data;
+  if ([b.type, b.__type, b.code, b.reason].some((v) => v !== undefined && named.test(v))) return true;
+  const errors = (res.json as { errors?: unknown }).errors;
+  return Array.isArray(errors) && errors.some((e) => named.test(String((e as { code?: unknown } | null)?.code ?? '')));
+}
+
+/** A few words on an answer's body for an error message: its type and start, never all of it. */
+function describeBody(res: HttpAnswer): string {
+  const type = res.headers['content-type'];
+  const text = res.text.replace(/\s+/g, ' ').trim().slice(0, 120);
+  return text ? `${String(type ?? 'a body')} ${JSON.stringify(text)}` : 'no body';
 }
 
 /**

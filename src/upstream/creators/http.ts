@@ -4,6 +4,13 @@
  */
 import { Agent, request, type Dispatcher } from 'undici';
 import { UpstreamUnavailableError } from '../../errors/index.js';
+import { VERSION } from '../../version.js';
+
+/**
+ * Sent on every request, token and catalog alike: it tells the operators of the service (and of any
+ * proxy on the way) which program and version made a call, should one of ours misbehave.
+ */
+export const USER_AGENT = `shelfwatch/${VERSION}`;
 
 export interface HttpAnswer {
   readonly status: number;
@@ -27,7 +34,7 @@ export async function post(
 ): Promise<HttpAnswer> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const res = await request(url, { method: 'POST', headers, body, dispatcher, signal });
+    const res = await request(url, { method: 'POST', headers: { ...headers, 'user-agent': USER_AGENT }, body, dispatcher, signal });
     const text = await res.body.text();
     let json: unknown;
     try {

@@ -3,18 +3,32 @@
  */
 import type { Availability, Price, UpstreamItem } from '../../catalog/product.js';
 import { currencyDigits } from '../marketplaces.js';
-import type { WireItem, WireOfferListing } from './wire.js';
+import type { ReadItem } from './read.js';
+import type { WireOfferListing } from './wire.js';
 
 /**
- * The listing whose price we keep: the Buy Box winner when there is one, else the cheapest. OffersV2
- * has no summary of the lowest price, so "lowest" is over the listings returned.
+ * A listing's price when it has one we can use: the SDK marks `amount` and `currency` optional, and
+ * a price without either says nothing we could store. The currency must look like an ISO 4217 code,
+ * since the minor units are looked up by it.
+ */
+export function usableMoney(listing: WireOfferListing): { amount: number; currency: string } | undefined {
+  const money = listing.price?.money;
+  if (typeof money?.amount !== 'number' || !Number.isFinite(money.amount)) return undefined;
+  if (typeof money.currency !== 'string' || !/^[A-Z]{3}$/.test(money.currency)) return undefined;
+  return { amount: money.amount, currency: money.currency };
+}
+
+/**
+ * The listing whose price we keep: among the listings with a usable price, the Buy Box winner when
+ * it is one of them, else the cheapest. OffersV2 has no summary of the lowest price, so "lowest" is
+ * over the listings returned.
  */
 export function pickListing(listings: readonly WireOfferListing[]): WireOfferListing | undefined {
-  const priced = listings.filter((l) => l.price?.money !== undefined);
+  const priced = listings.filter((l) => usableMoney(l) !== undefined);
   const winner = priced.find((l) => l.isBuyBoxWinner === true);
   if (winner) return winner;
   let best: WireOfferListing | undefined;
-  for (const l of priced) if (!best || l.price!.money!.amount < best.price!.money!.amount) best = l;
+  for (const l of priced) if (!best || usableMoney(l)!.amount < usableMoney(best)!.amount) best = l;
   return best;
 }
 
@@ -42,22 +56,22 @@ export function mapAvailability(type: string | undefined): Availability {
   }
 }
 
-export function normalizeItem(item: WireItem): UpstreamItem {
+export function normalizeItem(item: ReadItem): UpstreamItem {
   const info = item.itemInfo;
   const listings = item.offersV2?.listings ?? [];
   const chosen = pickListing(listings);
-  const money = chosen?.price?.money;
+  const money = chosen ? usableMoney(chosen) : undefined;
   const price: Price | null = money ? { amount: toMinorUnits(money.amount, money.currency), currency: money.currency } : null;
   // No listing at all is the explicit "no offer" state: price null and, since nobody sells it,
-  // out of stock (Keepa's -1 means the same thing).
-  const availability: Availability = chosen
-    ? mapAvailability(chosen.availability?.type)
-    : listings.length === 0
-      ? 'out_of_stock'
-      : 'unknown';
+  // out of stock (Keepa's -1 means the same thing). Listings that show no usable price still say
+  // whether the item is on sale: the Buy Box listing's availability, else the first one's.
+  const shown = chosen ?? listings.find((l) => l.isBuyBoxWinner === true) ?? listings[0];
+  const availability: Availability = shown ? mapAvailability(shown.availability?.type) : 'out_of_stock';
   const eans = new Set<string>();
-  for (const e of info?.externalIds?.eans?.displayValues ?? []) if (/^\d{13}$/.test(e)) eans.add(e);
-  // A UPC is an EAN-13 with a leading zero; keep one spelling.
+  // A UPC is an EAN-13 with a leading zero; keep one spelling. Amazon lists such codes in both
+  // forms, and the 12-digit one can stand in the EAN list itself.
+  const asEan = (code: string): string => (/^\d{12}$/.test(code) ? `0${code}` : code);
+  for (const e of info?.externalIds?.eans?.displayValues ?? []) if (/^\d{13}$/.test(asEan(e))) eans.add(asEan(e));
   for (const u of info?.externalIds?.upcs?.displayValues ?? []) if (/^\d{12}$/.test(u)) eans.add(`0${u}`);
   const rank = item.browseNodeInfo?.websiteSalesRank?.salesRank;
   return {
@@ -70,7 +84,10 @@ export function normalizeItem(item: WireItem): UpstreamItem {
     price,
     availability,
     salesRank: rank !== undefined && Number.isInteger(rank) && rank > 0 ? rank : null,
-    browseNodes: (item.browseNodeInfo?.browseNodes ?? []).map((n) => ({ id: n.id, name: n.displayName ?? n.contextFreeName ?? null })),
+    // Nodes without an id were left out (and counted) when the item was read.
+    browseNodes: (item.browseNodeInfo?.browseNodes ?? []).flatMap((n) =>
+      n.id ? [{ id: n.id, name: n.displayName ?? n.contextFreeName ?? null }] : [],
+    ),
     raw: item,
   };
 }

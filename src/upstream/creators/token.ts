@@ -4,7 +4,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Country } from '../../catalog/identifiers.js';
-import { UpstreamAuthError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../errors/index.js';
+import { UpstreamAuthError, UpstreamConfigError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../errors/index.js';
 import type { Credential } from './credentials.js';
 import { post, retryAfterMs } from './http.js';
 import { tokenErrorSchema, tokenResponseSchema } from './wire.js';
@@ -97,6 +97,16 @@ export class TokenSource {
     if (res.status === 429)
       throw new UpstreamRateLimitedError(this.opts.country, retryAfterMs(res.headers['retry-after'], this.#now()) ?? 1000, 'token');
     if (res.status >= 500) throw new UpstreamUnavailableError(`token endpoint answered ${res.status}`, res.status);
+    // A token endpoint answers a refused credential with 400 or 401; a 404 means the URL is not a
+    // token endpoint at all, which no new credential would fix.
+    if (res.status === 404) {
+      throw new UpstreamConfigError(
+        this.opts.country,
+        'NotATokenEndpoint',
+        `${cred.tokenUrl} answered 404: it is not an OAuth2 token endpoint. Check CREATORS_TOKEN_URL_${this.opts.country} ` +
+          '(unset: the endpoint of the credential version; with UPSTREAM=simulator, SIMULATOR_URL)',
+      );
+    }
     const err = tokenErrorSchema.safeParse(res.json);
     const reason = err.success ? err.data.error : `HTTP ${res.status}`;
     throw new UpstreamAuthError(

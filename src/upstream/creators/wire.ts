@@ -1,7 +1,10 @@
 /**
  * The Creators API wire format (camelCase JSON), as zod schemas for every answer we read and types
  * for every request body we send, after Amazon's creatorsapi-python-sdk models. Every member of an
- * answer is optional because resources that do not apply to an item are left out silently; unknown members are kept (loose objects), since the
+ * answer is optional, as the SDK has it (an item's `asin`, a browse node's `id`, a price's `amount`
+ * and `currency` included), because resources that do not apply to an item are left out silently.
+ * Lists of items, nodes and errors are read one member at a time (./read.ts), so that one member
+ * that cannot be read is left out alone. Unknown members are kept (loose objects), since the
  * upstream adds fields over time and we store the raw item.
  */
 import { z } from 'zod';
@@ -10,8 +13,8 @@ const displayValue = z.looseObject({ displayValue: z.string().optional() });
 const displayValues = z.looseObject({ displayValues: z.array(z.string()).optional() });
 
 export const moneySchema = z.looseObject({
-  amount: z.number().nonnegative(),
-  currency: z.string(),
+  amount: z.number().nonnegative().optional(),
+  currency: z.string().optional(),
   displayAmount: z.string().optional(),
 });
 
@@ -34,7 +37,7 @@ export const offerListingSchema = z.looseObject({
 export type WireOfferListing = z.infer<typeof offerListingSchema>;
 
 const browseNodeRefSchema = z.looseObject({
-  id: z.string(),
+  id: z.string().optional(),
   displayName: z.string().optional(),
   contextFreeName: z.string().optional(),
   isRoot: z.boolean().optional(),
@@ -42,7 +45,7 @@ const browseNodeRefSchema = z.looseObject({
 });
 
 export const wireItemSchema = z.looseObject({
-  asin: z.string(),
+  asin: z.string().optional(),
   parentASIN: z.string().optional(),
   detailPageURL: z.string().optional(),
   itemInfo: z
@@ -76,56 +79,61 @@ export const wireItemSchema = z.looseObject({
 export type WireItem = z.infer<typeof wireItemSchema>;
 
 /** One entry of `errors` beside a 200 result: per-item problems such as InvalidParameterValue. */
-export const errorDataSchema = z.looseObject({ code: z.string(), message: z.string().optional().default('') });
+export const errorDataSchema = z.looseObject({ code: z.string().optional().default(''), message: z.string().optional().default('') });
 export type WireErrorData = z.infer<typeof errorDataSchema>;
 
+/** The members of a list, each read on its own (./read.ts). */
+const members = z.array(z.unknown()).optional();
+
 export const getItemsResponseSchema = z.looseObject({
-  itemsResult: z.looseObject({ items: z.array(wireItemSchema).optional() }).optional(),
-  errors: z.array(errorDataSchema).optional(),
+  itemsResult: z.looseObject({ items: members }).optional(),
+  errors: members,
 });
 
 export const searchItemsResponseSchema = z.looseObject({
   searchResult: z
     .looseObject({
-      items: z.array(wireItemSchema).optional(),
+      items: members,
       totalResultCount: z.number().optional(),
       searchURL: z.string().optional(),
     })
     .optional(),
-  errors: z.array(errorDataSchema).optional(),
+  errors: members,
 });
 
-const wireNodeLinkSchema: z.ZodType<{ id: string; displayName?: string; contextFreeName?: string; ancestor?: unknown }> = z.looseObject({
-  id: z.string(),
+export const wireNodeLinkSchema = z.looseObject({
+  id: z.string().optional(),
   displayName: z.string().optional(),
   contextFreeName: z.string().optional(),
   ancestor: z.unknown().optional(),
 });
 
+export const wireBrowseNodeSchema = z.looseObject({
+  id: z.string().optional(),
+  displayName: z.string().optional(),
+  contextFreeName: z.string().optional(),
+  isRoot: z.boolean().optional(),
+  salesRank: z.number().optional(),
+  ancestor: wireNodeLinkSchema.optional(),
+  children: z.array(wireNodeLinkSchema).optional(),
+});
+export type WireBrowseNode = z.infer<typeof wireBrowseNodeSchema>;
+
 export const getBrowseNodesResponseSchema = z.looseObject({
-  browseNodesResult: z
-    .looseObject({
-      browseNodes: z
-        .array(
-          z.looseObject({
-            id: z.string(),
-            displayName: z.string().optional(),
-            contextFreeName: z.string().optional(),
-            isRoot: z.boolean().optional(),
-            salesRank: z.number().optional(),
-            ancestor: wireNodeLinkSchema.optional(),
-            children: z.array(wireNodeLinkSchema).optional(),
-          }),
-        )
-        .optional(),
-    })
-    .optional(),
-  errors: z.array(errorDataSchema).optional(),
+  browseNodesResult: z.looseObject({ browseNodes: members }).optional(),
+  errors: members,
 });
 
-/** Body of every non-2xx catalog answer; which members appear depends on the status (§2 table). */
+/**
+ * Body of every non-2xx catalog answer; which members appear depends on the status (400 reason and
+ * fieldList, 404 resourceId/resourceType, 429 serviceCode/quotaCode). `__type` and `code` are
+ * where other AWS-style error bodies name the error; they are read too, so that such a body is not
+ * taken for a stranger's.
+ */
 export const errorBodySchema = z.looseObject({
   type: z.string().optional(),
+  __type: z.string().optional(),
+  code: z.string().optional(),
   message: z.string().optional(),
   reason: z.string().optional(),
   fieldList: z.array(z.looseObject({ name: z.string(), message: z.string() })).optional(),
