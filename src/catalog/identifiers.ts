@@ -40,7 +40,7 @@ export const browseNodeSchema = z
   .meta({
     description: 'A browse node id: digits, as a string or an integer.',
     example: '2275256051',
-    override: ({ jsonSchema }) => {
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
       delete jsonSchema.type;
       jsonSchema.anyOf = [
         { type: 'string', pattern: BROWSE_NODE_PATTERN },

@@ -50,7 +50,7 @@ export function worldUpdatePaths(config: Pick<Config, 'countries'>): ZodOpenApiP
   const input = updateInput(config);
   // A JSON body may give the ASINs as an array as well.
   const asinInBody = asinList.meta({
-    override: ({ jsonSchema }) => {
+    override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
       delete jsonSchema.type;
       jsonSchema.anyOf = [{ type: 'string' }, { type: 'array', items: { type: 'string' }, maxItems: MAX_ITEMS_PER_CALL }];
     },
