@@ -3,9 +3,7 @@ import {
   RateLimitedError,
   UnrecoverableError,
   DayQuotaSpentError,
-  UpstreamAuthError,
-  UpstreamConfigError,
-  UpstreamNotEligibleError,
+  UpstreamCountryError,
 } from '../src/errors/index.js';
 import type { JobKind } from '../jobs/kind.js';
 
@@ -30,8 +28,7 @@ export function failureAction(err: unknown, kind: Pick<JobKind, 'whenDaySpent'> 
   // A wait the other side did not say (NaN) is a second: never a job delayed to no time at all.
   if (err instanceof RateLimitedError)
     return { action: 'wait', ms: Number.isFinite(err.retryAfterMs) ? Math.max(1, err.retryAfterMs) : 1_000 };
-  if (err instanceof UpstreamAuthError || err instanceof UpstreamNotEligibleError || err instanceof UpstreamConfigError)
-    return { action: 'stop_country' };
+  if (err instanceof UpstreamCountryError) return { action: 'stop_country' };
   if (err instanceof UnrecoverableError || err instanceof InvalidJobPayloadError) return { action: 'fail' };
   return { action: 'retry' };
 }

@@ -148,49 +148,52 @@ export class UpstreamRateLimitedError extends RateLimitedError {
 }
 
 /**
- * The credential was refused: by the token endpoint, or by the catalog twice in a row (the client
- * refreshes the token once on a 401 before giving up). Fatal until an operator fixes it.
+ * The upstream refuses a whole country until an operator acts (a credential, an account, a
+ * variable): no job of that country can succeed, so the workers stop its queues on any of these.
  */
-export class UpstreamAuthError extends UnrecoverableError {
-  override readonly name = 'UpstreamAuthError';
+export class UpstreamCountryError extends UnrecoverableError {
+  override readonly name: string = 'UpstreamCountryError';
   constructor(
     readonly country: Country,
     readonly reason: string,
     message: string,
   ) {
-    super(`upstream refused the credential for ${country} (${reason}): ${message}`);
+    super(message);
+  }
+}
+
+/**
+ * The credential was refused: by the token endpoint, or by the catalog twice in a row (the client
+ * refreshes the token once on a 401 before giving up).
+ */
+export class UpstreamAuthError extends UpstreamCountryError {
+  override readonly name = 'UpstreamAuthError';
+  constructor(country: Country, reason: string, message: string) {
+    super(country, reason, `upstream refused the credential for ${country} (${reason}): ${message}`);
   }
 }
 
 /**
  * 403 AccessDenied (AssociateNotEligible, …) or 400 InvalidAssociate: the account may not use the
- * API in this marketplace, typically after too few qualified sales. Fatal for the whole country.
+ * API in this marketplace, typically after too few qualified sales.
  */
-export class UpstreamNotEligibleError extends UnrecoverableError {
+export class UpstreamNotEligibleError extends UpstreamCountryError {
   override readonly name = 'UpstreamNotEligibleError';
-  constructor(
-    readonly country: Country,
-    readonly reason: string,
-    message: string,
-  ) {
-    super(`upstream account not eligible in ${country} (${reason}): ${message}`);
+  constructor(country: Country, reason: string, message: string) {
+    super(country, reason, `upstream account not eligible in ${country} (${reason}): ${message}`);
   }
 }
 
 /**
  * The upstream's answer shows that our configuration does not fit it: a catalog URL that routes
  * somewhere other than the API (a 404 that is not ResourceNotFound), a token URL that is no token
- * endpoint, a partner tag the marketplace refuses (400 InvalidPartnerTag). No retry helps until an
- * operator fixes the variable the message names, so it stops the whole country.
+ * endpoint, a partner tag the marketplace refuses (400 InvalidPartnerTag). The message names the
+ * variable to fix.
  */
-export class UpstreamConfigError extends UnrecoverableError {
+export class UpstreamConfigError extends UpstreamCountryError {
   override readonly name = 'UpstreamConfigError';
-  constructor(
-    readonly country: Country,
-    readonly reason: string,
-    message: string,
-  ) {
-    super(`upstream configuration for ${country} does not work (${reason}): ${message}`);
+  constructor(country: Country, reason: string, message: string) {
+    super(country, reason, `upstream configuration for ${country} does not work (${reason}): ${message}`);
   }
 }
 
