@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { AlertService } from '../src/alerts/service.js';
+import { DeliveryQueue } from '../jobs/deliveries.js';
 /**
  * A simulated day (`npm run bench:day`): the real planner (planCountry) and quota governor on an
  * injected clock drive one country through 24 hours with demand above the daily cap, and the
@@ -124,6 +127,10 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
     quota.close();
     await usage.settled();
   });
+  const watches = new WatchService(db.conn, config);
+  const alerts = new AlertService(db.conn, config, randomBytes(32), watches);
+  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config);
+  onCleanup('delivery queue', () => deliveries.close());
   const deps: JobContext = {
     config,
     logger,
@@ -133,7 +140,9 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
     jobs,
     quota,
     metrics: new Metrics({ defaultMetrics: false }),
-    watches: new WatchService(db.conn, config),
+    watches,
+    alerts,
+    deliveries,
   };
   const products = productModel(db.conn);
   const interval = config.refresh.intervalMs;

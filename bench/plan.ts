@@ -1,3 +1,6 @@
+import { randomBytes } from 'node:crypto';
+import { AlertService } from '../src/alerts/service.js';
+import { DeliveryQueue } from '../jobs/deliveries.js';
 /**
  * Planner cost: time and MongoDB documents examined per scheduler tick with
  * 10^4, 10^5 and 10^6 products in the catalogue and a fixed number due. The planner's queries read
@@ -131,6 +134,10 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
     onDemandReserve: config.workers.onDemandReserve,
     usage,
   });
+  const watches = new WatchService(db.conn, config);
+  const alerts = new AlertService(db.conn, config, randomBytes(32), watches);
+  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config);
+  onCleanup('delivery queue', () => deliveries.close());
   const deps: JobContext = {
     config,
     logger,
@@ -140,7 +147,9 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
     jobs,
     quota,
     metrics: new Metrics({ defaultMetrics: false }),
-    watches: new WatchService(db.conn, config),
+    watches,
+    alerts,
+    deliveries,
   };
   const products = productModel(db.conn);
   const coll = db.conn.db!.collection('products');

@@ -11,6 +11,7 @@ export const accountsEnvSchema = z.object({
   ACCOUNT_MAX_P1_WATCHES: int(0, 100_000_000).default(1_000),
   ACCOUNT_MAX_PENDING_EAN: int(0, 1_000_000).default(20),
   ACCOUNT_MAX_UPDATES_PER_DAY: int(0, 1_000_000_000).default(500),
+  ACCOUNT_MAX_ALERTS: int(0, 1_000_000).default(1_000),
 });
 
 export interface AccountsConfig {
@@ -22,6 +23,8 @@ export interface AccountsConfig {
   readonly maxPendingEan: number;
   /** Forced-update calls one account may make a day (0: no cap). */
   readonly maxUpdatesPerDay: number;
+  /** Alerts one account may hold (0: no cap). */
+  readonly maxAlerts: number;
 }
 
 export function buildAccountsConfig(env: z.infer<typeof accountsEnvSchema>): AccountsConfig {
@@ -30,5 +33,6 @@ export function buildAccountsConfig(env: z.infer<typeof accountsEnvSchema>): Acc
     maxP1Watches: env.ACCOUNT_MAX_P1_WATCHES,
     maxPendingEan: env.ACCOUNT_MAX_PENDING_EAN,
     maxUpdatesPerDay: env.ACCOUNT_MAX_UPDATES_PER_DAY,
+    maxAlerts: env.ACCOUNT_MAX_ALERTS,
   });
 }

@@ -11,6 +11,7 @@ import { bool, duration, int, timeZone, url } from './parsers.js';
 import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
 import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
+import { alertsEnvSchema, buildAlertsConfig, type AlertsConfig } from './alerts.js';
 import { COUNTRY_CODES, type Country } from './countries.js';
 import { trustProxyListProblem } from './trust-proxy.js';
 
@@ -85,7 +86,8 @@ export const envSchema = z
     WORLD_TOTAL_TTL: duration.default(10_000),
   })
   .extend(workersEnvSchema.shape)
-  .extend(accountsEnvSchema.shape);
+  .extend(accountsEnvSchema.shape)
+  .extend(alertsEnvSchema.shape);
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -128,6 +130,8 @@ export interface Config {
   readonly world: { readonly totalTtlMs: number };
   /** Area B: per-account caps on watches, pending EAN imports and forced updates (config/accounts.ts). */
   readonly accounts: AccountsConfig;
+  /** Price history and alert webhooks (config/alerts.ts). */
+  readonly alerts: AlertsConfig;
 }
 
 export class ConfigError extends Error {
@@ -197,5 +201,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT }),
     world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL }),
     accounts: buildAccountsConfig(env),
+    alerts: buildAlertsConfig(env),
   });
 }

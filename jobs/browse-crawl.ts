@@ -62,7 +62,10 @@ export const browseCrawlJob = defineJob({
   async run(ctx, data, run): Promise<{ page: number; asins: number; last: boolean }> {
     const result = await run.upstream.browseNode(data.nodeId, data.page);
     const now = new Date();
-    await writeFoundItems(ctx.mongo, data.country, result.items, now);
+    await writeFoundItems(ctx.mongo, ctx.config, data.country, result.items, {
+      now,
+      onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
+    });
     const asins = [...new Set(result.items.map((i) => i.asin))];
     if (asins.length) {
       await productModel(ctx.mongo).updateMany(

@@ -194,7 +194,9 @@ export const eanResolveJob = defineJob({
 
     const result = await run.upstream.findByCode(data.ean, data.page);
     const found = result.items.map((i) => i.asin);
-    await writeFoundItems(ctx.mongo, data.country, result.items);
+    await writeFoundItems(ctx.mongo, ctx.config, data.country, result.items, {
+      onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
+    });
     if (found.length) await ctx.watches.watchFoundAsins(new Types.ObjectId(data.userId), found);
     const asins = [...new Set([...slot.asins, ...found])];
     if (result.hasMore) {

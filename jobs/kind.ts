@@ -11,6 +11,8 @@ import type { UpstreamPort } from '../src/upstream/port.js';
 import type { WatchService } from '../src/watch/service.js';
 import type { JobProducer } from './queues.js';
 import type { RetryPolicy } from '../config/retry.js';
+import type { AlertService } from '../src/alerts/service.js';
+import type { DeliveryQueue } from './deliveries.js';
 
 /**
  * What jobs, their producers and the planner use of the application's context. The context is
@@ -27,6 +29,9 @@ export interface JobContext {
   readonly quota: QuotaGovernor;
   readonly metrics: Metrics;
   readonly watches: WatchService;
+  readonly alerts: AlertService;
+  /** Where a batch's changes become alert deliveries. */
+  readonly deliveries: DeliveryQueue;
 }
 
 /** What one run of a job has besides the context: who it is, and its country's upstream. */

@@ -6,18 +6,27 @@ import { QUEUE_KINDS } from './registry.js';
  * Reads the depth of every country queue, and the age of its oldest waiting job, into the gauges.
  * Run on each scrape: the queues are shared by every process, so any process can report them.
  */
-export async function refreshQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics'>): Promise<void> {
-  await Promise.all(
-    ctx.config.countries.flatMap((country) =>
-      QUEUE_KINDS.map(async (kind) => {
-        const queue = ctx.jobs.queue(country, kind);
-        const counts = await queue.getJobCounts(...JOB_STATES);
-        for (const state of JOB_STATES) ctx.metrics.queueJobs.set({ country, queue: kind, state }, counts[state] ?? 0);
-        // The next jobs to run (the most urgent first): how long the head of the queue has waited.
-        const head = await queue.getJobs(['prioritized', 'wait'], 0, 49, true);
-        const oldest = Math.min(...head.filter(Boolean).map((j) => j.timestamp));
-        ctx.metrics.queueLag.set({ country, queue: kind }, Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1_000) : 0);
-      }),
-    ),
+export async function refreshQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics' | 'deliveries' | 'alerts'>): Promise<void> {
+  await Promise.all([refreshDeliveryGauges(ctx), ...countryQueueGauges(ctx)]);
+}
+
+async function refreshDeliveryGauges(ctx: Pick<JobContext, 'metrics' | 'deliveries' | 'alerts'>): Promise<void> {
+  const counts = await ctx.deliveries.queue.getJobCounts(...JOB_STATES);
+  for (const state of JOB_STATES) ctx.metrics.deliveryJobs.set({ state }, counts[state] ?? 0);
+  const oldest = await ctx.alerts.oldestPendingDelivery();
+  ctx.metrics.deliveryOldestPending.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1_000) : 0);
+}
+
+function countryQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics'>): Promise<void>[] {
+  return ctx.config.countries.flatMap((country) =>
+    QUEUE_KINDS.map(async (kind) => {
+      const queue = ctx.jobs.queue(country, kind);
+      const counts = await queue.getJobCounts(...JOB_STATES);
+      for (const state of JOB_STATES) ctx.metrics.queueJobs.set({ country, queue: kind, state }, counts[state] ?? 0);
+      // The next jobs to run (the most urgent first): how long the head of the queue has waited.
+      const head = await queue.getJobs(['prioritized', 'wait'], 0, 49, true);
+      const oldest = Math.min(...head.filter(Boolean).map((j) => j.timestamp));
+      ctx.metrics.queueLag.set({ country, queue: kind }, Number.isFinite(oldest) ? Math.max(0, (Date.now() - oldest) / 1_000) : 0);
+    }),
   );
 }

@@ -90,7 +90,9 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
     );
     return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: true };
   }
-  const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes);
+  const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes, {
+    onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
+  });
   if (data.due !== undefined) {
     ctx.metrics.refreshLag.observe(
       { country: data.country, priority: mode === 'forced' ? 'forced' : mode.slice(1) },

@@ -23,6 +23,8 @@ import { QuotaGovernor } from './quota/governor.js';
 import { WatchService } from './watch/service.js';
 import { nudgePlanner } from './scheduler/nudge.js';
 import { WorldCatalog } from './catalog/world-catalog.js';
+import { AlertService } from './alerts/service.js';
+import { DeliveryQueue } from '../jobs/deliveries.js';
 
 /** Bull Board's login: the configured one, or on the embedded default one made for this run. */
 export interface BoardLogin {
@@ -169,7 +171,9 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       (g) => g.close(),
     );
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
-    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches };
+    const alerts = new AlertService(mongo, config, ep.appKey, watches);
+    const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config), (d) => d.close());
+    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
     const forcedUpdates = resources.own(
       'forced updates',

@@ -36,6 +36,8 @@ export const upstreamItemSchema = z.object({
   /** null: the item exists but has no offer (the explicit "no offer" state), not "unknown". */
   price: priceSchema.nullable(),
   availability: availabilitySchema,
+  /** Whether `price` is the Buy Box winner's (false with no price). */
+  buyBox: z.boolean(),
   salesRank: z.number().int().positive().nullable(),
   browseNodes: z.array(browseNodeRefSchema),
   /** The upstream's own item object, kept for debugging and later fields. */

@@ -6,6 +6,7 @@ import { TotalCache } from './total-cache.js';
 import { productModel, type ProductFields } from '../models/product.js';
 import { searchFilter } from '../search/keys.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
+import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';
 
 export type ListedProduct = Omit<ProductFields, 'raw' | 'search_keys'>;
 
@@ -80,6 +81,39 @@ export class WorldCatalog {
       .select(PRODUCT_HIDDEN_FIELDS)
       .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
+  }
+
+  /**
+   * A watched product's history points in a time range, oldest first; null when nobody watches
+   * the product in that country (or it is not known at all). The range and the page run on the
+   * (country, asin, at) index.
+   */
+  async history(
+    country: Country,
+    asin: string,
+    req: { readonly since?: Date; readonly until?: Date; readonly page: number; readonly limit: number },
+  ): Promise<{ items: HistoryPointFields[]; total: number } | null> {
+    const watched = await productModel(this.mongo)
+      .exists({ country, asin, priority: mongoose.trusted({ $ne: null }) })
+      .maxTimeMS(LIST_QUERY_MAX_MS);
+    if (!watched) return null;
+    const range: Record<string, Date> = {};
+    if (req.since) range.$gte = req.since;
+    // Times are written to the second: `until` takes in the whole second it names.
+    if (req.until) range.$lt = new Date(req.until.getTime() + 1_000);
+    const filter = { country, asin, ...(req.since || req.until ? { at: mongoose.trusted(range) } : {}) };
+    const points = historyPointModel(this.mongo);
+    const [items, total] = await Promise.all([
+      points
+        .find(filter)
+        .sort({ at: 1 })
+        .skip((req.page - 1) * req.limit)
+        .limit(req.limit)
+        .maxTimeMS(LIST_QUERY_MAX_MS)
+        .lean(),
+      points.countDocuments(filter).maxTimeMS(LIST_QUERY_MAX_MS),
+    ]);
+    return { items, total };
   }
 
   private async page(filter: Record<string, unknown>, field: 'updated_at' | 'created_at', req: PageRequest): Promise<ProductPage> {

@@ -36,6 +36,45 @@ export function countriesParam(configured: readonly Country[]) {
     });
 }
 
+/** `country` where exactly one is required (a product's history). */
+export function requiredCountryParam(configured: readonly Country[]) {
+  return single('value')
+    .transform((v, ctx): Country => {
+      const code = v?.trim().toUpperCase() ?? '';
+      if (code === '') {
+        ctx.addIssue({ code: 'custom', message: 'is required.' });
+        return z.NEVER;
+      }
+      if (!configured.includes(code as Country)) {
+        ctx.addIssue({ code: 'custom', message: `must be exactly one of ${configured.join(', ')}.` });
+        return z.NEVER;
+      }
+      return code as Country;
+    })
+    .meta({ description: 'Exactly one country code.', override: { type: 'string', enum: [...configured] } });
+}
+
+/** A time `YYYY-MM-DD HH:MM:SS` as answers write them, read in `timeZone`. */
+export function dateTimeParam(timeZone: string, description: string) {
+  return single('time')
+    .transform((v, ctx): Date | undefined => {
+      if (v === undefined || v === '') return undefined;
+      const m = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})$/.exec(v);
+      const [y, mo, d, h, mi, s] = (m ?? []).slice(1).map(Number) as number[];
+      const wall = m ? new Date(Date.UTC(y!, mo! - 1, d!, h!, mi!, s!)) : undefined;
+      const valid = wall !== undefined && wall.getUTCMonth() === mo! - 1 && wall.getUTCDate() === d! && h! < 24 && mi! < 60 && s! < 60;
+      if (!valid) {
+        ctx.addIssue({ code: 'custom', message: 'must be a time in the format YYYY-MM-DD HH:MM:SS.' });
+        return z.NEVER;
+      }
+      return fromWallTime(wall, timeZone);
+    })
+    .meta({
+      description,
+      override: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2} \\d{2}:\\d{2}:\\d{2}$', example: '2026-11-24 09:30:00' },
+    });
+}
+
 /** `country` where exactly one is allowed (the forced update); `fallback` when absent. */
 export function oneCountryParam(configured: readonly Country[], fallback: Country) {
   return single('value')
@@ -83,7 +122,7 @@ export function sinceParam(timeZone: string) {
         ctx.addIssue({ code: 'custom', message: 'must be a date in the format YYYY-MM-DD.' });
         return z.NEVER;
       }
-      return startOfDay(date, timeZone);
+      return fromWallTime(date, timeZone);
     })
     .meta({
       description: 'Only products created on or after this day (midnight in APP_TIMEZONE).',
@@ -109,9 +148,9 @@ function offsetAt(at: Date, timeZone: string): number {
   );
 }
 
-/** Midnight of the UTC calendar date `day` as wall time in `timeZone`. */
-function startOfDay(day: Date, timeZone: string): Date {
-  const guess = day.getTime() - offsetAt(day, timeZone);
+/** The instant whose wall time in `timeZone` is `wall` read as UTC (midnight of a day, or any time of it). */
+function fromWallTime(wall: Date, timeZone: string): Date {
+  const guess = wall.getTime() - offsetAt(wall, timeZone);
   // A second pass settles days whose offset changes between the guess and midnight (DST).
-  return new Date(day.getTime() - offsetAt(new Date(guess), timeZone));
+  return new Date(wall.getTime() - offsetAt(new Date(guess), timeZone));
 }

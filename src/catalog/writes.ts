@@ -3,15 +3,30 @@ import type { Config } from '../../config/env.js';
 import type { Country } from './identifiers.js';
 import type { ItemOutcome, UpstreamItem } from './product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
+import { searchKeys } from '../search/keys.js';
+import { appendHistory, changeOf, type PriorState, type ProductChange } from './history.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
-import { searchKeys } from '../search/keys.js';
 
 export interface WriteResult {
   readonly found: number;
   readonly notFound: number;
   readonly notAccessible: number;
+  /** The history points the batch appended. */
+  readonly changes: readonly ProductChange[];
 }
+
+export interface WriteOptions {
+  readonly now?: Date;
+  /**
+   * Called with the batch's changes after their points are written and before the products are:
+   * what it starts (alert deliveries) is keyed by the change, so when the product write fails and
+   * the batch runs again, it sees the same changes and starts nothing twice, and nothing is lost.
+   */
+  readonly onChanges?: (changes: readonly ProductChange[]) => Promise<void>;
+}
+
+type HistoryConfig = Pick<Config, 'alerts'>;
 
 /** The fields an upstream item sets on its product. */
 function dataOf(item: UpstreamItem): Partial<ProductFields> {
@@ -23,6 +38,7 @@ function dataOf(item: UpstreamItem): Partial<ProductFields> {
     ean: item.eans,
     price: item.price,
     availability: item.availability,
+    buybox: item.buyBox,
     sales_rank: item.salesRank,
     browse_nodes: item.browseNodes.map((n) => ({ id: n.id, name: n.name })),
     raw: item.raw,
@@ -30,37 +46,66 @@ function dataOf(item: UpstreamItem): Partial<ProductFields> {
   };
 }
 
+const PRIOR_FIELDS = { asin: 1, priority: 1, price: 1, availability: 1, buybox: 1, sales_rank: 1, updated_at: 1, history_at: 1 } as const;
+
+/**
+ * The products' state before the batch (one query), the changes the items make to them, and their
+ * history points written. Returns the changes, and each product's prior state.
+ */
+async function recordChanges(
+  conn: Connection,
+  config: HistoryConfig,
+  country: Country,
+  asins: readonly string[],
+  items: readonly UpstreamItem[],
+  opts: WriteOptions & { now: Date },
+): Promise<{ prior: Map<string, PriorState & Pick<ProductFields, 'priority'>>; changes: ProductChange[] }> {
+  const current = await productModel(conn)
+    .find({ country, asin: mongoose.trusted({ $in: [...asins] }) })
+    .select(PRIOR_FIELDS)
+    .lean();
+  const prior = new Map(current.map((p) => [p.asin, p]));
+  const changes = items.flatMap((item) => changeOf(country, item, prior.get(item.asin), opts.now) ?? []);
+  await appendHistory(conn, config.alerts.historyDays, changes);
+  if (changes.length > 0 && opts.onChanges) await opts.onChanges(changes);
+  return { prior, changes };
+}
+
+/** What a found item sets besides its data: its history point's time when it made one. */
+function historyMark(changes: readonly ProductChange[], now: Date): (asin: string) => Partial<ProductFields> {
+  const changed = new Set(changes.map((c) => c.asin));
+  return (asin) => (changed.has(asin) ? { history_at: now } : {});
+}
+
 /**
  * Writes what the upstream answered for a batch in one unordered bulkWrite, upserting by
  * (country, asin): found items get their data and `updated_at`; not-found and inaccessible ones are
  * recorded as such (no retry: their next attempt is at their usual interval). Every product's next
  * refresh is set from its effective priority; a product nobody watches is left off the schedule.
- * `created_at` is set only when the product is new.
+ * `created_at` is set only when the product is new. Changes of found items append history points
+ * first (src/catalog/history.ts).
  */
 export async function writeOutcomes(
   conn: Connection,
-  config: Pick<Config, 'refresh'>,
+  config: Pick<Config, 'refresh'> & HistoryConfig,
   country: Country,
   items: readonly UpstreamItem[],
   outcomes: Readonly<Record<string, ItemOutcome>>,
-  now = new Date(),
+  options: WriteOptions = {},
 ): Promise<WriteResult> {
-  const products = productModel(conn);
+  const now = options.now ?? new Date();
   const asins = Object.keys(outcomes);
-  const current = await products
-    .find({ country, asin: mongoose.trusted({ $in: asins }) })
-    .select({ asin: 1, priority: 1 })
-    .lean();
-  const state = new Map(current.map((p) => [p.asin, p]));
   const byAsin = new Map(items.map((i) => [i.asin, i]));
+  const foundItems = asins.flatMap((a) => (outcomes[a] === 'found' && byAsin.has(a) ? [byAsin.get(a)!] : []));
+  const { prior, changes } = await recordChanges(conn, config, country, asins, foundItems, { ...options, now });
+  const mark = historyMark(changes, now);
   let found = 0;
   let notFound = 0;
   let notAccessible = 0;
 
   const ops: BulkOps = asins.map((asin) => {
     const outcome = outcomes[asin]!;
-    const prior = state.get(asin);
-    const priority = prior?.priority ?? null;
+    const priority = prior.get(asin)?.priority ?? null;
     const next = priority === null ? null : new Date(now.getTime() + config.refresh.intervalMs[priority]);
     // The refresh ends every claim on the product: a batch still queued with it skips the product.
     const schedule = { last_attempt_at: now, next_refresh_at: next, plan_token: null };
@@ -68,7 +113,7 @@ export async function writeOutcomes(
     let set: Partial<ProductFields>;
     if (outcome === 'found' && item) {
       found++;
-      set = { ...dataOf(item), ...schedule, status: 'ok', last_error: null, updated_at: now };
+      set = { ...dataOf(item), ...schedule, ...mark(asin), status: 'ok', last_error: null, updated_at: now };
     } else if (outcome === 'not_accessible') {
       notAccessible++;
       set = { ...schedule, status: 'not_accessible', last_error: 'the upstream does not give access to this item' };
@@ -84,22 +129,32 @@ export async function writeOutcomes(
       },
     };
   });
-  if (ops.length) await products.bulkWrite(ops, { ordered: false });
-  return { found, notFound, notAccessible };
+  if (ops.length) await productModel(conn).bulkWrite(ops, { ordered: false });
+  return { found, notFound, notAccessible, changes };
 }
 
-/** Upserts items found by a search or a crawl, keeping each product's schedule as it is. */
-export async function writeFoundItems(conn: Connection, country: Country, items: readonly UpstreamItem[], now = new Date()): Promise<void> {
-  if (items.length === 0) return;
+/** Upserts items found by a search or a crawl, keeping each product's schedule as it is; their changes make history too. */
+export async function writeFoundItems(
+  conn: Connection,
+  config: HistoryConfig,
+  country: Country,
+  items: readonly UpstreamItem[],
+  options: WriteOptions = {},
+): Promise<readonly ProductChange[]> {
+  if (items.length === 0) return [];
+  const now = options.now ?? new Date();
+  const { changes } = await recordChanges(conn, config, country, [...new Set(items.map((i) => i.asin))], items, { ...options, now });
+  const mark = historyMark(changes, now);
   const ops: BulkOps = items.map((item) => ({
     updateOne: {
       filter: { country, asin: item.asin },
       update: {
-        $set: { ...dataOf(item), status: 'ok', last_error: null, updated_at: now, last_attempt_at: now },
+        $set: { ...dataOf(item), ...mark(item.asin), status: 'ok', last_error: null, updated_at: now, last_attempt_at: now },
         $setOnInsert: { created_at: now, priority: null, next_refresh_at: null },
       },
       upsert: true,
     },
   }));
   await productModel(conn).bulkWrite(ops, { ordered: false });
+  return changes;
 }

@@ -31,6 +31,8 @@ admin commands:
                           upstream calls today against the quota; one JSON line
   queues:resume --country CC
                           resume a country queue that a fatal upstream error paused
+  alerts:list --email E   the user's alerts, newest first: one JSON line each (state, last
+                          delivery)
   watch:sync              create and schedule the products of every watched ASIN in every
                           configured country (after adding a country to COUNTRIES)
   db:sync-indexes         build the indexes of every collection (a deploy step in production)

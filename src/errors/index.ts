@@ -289,3 +289,30 @@ export class EmbeddedUnavailableError extends Error {
 export class UntrustedFileError extends EmbeddedUnavailableError {
   override readonly name = 'UntrustedFileError';
 }
+
+/**
+ * A webhook URL whose host resolves to an address we do not call: private, loopback, link-local or
+ * otherwise not public unicast (unless WEBHOOK_ALLOW_PRIVATE=true). At creation it is a 422 on
+ * `webhook_url`; at delivery it fails the attempt, since DNS may answer otherwise later.
+ */
+export class WebhookTargetRefusedError extends RetryableError {
+  override readonly name = 'WebhookTargetRefusedError';
+}
+
+/** A webhook attempt that did not get a 2xx: a network error, a timeout or another status. */
+export class WebhookDeliveryError extends RetryableError {
+  override readonly name = 'WebhookDeliveryError';
+  constructor(
+    message: string,
+    /** The receiver's status code, when it answered at all. */
+    readonly status: number | null,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The receiver answered 410 Gone: it wants no more deliveries, so the alert is disabled. */
+export class WebhookGoneError extends UnrecoverableError {
+  override readonly name = 'WebhookGoneError';
+}

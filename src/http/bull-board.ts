@@ -31,9 +31,12 @@ export function bullBoardRoutes(ctx: AppContext): Router {
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(BULL_BOARD_PATH);
   createBullBoard({
-    queues: ctx.config.countries.flatMap((c) =>
-      QUEUE_KINDS.map((kind) => new BullMQAdapter(ctx.jobs.queue(c, kind), { readOnlyMode: conf.readOnly })),
-    ),
+    queues: [
+      ...ctx.config.countries.flatMap((c) =>
+        QUEUE_KINDS.map((kind) => new BullMQAdapter(ctx.jobs.queue(c, kind), { readOnlyMode: conf.readOnly })),
+      ),
+      new BullMQAdapter(ctx.deliveries.queue, { readOnlyMode: conf.readOnly }),
+    ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'shelfwatch' } },
   });

@@ -125,6 +125,26 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly deliveries = new Counter({
+    name: 'shelfwatch_deliveries_total',
+    help: 'Alert webhook attempts of this process, by outcome (delivered, retry, failed, gone, skipped)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly deliveryJobs = new Gauge({
+    name: 'shelfwatch_delivery_jobs',
+    help: 'Jobs in the deliveries queue, by state',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+
+  readonly deliveryOldestPending = new Gauge({
+    name: 'shelfwatch_delivery_oldest_pending_seconds',
+    help: 'Age of the oldest alert delivery not yet acknowledged (waiting or between retries); 0 when none is',
+    registers: [this.registry],
+  });
+
   constructor(opts: { defaultMetrics?: boolean } = {}) {
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'shelfwatch_' });
   }

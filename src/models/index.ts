@@ -5,6 +5,9 @@ import { productModel } from './product.js';
 import { watchModel } from './watch.js';
 import { eanImportModel } from './ean-import.js';
 import { quotaUsageModel } from './quota-usage.js';
+import { historyPointModel } from './history-point.js';
+import { alertModel } from './alert.js';
+import { deliveryModel } from './delivery.js';
 
 /**
  * Registers every model on a connection, so that index builds (`syncIndexes`) see them all.
@@ -17,4 +20,7 @@ export function registerModels(conn: Connection): void {
   watchModel(conn);
   eanImportModel(conn);
   quotaUsageModel(conn);
+  historyPointModel(conn);
+  alertModel(conn);
+  deliveryModel(conn);
 }

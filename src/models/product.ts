@@ -19,6 +19,8 @@ export interface ProductFields {
   price: Price | null;
   availability: Availability;
   sales_rank: number | null;
+  /** Whether `price` is the Buy Box winner's; null until the first fetch. */
+  buybox: boolean | null;
   browse_nodes: { id: string; name: string | null }[];
   raw: unknown;
   /** Normalised n-gram keys of the title (see src/search/keys.ts). */
@@ -32,6 +34,8 @@ export interface ProductFields {
   last_attempt_at: Date | null;
   /** The planning pass that last claimed it (see scheduler/planner.ts). */
   plan_token: string | null;
+  /** The time of the product's last history point; null before its first. */
+  history_at: Date | null;
   created_at: Date;
   updated_at: Date | null;
 }
@@ -51,6 +55,7 @@ export const productSchema = new Schema<ProductFields>(
     price: { type: priceSchema, default: null },
     availability: { type: String, enum: AVAILABILITY, default: 'unknown' },
     sales_rank: { type: Number, default: null },
+    buybox: { type: Boolean, default: null },
     browse_nodes: { type: [nodeSchema], default: [] },
     raw: { type: Schema.Types.Mixed, default: null },
     search_keys: { type: [String], default: [], select: false },
@@ -60,6 +65,7 @@ export const productSchema = new Schema<ProductFields>(
     next_refresh_at: { type: Date, default: null },
     last_attempt_at: { type: Date, default: null },
     plan_token: { type: String, default: null },
+    history_at: { type: Date, default: null },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, default: null },
   },

@@ -2,12 +2,17 @@ import type { Config } from '../../config/env.js';
 import type { AppContext } from '../context.js';
 import type { Logger } from '../logger.js';
 import type { Resources } from '../lifecycle/resources.js';
-import { startSimulator, type RunningSimulator } from '../simulator/server.js';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '../simulator/server.js';
 
 /** Starts a simulator owned by `resources` and logs where it listens. */
-export async function runSimulator(config: Config, logger: Logger, resources: Resources): Promise<RunningSimulator> {
+export async function runSimulator(
+  config: Config,
+  logger: Logger,
+  resources: Resources,
+  opts?: SimulatorOptions,
+): Promise<RunningSimulator> {
   const sim = config.upstream.simulator;
-  const running = resources.own('upstream simulator', await startSimulator(sim, logger.child({ component: 'simulator' })), (s) =>
+  const running = resources.own('upstream simulator', await startSimulator(sim, logger.child({ component: 'simulator' }), opts), (s) =>
     s.close(),
   );
   logger.info({ url: running.url, seed: sim.seed, quota: sim.quota, faults: sim.faults }, 'upstream simulator listening');

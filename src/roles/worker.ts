@@ -7,6 +7,7 @@ import type { Country } from '../catalog/identifiers.js';
 import { governPort } from '../quota/governed-port.js';
 import { JOB_NAMES, laneOf, priorityOf, type JobName } from '../../jobs/registry.js';
 import { startWorkers, type RunningWorkers } from '../../workers/runner.js';
+import { startDeliveryWorker } from '../../workers/deliveries.js';
 
 /**
  * The worker role: BullMQ workers on each country's queues, calling the upstream of that country.
@@ -33,5 +34,10 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
   };
   const running = await startWorkers(ctx, connection, upstream, ctx.logger.child({ role: 'worker' }));
   ctx.resources.own('workers', running, (r) => r.close());
+  const deliveries = await startDeliveryWorker(
+    { ...ctx, logger: ctx.logger.child({ role: 'worker' }), shutdownMs: ctx.config.workers.shutdownMs },
+    connection,
+  );
+  ctx.resources.own('delivery worker', deliveries, (d) => d.close());
   return running;
 }

@@ -129,6 +129,12 @@ export class WatchService {
       });
   }
 
+  /** Watches the ASIN at priority 0 unless the user watches it already (at whatever priority). */
+  async ensureAsinWatched(userId: Types.ObjectId, asin: string): Promise<void> {
+    if (await this.watches.exists({ user_id: userId, kind: 'asin', key: asin })) return;
+    await this.watchAsin(userId, asin, 0);
+  }
+
   async unwatchAsin(userId: Types.ObjectId, asin: string): Promise<WatchDoc | null> {
     const removed = await this.watches.findOneAndDelete({ user_id: userId, kind: 'asin', key: asin });
     if (removed) await this.changed([asin]);

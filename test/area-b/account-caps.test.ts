@@ -57,8 +57,14 @@ async function snapshot(t: TestContext) {
 
 describe('config', () => {
   it('defaults to caps a single user never hits', () => {
-    expect(loadConfig(testEnv()).accounts).toEqual({ maxWatches: 10_000, maxP1Watches: 1_000, maxPendingEan: 20, maxUpdatesPerDay: 500 });
-    expect(capped.config.accounts).toEqual({ maxWatches: 3, maxP1Watches: 2, maxPendingEan: 2, maxUpdatesPerDay: 3 });
+    expect(loadConfig(testEnv()).accounts).toEqual({
+      maxWatches: 10_000,
+      maxP1Watches: 1_000,
+      maxPendingEan: 20,
+      maxUpdatesPerDay: 500,
+      maxAlerts: 1_000,
+    });
+    expect(capped.config.accounts).toEqual({ maxWatches: 3, maxP1Watches: 2, maxPendingEan: 2, maxUpdatesPerDay: 3, maxAlerts: 1_000 });
   });
 });
 

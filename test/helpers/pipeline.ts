@@ -2,7 +2,7 @@ import type { Worker, Job, Queue } from 'bullmq';
 import { createTestContext, type TestContext } from './context.js';
 import { runSimulator } from '../../src/roles/simulator.js';
 import { startWorkerRole } from '../../src/roles/worker.js';
-import type { RunningSimulator } from '../../src/simulator/server.js';
+import type { RunningSimulator, SimulatorOptions } from '../../src/simulator/server.js';
 import type { RunningWorkers } from '../../workers/runner.js';
 import type { AppContext } from '../../src/context.js';
 import { until } from './until.js';
@@ -33,9 +33,9 @@ export const PIPELINE_ENV: Record<string, string> = {
 };
 
 /** The real app, a real simulator over HTTP and real BullMQ workers, on a database and prefix of their own. */
-export async function startPipeline(env: Record<string, string> = {}): Promise<Pipeline> {
+export async function startPipeline(env: Record<string, string> = {}, simulator?: SimulatorOptions): Promise<Pipeline> {
   const t = await createTestContext({ ...PIPELINE_ENV, ...env });
-  const sim = await runSimulator(t.ctx.config, t.ctx.logger, t.ctx.resources);
+  const sim = await runSimulator(t.ctx.config, t.ctx.logger, t.ctx.resources, simulator);
   const workers = await startWorkerRole(t.ctx, { simulatorUrl: sim.url });
   const planner = t.ctx;
   return {

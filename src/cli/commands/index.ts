@@ -5,6 +5,7 @@ import { usersCreateCommand, usersTokenCommand } from './users.js';
 import { postsCreateCommand, seedCommand } from './posts.js';
 import { queuesResumeCommand, queuesStatusCommand } from './queues.js';
 import { watchSyncCommand } from './watch-sync.js';
+import { alertsListCommand } from './alerts.js';
 import { keyGenerateCommand, openapiCommand, syncIndexesCommand, versionCommand } from './admin.js';
 
 /** Every command of the program, by name. Roles and admin commands of later issues join here. */
@@ -22,6 +23,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(
     queuesStatusCommand,
     queuesResumeCommand,
     watchSyncCommand,
+    alertsListCommand,
     keyGenerateCommand,
     syncIndexesCommand,
     openapiCommand,

@@ -12,6 +12,7 @@ import { mePaths } from '../routes/me.js';
 import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
 import { worldUpdatePaths } from '../routes/world-update.js';
+import { alertsPaths } from '../routes/alerts.js';
 
 /** The document itself and its page (src/http/routes/docs.ts). */
 export const docsPaths: ZodOpenApiPathsObject = {
@@ -61,7 +62,7 @@ export type OpenApiDocument = ReturnType<typeof createDocument>;
  * validate with and answer in; the configuration decides what varies (the countries served, the
  * public URL).
  */
-export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZone' | 'http'>): OpenApiDocument {
+export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZone' | 'http' | 'alerts'>): OpenApiDocument {
   return createDocument({
     openapi: '3.1.0',
     info: { title: 'shelfwatch', version: VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
@@ -80,6 +81,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...watchPaths,
       ...worldPaths(config),
       ...worldUpdatePaths(config),
+      ...alertsPaths(config),
       ...directoryPaths,
       ...healthPaths,
       ...metricsPaths,

@@ -7,8 +7,9 @@ import { meRoutes } from './me.js';
 import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
 import { worldUpdateRoutes } from './world-update.js';
+import { alertRoutes } from './alerts.js';
 
-export const AREA_B_PATHS = ['/api/me', '/api/watch', '/api/world'];
+export const AREA_B_PATHS = ['/api/me', '/api/watch', '/api/world', '/api/alerts'];
 
 /**
  * Every answer is one account's data, or says something about a token: no cache, shared or private,
@@ -39,5 +40,6 @@ export function areaBRoutes(ctx: AppContext): Router {
   router.use(watchRoutes(ctx));
   router.use(worldUpdateRoutes(ctx));
   router.use(worldRoutes(ctx));
+  router.use(alertRoutes(ctx));
   return router;
 }

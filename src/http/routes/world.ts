@@ -9,7 +9,8 @@ import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '
 import { productRecordSchema } from '../../catalog/product.js';
 import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
 import { asinSchema, eanSchema } from '../../catalog/identifiers.js';
-import { countriesParam, searchParam, sinceParam } from '../../catalog/world-query.js';
+import { countriesParam, dateTimeParam, requiredCountryParam, searchParam, sinceParam } from '../../catalog/world-query.js';
+import { historyPointRecordSchema, presentPoint } from '../../catalog/history.js';
 import { presentProduct } from '../../catalog/present.js';
 import type { ProductPage } from '../../catalog/world-catalog.js';
 
@@ -25,10 +26,16 @@ export function worldInputs(config: Pick<Config, 'countries' | 'timeZone'>) {
     one: z.object({ country }),
     asinPath: z.object({ asin: asinSchema }),
     eanPath: z.object({ ean: eanSchema }),
+    history: pageQuerySchema(PAGE).extend({
+      country: requiredCountryParam(config.countries),
+      since: dateTimeParam(config.timeZone, 'Only points at or after this time (APP_TIMEZONE).'),
+      until: dateTimeParam(config.timeZone, 'Only points at or before this time (APP_TIMEZONE).'),
+    }),
   };
 }
 
 export const productPageSchema = pagedSchema(productRecordSchema, 'ProductPage');
+export const historyPageSchema = pagedSchema(historyPointRecordSchema, 'HistoryPage');
 export const productListSchema = z.object({ data: z.array(productRecordSchema) }).meta({ id: 'ProductList' });
 
 export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodOpenApiPathsObject {
@@ -60,6 +67,18 @@ export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodO
         summary: 'One product by ASIN, one record per requested country',
         requestParams: { path: input.asinPath, query: input.one },
         responses: { 200: limited('The product in each requested country that has it.', productListSchema), ...errors(401, 404, 422, 429) },
+      },
+    },
+    '/api/world/asin/{asin}/history': {
+      get: {
+        ...common,
+        operationId: 'getWorldAsinHistory',
+        summary: "A watched product's price and availability history in one country, oldest first",
+        description:
+          'One point per refresh that saw its price, currency, availability, Buy Box or sales rank change, and one at its first ' +
+          'observation; kept HISTORY_DAYS. 404 when nobody watches the ASIN in that country.',
+        requestParams: { path: input.asinPath, query: input.history },
+        responses: { 200: limited('A page of history points.', historyPageSchema), ...errors(401, 404, 422, 429) },
       },
     },
     '/api/world/ean/{ean}': {
@@ -108,6 +127,23 @@ export function worldRoutes(ctx: AppContext): Router {
     const found = await ctx.world.byAsin(asin, country);
     if (found.length === 0) throw new NotFoundError('No product with this ASIN in the requested countries.');
     res.json({ data: found.map((p) => presentProduct(p, tz)) });
+  });
+
+  router.get('/api/world/asin/:asin/history', async (req, res) => {
+    const { asin } = validate(input.asinPath, req.params);
+    const q = validate(input.history, req.query);
+    const found = await ctx.world.history(q.country, asin, q);
+    if (!found) throw new NotFoundError('Nobody watches this ASIN in this country.');
+    res.json(
+      paginate({
+        items: found.items.map((p) => presentPoint(p, tz)),
+        total: found.total,
+        page: q.page,
+        perPage: q.limit,
+        path: endpointUrl(req, ctx.config.http.appUrl),
+        query: keptQuery(req.query, Object.keys(input.history.shape)),
+      }),
+    );
   });
 
   router.get('/api/world/ean/:ean', async (req, res) => {

@@ -83,6 +83,7 @@ export function normalizeItem(item: ReadItem): UpstreamItem {
     eans: [...eans],
     price,
     availability,
+    buyBox: money !== undefined && chosen?.isBuyBoxWinner === true,
     salesRank: rank !== undefined && Number.isInteger(rank) && rank > 0 ? rank : null,
     // Nodes without an id were left out (and counted) when the item was read.
     browseNodes: (item.browseNodeInfo?.browseNodes ?? []).flatMap((n) =>

@@ -1,0 +1,74 @@
+import { EventEmitter, once } from 'node:events';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  readonly path: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: string;
+  /** What the receiver answered. */
+  readonly status: number;
+}
+
+/**
+ * A real HTTP receiver on loopback for webhook tests: records every request and answers each path
+ * with the statuses scripted for it, then 200. Tests wait on its events, not on time.
+ */
+export class WebhookReceiver {
+  readonly received: Received[] = [];
+  readonly #events = new EventEmitter();
+  readonly #scripts = new Map<string, number[]>();
+  #server: Server | undefined;
+  url = '';
+
+  async start(): Promise<this> {
+    this.#server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const path = req.url ?? '/';
+        const status = this.#scripts.get(path)?.shift() ?? 200;
+        const got = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status };
+        this.received.push(got);
+        res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+        this.#events.emit('request', got);
+      });
+    });
+    this.#server.listen(0, '127.0.0.1');
+    await once(this.#server, 'listening');
+    this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  /** The next answers to `path`, in order; after them it answers 200. */
+  script(path: string, statuses: number[]): void {
+    this.#scripts.set(path, [...statuses]);
+  }
+
+  at(path: string): Received[] {
+    return this.received.filter((r) => r.path === path);
+  }
+
+  /** Resolves once `path` has received `count` requests in all; rejects after `timeoutMs`. */
+  waitFor(path: string, count: number, timeoutMs = 20_000): Promise<Received[]> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (this.at(path).length < count) return false;
+        clearTimeout(timer);
+        this.#events.off('request', check);
+        resolve(this.at(path));
+        return true;
+      };
+      const timer = setTimeout(() => {
+        this.#events.off('request', check);
+        reject(new Error(`${path}: ${this.at(path).length} of ${count} requests within ${timeoutMs} ms`));
+      }, timeoutMs);
+      if (!check()) this.#events.on('request', check);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.#server?.closeAllConnections();
+    await new Promise<void>((r) => (this.#server ? this.#server.close(() => r()) : r()));
+  }
+}

@@ -1,0 +1,144 @@
+import { describe, expect, it } from 'vitest';
+import { checkWebhookTarget, webhookUrlSchema, type ResolvedAddress } from '../../src/alerts/webhook-target.js';
+import { WebhookTargetRefusedError } from '../../src/errors/index.js';
+
+const firstMessage = (allowPrivate: boolean, input: unknown) => {
+  const r = webhookUrlSchema(allowPrivate).safeParse(input);
+  return r.success ? undefined : r.error.issues[0]?.message;
+};
+
+describe('webhookUrlSchema', () => {
+  it.each([
+    ['https://example.com/hook', 'https://example.com/hook'],
+    ['https://EXAMPLE.com:8443/a b?x=1', 'https://example.com:8443/a%20b?x=1'],
+    ['  https://example.com  ', 'https://example.com/'],
+  ])('accepts %j as %j', (input, href) => {
+    expect(webhookUrlSchema(false).parse(input)).toBe(href);
+  });
+
+  it.each([
+    ['http://example.com/hook', 'must be an https URL.'],
+    ['http://127.0.0.1:8080/hook', 'must be an https URL.'],
+    ['javascript:alert(1)', 'must be an https URL.'],
+    ['ftp://example.com/', 'must be an https URL.'],
+    ['not a url', 'must be a URL.'],
+    ['', 'must be a URL.'],
+    ['https://user:pass@example.com/', 'must not contain a user name or password.'],
+    ['https://user@example.com/', 'must not contain a user name or password.'],
+    ['https://example.com/#x', 'must not contain a fragment (#…).'],
+    ['https://example.com/#', 'must not contain a fragment (#…).'],
+    [`https://example.com/${'a'.repeat(2048)}`, 'must not be greater than 2048 characters.'],
+    [`https://example.com/${' '.repeat(1000)}x`, 'must not be greater than 2048 characters.'],
+    [42, 'must be a string.'],
+    [null, 'must be a string.'],
+    [undefined, 'must be a string.'],
+  ])('refuses %j: %s', (input, message) => {
+    expect(firstMessage(false, input)).toBe(message);
+  });
+
+  it('takes http only to loopback, and only when private targets are allowed', () => {
+    const allowed = webhookUrlSchema(true);
+    expect(allowed.parse('http://127.0.0.1:8080/hook')).toBe('http://127.0.0.1:8080/hook');
+    expect(allowed.parse('http://127.1/hook')).toBe('http://127.0.0.1/hook');
+    expect(allowed.parse('http://localhost/hook')).toBe('http://localhost/hook');
+    expect(allowed.parse('http://[::1]:9/hook')).toBe('http://[::1]:9/hook');
+    expect(allowed.parse('https://10.0.0.1/hook')).toBe('https://10.0.0.1/hook');
+    for (const url of ['http://10.0.0.1/hook', 'http://example.com/hook', 'http://localhost.example.com/']) {
+      expect(firstMessage(true, url)).toBe('must be an https URL (http only to loopback: localhost, 127.0.0.0/8, [::1]).');
+    }
+    expect(firstMessage(true, 'http://u:p@localhost/')).toBe('must not contain a user name or password.');
+  });
+});
+
+describe('checkWebhookTarget', () => {
+  const resolvingTo =
+    (...addresses: string[]) =>
+    async (): Promise<ResolvedAddress[]> =>
+      addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+
+  it.each([
+    ['10.0.0.1', 'a private'],
+    ['172.16.5.4', 'a private'],
+    ['192.168.1.1', 'a private'],
+    ['127.0.0.1', 'a loopback'],
+    ['127.8.9.10', 'a loopback'],
+    ['169.254.169.254', 'a link-local'],
+    ['::1', 'a loopback'],
+    ['fc00::1', 'a unique-local'],
+    ['fd12:3456::1', 'a unique-local'],
+    ['fe80::1', 'a link-local'],
+    ['::ffff:127.0.0.1', 'a loopback'],
+    ['::ffff:10.1.2.3', 'a private'],
+    ['0.0.0.0', 'an unspecified'],
+    ['::', 'an unspecified'],
+    ['100.64.0.1', 'a carrier-grade NAT'],
+    ['224.0.0.1', 'a multicast'],
+    ['ff02::1', 'a multicast'],
+    ['255.255.255.255', 'a broadcast'],
+    ['192.0.2.1', 'a reserved'],
+  ])('refuses a host resolving to %s (%s address)', async (address, what) => {
+    const err = await checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(address) }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+    expect((err as Error).message).toBe(`webhook_url resolves to ${address}, ${what} address: refused.`);
+  });
+
+  it.each(['93.184.216.34', '2606:2800:220:1::', '::ffff:93.184.216.34'])('accepts a host resolving to %s', async (address) => {
+    await expect(checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(address) })).resolves.toEqual(
+      [{ address, family: address.includes(':') ? 6 : 4 }],
+    );
+  });
+
+  it('refuses when one of several addresses is private, whatever its place', async () => {
+    for (const order of [
+      ['93.184.216.34', '10.0.0.1'],
+      ['10.0.0.1', '93.184.216.34'],
+      ['2606:2800:220:1::', '93.184.216.34', 'fe80::1'],
+    ]) {
+      await expect(
+        checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(...order) }),
+      ).rejects.toThrow(WebhookTargetRefusedError);
+    }
+  });
+
+  it('judges an IP literal host as itself, without a lookup', async () => {
+    const lookup = () => Promise.reject(new Error('no lookup expected'));
+    await expect(checkWebhookTarget('https://10.0.0.1/x', { allowPrivate: false, lookup })).rejects.toThrow(
+      /resolves to 10\.0\.0\.1, a private/,
+    );
+    await expect(checkWebhookTarget('https://[::1]:8443/x', { allowPrivate: false, lookup })).rejects.toThrow(
+      /resolves to ::1, a loopback/,
+    );
+    await expect(checkWebhookTarget('https://93.184.216.34/x', { allowPrivate: false, lookup })).resolves.toEqual([
+      { address: '93.184.216.34', family: 4 },
+    ]);
+    await expect(checkWebhookTarget('https://[2606:2800:220:1::]/x', { allowPrivate: false, lookup })).resolves.toEqual([
+      { address: '2606:2800:220:1::', family: 6 },
+    ]);
+  });
+
+  it('lets every address through when private targets are allowed', async () => {
+    const all = ['10.0.0.1', '127.0.0.1', '::1', 'fe80::1', '169.254.169.254', '93.184.216.34'];
+    await expect(
+      checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: true, lookup: resolvingTo(...all) }),
+    ).resolves.toHaveLength(all.length);
+  });
+
+  it('refuses a name that resolves to nothing', async () => {
+    const err = await checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: true, lookup: resolvingTo() }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+    expect((err as Error).message).toBe("webhook_url's host hooks.example.com does not resolve.");
+  });
+
+  it('refuses a name that does not resolve (a real lookup), even when private targets are allowed', async () => {
+    for (const allowPrivate of [false, true]) {
+      const err = await checkWebhookTarget('https://nonexistent.invalid/x', { allowPrivate }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+      expect((err as Error).message).toBe("webhook_url's host nonexistent.invalid does not resolve.");
+      expect((err as Error).cause).toMatchObject({ code: expect.stringMatching(/^(ENOTFOUND|EAI_AGAIN)$/) });
+    }
+  });
+});
