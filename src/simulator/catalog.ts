@@ -1,9 +1,13 @@
 /**
  * The synthetic catalogue: a pure function of (seed, marketplace, identifier, time epoch). Nothing
  * is stored per ASIN, so every well-formed ASIN and EAN-13 is answered. Titles, brands and codes are
- * fixed for a seed; prices, availability and ranks change every `driftMs` so refreshes see change.
+ * fixed for a seed; prices, availability, Buy Box and ranks change once per epoch of the product's
+ * own length (see `schedule`), so refreshes see change, some products often and most rarely.
  */
 import type { Country } from '../catalog/identifiers.js';
+import type { Availability, Price } from '../catalog/product.js';
+import { normalizeItem } from '../upstream/creators/normalize.js';
+import { readItems } from '../upstream/creators/read.js';
 import { MARKETPLACES } from '../upstream/marketplaces.js';
 import { CodeMap, eanCheckDigit } from './codes.js';
 import { between, pick, unit } from './hash.js';
@@ -13,10 +17,34 @@ export interface CatalogOptions {
   readonly seed: string;
   readonly notFoundRate: number;
   readonly notAccessibleRate: number;
+  /** The mean over products of the interval between a product's changes (see INTERVAL_SIGMA). */
   readonly driftMs: number;
 }
 
 export type Lookup = { readonly kind: 'found'; readonly item: Record<string, unknown> } | { readonly kind: 'not_found' | 'not_accessible' };
+
+/** When a product's offer changes: at `k * intervalMs - phaseMs` for every whole k. */
+export interface Schedule {
+  readonly intervalMs: number;
+  readonly phaseMs: number;
+}
+
+/** One change of what a refresh sees, as our client normalises it: the new values from `at` on. */
+export interface TruthChange {
+  readonly at: number;
+  readonly price: Price | null;
+  readonly availability: Availability;
+}
+
+export type Truth =
+  | {
+      readonly kind: 'found';
+      readonly meanIntervalMs: number;
+      readonly changes: TruthChange[];
+      /** More changes may lie in the range than are listed (at most `limit`, the first ones). */
+      readonly truncated: boolean;
+    }
+  | { readonly kind: 'not_found' | 'not_accessible' };
 
 export interface SimNode {
   id: string;
@@ -31,14 +59,75 @@ export interface SimNode {
 export const MAX_RESULTS = 100;
 /**
  * Share of items with a listing that shows no amount or currency (the SDK marks both optional):
- * in each drift epoch one of their listings, drawn anew, comes without them.
+ * in each of the item's epochs one of their listings, drawn anew, comes without them.
  */
 const UNPRICED_SHARE = 0.03;
 
+/**
+ * How fast each product moves. Product p changes at the instants `k * m_p - phase_p` (k whole):
+ * fixed epochs of its own length m_p, shifted by a phase drawn uniformly in [0, m_p) so that
+ * products do not change all at once. A new epoch draws price factor, stock, listings and Buy Box
+ * anew, so the price almost always changes with it.
+ *
+ * m_p = driftMs * w_p, with w_p = clamp(c * exp(σ z_p), lo, hi): z_p a standard normal drawn from
+ * the seed (Box–Muller on two hashes), σ = INTERVAL_SIGMA (lognormal, heavy-tailed both ways),
+ * lo = max(1/60, 1 s / driftMs), hi = 50, and c solved once so that E[w] = 1 with the clamps (about
+ * exp(-σ²/2) without them). So `driftMs` (SIMULATOR_DRIFT_MS) is the MEAN INTERVAL over products,
+ * not the inverse of the mean rate: the median interval is about a third of it, and the mean rate
+ * over products, E[1/m], is several times 1/driftMs (exp(σ²) ≈ 9.5 without the clamps, about 8
+ * with them), most of it from the few fast products; the top tenth by rate make about half of all
+ * changes. With driftMs = 1 h, intervals run from 1 min to 50 h.
+ */
+const INTERVAL_SIGMA = 1.5;
+const MIN_INTERVAL_SHARE = 1 / 60;
+const MIN_INTERVAL_MS = 1000;
+const MAX_INTERVAL_SHARE = 50;
+
+/** The standard normal distribution function (Abramowitz–Stegun 7.1.26, error below 1.5e-7). */
+function normalCdf(x: number): number {
+  const t = 1 / (1 + (0.3275911 * Math.abs(x)) / Math.SQRT2);
+  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
+  const tail = 0.5 * poly * Math.exp((-x * x) / 2);
+  return x >= 0 ? 1 - tail : tail;
+}
+
+/** E[clamp(c * exp(σZ), lo, hi)] for a standard normal Z. */
+function clampedLognormalMean(c: number, sigma: number, lo: number, hi: number): number {
+  const a = Math.log(lo / c) / sigma;
+  const b = Math.log(hi / c) / sigma;
+  const inside = c * Math.exp((sigma * sigma) / 2) * (normalCdf(b - sigma) - normalCdf(a - sigma));
+  return lo * normalCdf(a) + inside + hi * (1 - normalCdf(b));
+}
+
+/** The scale c for which E[clamp(c * exp(σZ), lo, hi)] = 1 (lo ≤ 1 ≤ hi), by bisection on log c. */
+function unitMeanScale(sigma: number, lo: number, hi: number): number {
+  let low = Math.log(1e-9);
+  let high = Math.log(hi);
+  for (let i = 0; i < 200; i++) {
+    const mid = (low + high) / 2;
+    if (clampedLognormalMean(Math.exp(mid), sigma, lo, hi) < 1) low = mid;
+    else high = mid;
+  }
+  return Math.exp((low + high) / 2);
+}
+
+/** Formatters by currency: building one per listing costs more than the rest of the listing. */
+const FORMATS = new Map<string, Intl.NumberFormat>();
+function formatMoney(amount: number, currency: string): string {
+  let f = FORMATS.get(currency);
+  if (!f) FORMATS.set(currency, (f = new Intl.NumberFormat(currency === 'JPY' ? 'ja-JP' : 'en-US', { style: 'currency', currency })));
+  return f.format(amount);
+}
+
 export class SyntheticCatalog {
   readonly #maps = new Map<Country, CodeMap>();
+  readonly #lo: number;
+  readonly #scale: number;
 
-  constructor(readonly opts: CatalogOptions) {}
+  constructor(readonly opts: CatalogOptions) {
+    this.#lo = Math.min(1, Math.max(MIN_INTERVAL_SHARE, MIN_INTERVAL_MS / opts.driftMs));
+    this.#scale = unitMeanScale(INTERVAL_SIGMA, this.#lo, MAX_INTERVAL_SHARE);
+  }
 
   #map(country: Country): CodeMap {
     let m = this.#maps.get(country);
@@ -57,13 +146,81 @@ export class SyntheticCatalog {
 
   lookup(country: Country, asin: string, now: number, partnerTag: string): Lookup {
     const ean = this.#map(country).eanOf(asin);
+    const missing = this.#missing(country, asin, ean);
+    if (missing) return { kind: missing };
+    return { kind: 'found', item: this.#item(country, asin, ean, this.epochAt(country, asin, now), partnerTag) };
+  }
+
+  #missing(country: Country, asin: string, ean: string | undefined): 'not_found' | 'not_accessible' | undefined {
     // Items that an EAN lists always exist: a code search never leads to a dead ASIN.
-    if (ean === undefined) {
-      const u = unit(this.opts.seed, country, 'exists', asin);
-      if (u < this.opts.notFoundRate) return { kind: 'not_found' };
-      if (u < this.opts.notFoundRate + this.opts.notAccessibleRate) return { kind: 'not_accessible' };
+    if (ean !== undefined) return undefined;
+    const u = unit(this.opts.seed, country, 'exists', asin);
+    if (u < this.opts.notFoundRate) return 'not_found';
+    if (u < this.opts.notFoundRate + this.opts.notAccessibleRate) return 'not_accessible';
+    return undefined;
+  }
+
+  /** The product's epochs (see INTERVAL_SIGMA): whole milliseconds, the interval at least 1 s. */
+  schedule(country: Country, asin: string): Schedule {
+    const { seed, driftMs } = this.opts;
+    const u1 = 1 - unit(seed, country, asin, 'pace', 1); // in (0, 1]
+    const u2 = unit(seed, country, asin, 'pace', 2);
+    const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
+    const w = Math.min(MAX_INTERVAL_SHARE, Math.max(this.#lo, this.#scale * Math.exp(INTERVAL_SIGMA * z)));
+    const intervalMs = Math.max(MIN_INTERVAL_MS, Math.round(driftMs * w));
+    return { intervalMs, phaseMs: Math.floor(unit(seed, country, asin, 'phase') * intervalMs) };
+  }
+
+  /** The product's epoch at `now`: its offer is the same throughout an epoch. */
+  epochAt(country: Country, asin: string, now: number): number {
+    const { intervalMs, phaseMs } = this.schedule(country, asin);
+    return Math.floor((now + phaseMs) / intervalMs);
+  }
+
+  /**
+   * Ground truth for tests and benchmarks: the instants in [since, until] at which the price or
+   * availability a refresh sees (through our client's normaliser) changes, with the new values, in
+   * time order; at most `limit` of them.
+   */
+  truth(country: Country, asin: string, since: number, until: number, limit: number): Truth {
+    const ean = this.#map(country).eanOf(asin);
+    const missing = this.#missing(country, asin, ean);
+    if (missing) return { kind: missing };
+    const { intervalMs, phaseMs } = this.schedule(country, asin);
+    const words = this.#words(country);
+    // Price and availability come from the listings alone: the rest of the item is left out.
+    const seen = (epoch: number): { price: Price | null; availability: Availability } => {
+      const [read] = readItems([{ asin, offersV2: { listings: this.#listings(country, asin, epoch, words) } }], []);
+      const { price, availability } = normalizeItem(read!);
+      return { price, availability };
+    };
+    const changes: TruthChange[] = [];
+    let truncated = false;
+    // The first epoch that starts at or after `since`, compared with the one before it.
+    let k = Math.ceil((since + phaseMs) / intervalMs);
+    let prev = seen(k - 1);
+    // Nearly every epoch is a change; the bound only keeps a wide range from running on.
+    const lastEpoch = k + 20 * limit;
+    for (; k * intervalMs - phaseMs <= until; k++) {
+      if (k === lastEpoch) {
+        truncated = true;
+        break;
+      }
+      const cur = seen(k);
+      if (
+        cur.availability !== prev.availability ||
+        cur.price?.amount !== prev.price?.amount ||
+        cur.price?.currency !== prev.price?.currency
+      ) {
+        if (changes.length === limit) {
+          truncated = true;
+          break;
+        }
+        changes.push({ at: k * intervalMs - phaseMs, ...cur });
+      }
+      prev = cur;
     }
-    return { kind: 'found', item: this.#item(country, asin, ean, now, partnerTag) };
+    return { kind: 'found', meanIntervalMs: intervalMs, changes, truncated };
   }
 
   /** Every ASIN a keyword search finds (at most 100); a code search adds a few unrelated hits. */
@@ -131,8 +288,8 @@ export class SyntheticCatalog {
     }
   }
 
-  #item(country: Country, asin: string, ean: string | undefined, now: number, partnerTag: string): Record<string, unknown> {
-    const { seed, driftMs } = this.opts;
+  #item(country: Country, asin: string, ean: string | undefined, epoch: number, partnerTag: string): Record<string, unknown> {
+    const { seed } = this.opts;
     const w = this.#words(country);
     const m = MARKETPLACES[country];
     const s = (...parts: (string | number)[]): number => unit(seed, country, asin, ...parts);
@@ -143,7 +300,6 @@ export class SyntheticCatalog {
       pick(w.variants, seed, country, asin, 'variant'),
       pick(w.colours, seed, country, asin, 'colour'),
     ].join(w.separator);
-    const epoch = Math.floor(now / driftMs);
     const category = pick(w.categories, seed, country, asin, 'category');
     const nodeId = String(between(1_000_000_000, 9_999_999_999, seed, country, asin, 'node'));
     const baseRank = Math.max(1, Math.round(Math.exp(s('rank') * Math.log(500_000))));
@@ -213,7 +369,7 @@ export class SyntheticCatalog {
     const listings = Array.from({ length: count }, (_, k) => {
       const raw = base * factor * (1 + 0.08 * k * s('spread', k, epoch));
       const amount = jp ? Math.round(raw / 10) * 10 : Math.round(raw * 100) / 100;
-      const displayAmount = new Intl.NumberFormat(jp ? 'ja-JP' : 'en-US', { style: 'currency', currency }).format(amount);
+      const displayAmount = formatMoney(amount, currency);
       return {
         availability: {
           type,
@@ -238,6 +394,7 @@ export class SyntheticCatalog {
       };
     });
     // The upstream does not sort listings by price or put the Buy Box first; neither do we.
-    return listings.sort((a, b) => unit(seed, asin, epoch, a.merchantInfo.id) - unit(seed, asin, epoch, b.merchantInfo.id));
+    const order = new Map(listings.map((l) => [l, unit(seed, asin, epoch, l.merchantInfo.id)]));
+    return listings.sort((a, b) => order.get(a)! - order.get(b)!);
   }
 }
