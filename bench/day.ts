@@ -1,6 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { AlertService } from '../src/alerts/service.js';
-import { DeliveryQueue } from '../jobs/deliveries.js';
 /**
  * A simulated day (`npm run bench:day`): the real planner (planCountry) and quota governor on an
  * injected clock drive one country through 24 hours with demand above the daily cap, and the
@@ -9,6 +6,9 @@ import { DeliveryQueue } from '../jobs/deliveries.js';
  * products refreshed, so what is measured is the planner's spreading of the day, not the upstream.
  * A second, small scenario checks that a cap of 100 calls a day still gets planned at all.
  */
+import { randomBytes } from 'node:crypto';
+import { AlertService } from '../src/alerts/service.js';
+import { DeliveryQueue } from '../jobs/deliveries.js';
 import { pathToFileURL } from 'node:url';
 import mongoose from 'mongoose';
 import { loadConfig } from '../config/env.js';

@@ -1,6 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { AlertService } from '../src/alerts/service.js';
-import { DeliveryQueue } from '../jobs/deliveries.js';
 /**
  * Planner cost: time and MongoDB documents examined per scheduler tick with
  * 10^4, 10^5 and 10^6 products in the catalogue and a fixed number due. The planner's queries read
@@ -8,6 +5,9 @@ import { DeliveryQueue } from '../jobs/deliveries.js';
  * real mongod `explain()` shows it. The CI stand-in has no `explain` and scans every collection, so
  * there only the query shape is meaningful, and the output says so.
  */
+import { randomBytes } from 'node:crypto';
+import { AlertService } from '../src/alerts/service.js';
+import { DeliveryQueue } from '../jobs/deliveries.js';
 import { pathToFileURL } from 'node:url';
 import type mongoose from 'mongoose';
 import { loadConfig } from '../config/env.js';

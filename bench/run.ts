@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the benchmarks one after the other (limiter, refresh + update, plan, day, api), on one MongoDB and one Redis (see
+ * `npm run bench`: the benchmarks one after the other (limiter, refresh + update, plan, day, api, adaptive), on one MongoDB and one Redis (see
  * lib/infra.ts), each with a database and a key prefix of its own. Flags go to all of them
  * (`npm run bench -- --seconds 20 --asins 4000 --sizes 10000,100000`). Each prints its figures and
  * its RESULT line and writes bench/results/<name>.json; the last line is RESULT with all of them.
@@ -13,6 +13,7 @@ import { benchPlan } from './plan.js';
 import { benchDay } from './day.js';
 import { benchApi } from './api.js';
 import { benchLimiter } from './limiter.js';
+import { benchAdaptive } from './adaptive.js';
 
 const opts = parseBenchArgs();
 const budgetS =
@@ -25,7 +26,8 @@ const budgetS =
   opts.sizes.reduce((a, b) => a + b, 0) / 500 +
   3_000 +
   900 +
-  opts.apiSeconds * 5;
+  opts.apiSeconds * 5 +
+  1_800;
 
 await runMain('all', budgetS * 1000, async () => {
   const inf = await getInfra();
@@ -46,6 +48,9 @@ await runMain('all', budgetS * 1000, async () => {
   await report(all.day);
   all.api = await benchApi(opts, inf);
   await report(all.api);
+  // Last: the same simulated day planned twice on one catalogue, fixed then adaptive scheduling.
+  all.adaptive = await benchAdaptive(opts, inf);
+  await report(all.adaptive);
   await writeFile(`${RESULTS_DIR}all.json`, JSON.stringify(all, null, 2) + '\n');
   console.log(`RESULT ${JSON.stringify(all)}`);
 });

@@ -80,6 +80,10 @@ export const envSchema = z
       .default(['JP', 'US']),
     REFRESH_INTERVAL_P1: duration.default(3_600_000),
     REFRESH_INTERVAL_P0: duration.default(86_400_000),
+    /** `adaptive`: each product's next refresh follows its estimated change rate; `fixed`: its priority's interval. */
+    SCHEDULING: z.enum(['adaptive', 'fixed'], { error: 'must be adaptive or fixed' }).default('adaptive'),
+    /** Adaptive scheduling: the shortest interval between two refreshes of a product. */
+    REFRESH_MIN_INTERVAL: duration.default(300_000),
     /** Area C: requests a minute per client on the public directory; 0 turns the limit off. */
     DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
     /** How long a /api/world list's total is reused; 0 counts on every request. */
@@ -119,7 +123,13 @@ export interface Config {
   /** The countries whose catalogue we keep; a watched ASIN is tracked in each. */
   readonly countries: readonly Country[];
   /** How often a product is refreshed, by its effective priority (ms). */
-  readonly refresh: { readonly intervalMs: Readonly<Record<0 | 1, number>> };
+  readonly refresh: {
+    /** The longest interval between two refreshes, by effective priority (ms): the whole interval under `fixed`. */
+    readonly intervalMs: Readonly<Record<0 | 1, number>>;
+    readonly scheduling: 'adaptive' | 'fixed';
+    /** Under `adaptive`, the shortest interval (ms). */
+    readonly minIntervalMs: number;
+  };
   /** Which adapter serves the catalogue, its endpoints and credentials (config/upstream.ts). */
   readonly upstream: UpstreamConfig;
   /** Quotas, workers, scheduler, forced update, Area B limits, Bull Board (config/workers.ts). */
@@ -194,7 +204,12 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     // Set, not defaulted: NODE_ENV defaults to production, and `npm start` with nothing set is the embedded mode.
     embeddedAllowed: env.EMBEDDED ?? present(raw).NODE_ENV !== 'production',
     countries: Object.freeze([...env.COUNTRIES]),
-    refresh: Object.freeze({ intervalMs: Object.freeze({ 1: env.REFRESH_INTERVAL_P1, 0: env.REFRESH_INTERVAL_P0 }) }),
+    refresh: Object.freeze({
+      intervalMs: Object.freeze({ 1: env.REFRESH_INTERVAL_P1, 0: env.REFRESH_INTERVAL_P0 }),
+      scheduling: env.SCHEDULING,
+      // Never above the shorter priority interval: the bounds must leave an interval to choose.
+      minIntervalMs: Math.min(env.REFRESH_MIN_INTERVAL, env.REFRESH_INTERVAL_P1, env.REFRESH_INTERVAL_P0),
+    }),
     // Set whenever problems is empty: parseUpstreamConfig returns a config exactly when it found none.
     upstream: upstream.config!,
     workers: workers.config!,

@@ -1,8 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Country } from '../src/catalog/identifiers.js';
-import { productModel } from '../src/models/product.js';
 import type { QuotaGovernor } from '../src/quota/governor.js';
-import { claimProducts, countDue, dueFilterOf } from '../src/scheduler/claims.js';
+import { claimProducts, countDue } from '../src/scheduler/claims.js';
+import { pickDue } from '../src/scheduler/pick-due.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import type { JobContext } from './kind.js';
 
@@ -67,8 +67,9 @@ async function keepCredit(ctx: JobContext, country: Country, credit: number, now
 /**
  * One planning pass for one country. The budget is the credit accrued since the last pass at the
  * sustainable rate (so the day's quota is spread over the day), within what the queue may hold for
- * the horizon. Takes that many batches of due products from MongoDB, priority 1 first and the most
- * overdue first, claims them with a lease and enqueues them in one round trip. A call is the scarce
+ * the horizon. Takes that many batches of due products from MongoDB, priority 1 first, then in the
+ * scheduling mode's order (pickDue: the most overdue, or the most likely to have moved), claims them
+ * with a lease and enqueues them in one round trip. A call is the scarce
  * unit: a part-filled last batch waits in MongoDB until its products have been due for
  * SCHEDULER_COALESCE, so a burst of new watches fills batches instead of spending a call each.
  * The backlog beyond the budget stays in MongoDB; a job lost with Redis leaves its products due
@@ -76,7 +77,6 @@ async function keepCredit(ctx: JobContext, country: Country, credit: number, now
  */
 export async function planCountry(ctx: JobContext, country: Country, now = new Date()): Promise<CountryPlan> {
   const queue = ctx.jobs.queue(country);
-  const products = productModel(ctx.mongo);
   const t = now.getTime();
   const empty = { batches: 0, p1: 0, p0: 0 };
   const idle = { country, budget: 0, credit: 0, queued: 0, enqueued: empty, due: null, paused: false, recheckAt: null };
@@ -92,23 +92,14 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
     return { ...idle, budget, credit, queued };
   }
 
-  const dueFilter = dueFilterOf(country, now);
   const due = await countDue(ctx.mongo, country, now);
   ctx.metrics.productsDue.set({ country, priority: '1' }, due.p1);
   ctx.metrics.productsDue.set({ country, priority: '0' }, due.p0);
   const capacity = rate * ctx.config.workers.scheduler.horizonS * MAX_ITEMS_PER_CALL;
   ctx.metrics.budgetShortfall.set({ country }, capacity > 0 ? (due.p1 + due.p0) / capacity : 0);
 
-  // Read in the plan_due index's order: no in-memory sort, and only what this pass can use.
-  const picked =
-    due.p1 + due.p0 === 0
-      ? []
-      : await products
-          .find(dueFilter)
-          .sort({ priority: -1, next_refresh_at: 1 })
-          .limit(budget * MAX_ITEMS_PER_CALL)
-          .select({ asin: 1, priority: 1, next_refresh_at: 1 })
-          .lean();
+  // Only what this pass can use, read from the plan indexes (src/scheduler/pick-due.ts).
+  const picked = due.p1 + due.p0 === 0 ? [] : await pickDue(ctx.mongo, ctx.config, country, budget * MAX_ITEMS_PER_CALL, now);
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
   if (partial > 0) {

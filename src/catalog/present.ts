@@ -26,6 +26,8 @@ export function presentProduct(p: Omit<ProductFields, 'raw' | 'search_keys'>, ti
       priority: p.priority,
       next_at: formatNullableDateTime(p.next_refresh_at, timeZone),
       last_attempt_at: formatNullableDateTime(p.last_attempt_at, timeZone),
+      // Three significant digits: an estimate, not a count.
+      changes_per_day: p.change_rate === null || p.change_rate === undefined ? null : Number((p.change_rate * 24).toPrecision(3)),
     },
   };
 }

@@ -75,6 +75,10 @@ export const productRecordSchema = z
       priority: z.union([z.literal(0), z.literal(1)]).nullable(),
       next_at: dateText.nullable(),
       last_attempt_at: dateText.nullable(),
+      changes_per_day: z.number().nonnegative().nullable().meta({
+        description:
+          'Estimated changes of price or availability a day, learned from its refreshes; it sets next_at under adaptive scheduling. Null before the first refresh.',
+      }),
     }),
   })
   .meta({ id: 'ProductRecord', description: 'One product in one country, as the catalogue holds it.' });

@@ -5,6 +5,7 @@ import type { ItemOutcome, UpstreamItem } from './product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
 import { searchKeys } from '../search/keys.js';
 import { appendHistory, changeOf, type PriorState, type ProductChange } from './history.js';
+import { estimateRate, priorHours, refreshIntervalMs, withObservation } from '../scheduler/change-rate.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
 
@@ -14,6 +15,8 @@ export interface WriteResult {
   readonly notAccessible: number;
   /** The history points the batch appended. */
   readonly changes: readonly ProductChange[];
+  /** Found products whose price or availability moved since they were last seen (what the scheduler learns from). */
+  readonly moved: number;
 }
 
 export interface WriteOptions {
@@ -46,7 +49,41 @@ function dataOf(item: UpstreamItem): Partial<ProductFields> {
   };
 }
 
-const PRIOR_FIELDS = { asin: 1, priority: 1, price: 1, availability: 1, buybox: 1, sales_rank: 1, updated_at: 1, history_at: 1 } as const;
+const PRIOR_FIELDS = {
+  asin: 1,
+  priority: 1,
+  price: 1,
+  availability: 1,
+  buybox: 1,
+  sales_rank: 1,
+  updated_at: 1,
+  history_at: 1,
+  rate_obs: 1,
+} as const;
+
+type Prior = PriorState & Pick<ProductFields, 'priority' | 'rate_obs'>;
+
+/** Whether what the scheduler watches (price, currency, availability) moved between two observations. */
+function moved(prior: Prior, item: UpstreamItem): boolean {
+  return (
+    (prior.price?.amount ?? null) !== (item.price?.amount ?? null) ||
+    (prior.price?.currency ?? null) !== (item.price?.currency ?? null) ||
+    prior.availability !== item.availability
+  );
+}
+
+/**
+ * The product's change-rate estimate after this observation (src/scheduler/change-rate.ts), and
+ * whether the observation saw it move. The first observation has nothing to compare with.
+ */
+function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, item: UpstreamItem, now: Date) {
+  const window = prior?.rate_obs ?? [];
+  const seen = prior?.updated_at ? moved(prior, item) : false;
+  const next = prior?.updated_at
+    ? withObservation(window, { hours: (now.getTime() - prior.updated_at.getTime()) / 3_600_000, changed: seen })
+    : window;
+  return { rate_obs: next, change_rate: estimateRate(next, priorHours(config, prior?.priority ?? 0)), seen };
+}
 
 /**
  * The products' state before the batch (one query), the changes the items make to them, and their
@@ -59,7 +96,7 @@ async function recordChanges(
   asins: readonly string[],
   items: readonly UpstreamItem[],
   opts: WriteOptions & { now: Date },
-): Promise<{ prior: Map<string, PriorState & Pick<ProductFields, 'priority'>>; changes: ProductChange[] }> {
+): Promise<{ prior: Map<string, Prior>; changes: ProductChange[] }> {
   const current = await productModel(conn)
     .find({ country, asin: mongoose.trusted({ $in: [...asins] }) })
     .select(PRIOR_FIELDS)
@@ -102,18 +139,35 @@ export async function writeOutcomes(
   let found = 0;
   let notFound = 0;
   let notAccessible = 0;
+  let seen = 0;
 
   const ops: BulkOps = asins.map((asin) => {
     const outcome = outcomes[asin]!;
     const priority = prior.get(asin)?.priority ?? null;
-    const next = priority === null ? null : new Date(now.getTime() + config.refresh.intervalMs[priority]);
+    const at = (ms: number) => (priority === null ? null : new Date(now.getTime() + ms));
     // The refresh ends every claim on the product: a batch still queued with it skips the product.
-    const schedule = { last_attempt_at: now, next_refresh_at: next, plan_token: null };
+    const schedule = {
+      last_attempt_at: now,
+      next_refresh_at: priority === null ? null : at(config.refresh.intervalMs[priority]),
+      plan_token: null,
+    };
     const item = byAsin.get(asin);
     let set: Partial<ProductFields>;
     if (outcome === 'found' && item) {
       found++;
-      set = { ...dataOf(item), ...schedule, ...mark(asin), status: 'ok', last_error: null, updated_at: now };
+      const { seen: moved, ...rate } = learnRate(config, prior.get(asin), item, now);
+      if (moved) seen++;
+      const next = priority === null ? null : at(refreshIntervalMs(config, priority, rate.change_rate));
+      set = {
+        ...dataOf(item),
+        ...schedule,
+        next_refresh_at: next,
+        ...rate,
+        ...mark(asin),
+        status: 'ok',
+        last_error: null,
+        updated_at: now,
+      };
     } else if (outcome === 'not_accessible') {
       notAccessible++;
       set = { ...schedule, status: 'not_accessible', last_error: 'the upstream does not give access to this item' };
@@ -130,7 +184,7 @@ export async function writeOutcomes(
     };
   });
   if (ops.length) await productModel(conn).bulkWrite(ops, { ordered: false });
-  return { found, notFound, notAccessible, changes };
+  return { found, notFound, notAccessible, changes, moved: seen };
 }
 
 /** Upserts items found by a search or a crawl, keeping each product's schedule as it is; their changes make history too. */

@@ -125,6 +125,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly changesObserved = new Counter({
+    name: 'shelfwatch_refresh_changes_observed_total',
+    help: 'Refreshed products whose price or availability had moved since they were last seen, by country and priority (divide by shelfwatch_upstream_calls_total for changes observed per call)',
+    labelNames: ['country', 'priority'] as const,
+    registers: [this.registry],
+  });
+
   readonly deliveries = new Counter({
     name: 'shelfwatch_deliveries_total',
     help: 'Alert webhook attempts of this process, by outcome (delivered, retry, failed, gone, skipped)',

@@ -34,6 +34,10 @@ export interface ProductFields {
   last_attempt_at: Date | null;
   /** The planning pass that last claimed it (see scheduler/planner.ts). */
   plan_token: string | null;
+  /** Estimated changes of price or availability per hour (src/scheduler/change-rate.ts); null before its first refresh. */
+  change_rate: number | null;
+  /** The estimate's evidence: the last observations (hours between two refreshes, moved or not). */
+  rate_obs: { hours: number; changed: boolean }[];
   /** The time of the product's last history point; null before its first. */
   history_at: Date | null;
   created_at: Date;
@@ -66,6 +70,8 @@ export const productSchema = new Schema<ProductFields>(
     last_attempt_at: { type: Date, default: null },
     plan_token: { type: String, default: null },
     history_at: { type: Date, default: null },
+    change_rate: { type: Number, default: null },
+    rate_obs: { type: [new Schema({ hours: Number, changed: Boolean }, { _id: false })], default: [] },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, default: null },
   },
@@ -85,6 +91,9 @@ productSchema.index({ search_keys: 1, updated_at: -1 });
 // index order with no in-memory sort. Products nobody watches have next_refresh_at null, which a
 // `$lte: <date>` range never reaches (BSON type bracketing), so they cost the plan nothing.
 productSchema.index({ country: 1, priority: -1, next_refresh_at: 1 }, { name: 'plan_due' });
+// Adaptive scheduling: the due products that change fastest, so the planner weighs them even when
+// a long backlog of slower ones is more overdue.
+productSchema.index({ country: 1, priority: -1, change_rate: -1, next_refresh_at: 1 }, { name: 'plan_rate' });
 
 export type ProductModel = Model<ProductFields>;
 export type ProductDoc = HydratedDocument<ProductFields>;

@@ -4,6 +4,7 @@ import type { Config } from '../../config/env.js';
 import { productModel } from '../models/product.js';
 import { watchModel } from '../models/watch.js';
 import { isDuplicateKey } from '../db/mongo.js';
+import { refreshIntervalMs } from '../scheduler/change-rate.js';
 
 type Priority = 0 | 1;
 
@@ -21,7 +22,8 @@ export async function effectivePriorities(conn: Connection, asins: readonly stri
  * Brings the products of `asins` in line with their watchers, in every configured country, so
  * that the scheduler sees a watch change at once. Returns how many products it made due now.
  * - a newly watched ASIN gets a product (status pending) that is due now;
- * - a priority change moves the next refresh to the last attempt plus the new interval (so a raise
+ * - a priority change moves the next refresh to the last attempt plus the new interval (the
+ *   priority's, or under adaptive scheduling the one its change rate gives within it; so a raise
  *   to 1 can make it due at once);
  * - an ASIN nobody watches any more keeps its record but leaves the schedule.
  */
@@ -37,7 +39,7 @@ export async function applyWatchChange(
   const products = productModel(conn);
   const existing = await products
     .find({ asin: mongoose.trusted({ $in: [...asins] }), country: mongoose.trusted({ $in: [...config.countries] }) })
-    .select({ country: 1, asin: 1, priority: 1, last_attempt_at: 1 })
+    .select({ country: 1, asin: 1, priority: 1, last_attempt_at: 1, change_rate: 1 })
     .lean();
   const byKey = new Map(existing.map((p) => [`${p.country}:${p.asin}`, p]));
 
@@ -63,12 +65,13 @@ export async function applyWatchChange(
           },
         });
       } else if (current.priority !== priority) {
-        const base = current.last_attempt_at ? current.last_attempt_at.getTime() : now.getTime() - config.refresh.intervalMs[priority];
-        if (base + config.refresh.intervalMs[priority] <= now.getTime()) dueNow++;
+        const interval = refreshIntervalMs(config, priority, current.change_rate ?? null);
+        const base = current.last_attempt_at ? current.last_attempt_at.getTime() : now.getTime() - interval;
+        if (base + interval <= now.getTime()) dueNow++;
         ops.push({
           updateOne: {
             filter: { country, asin },
-            update: { $set: { priority, next_refresh_at: new Date(base + config.refresh.intervalMs[priority]) } },
+            update: { $set: { priority, next_refresh_at: new Date(base + interval) } },
           },
         });
       }

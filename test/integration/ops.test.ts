@@ -30,7 +30,13 @@ describe('Bull Board', () => {
     expect(page.headers['content-type']).toMatch(/text\/html/);
     const api = await withBoard.http.get('/admin/queues/api/queues').set('Authorization', basic('ops', 'correct horse battery'));
     expect(api.status).toBe(200);
-    expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual(['deliveries', 'update-JP', 'update-US', 'upstream-JP', 'upstream-US']);
+    expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual([
+      'deliveries',
+      'update-JP',
+      'update-US',
+      'upstream-JP',
+      'upstream-US',
+    ]);
   });
 });
 

@@ -32,8 +32,12 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
     for (const d of docs) {
       expect(d.status).toBe(expected.get(d.asin) === 'found' ? 'ok' : expected.get(d.asin));
       expect(d.last_attempt_at).not.toBeNull();
-      // Next refresh one priority-0 interval (a day) away.
-      expect(d.next_refresh_at!.getTime() - d.last_attempt_at!.getTime()).toBe(86_400_000);
+      // Adaptive scheduling: a first observation says nothing of the rate yet, so a found product's
+      // next refresh is the prior's interval, the geometric mean of REFRESH_MIN_INTERVAL (5 min) and
+      // its priority's interval (a day); a product the upstream did not answer waits the whole day.
+      const wait = d.next_refresh_at!.getTime() - d.last_attempt_at!.getTime();
+      expect(wait).toBe(d.status === 'ok' ? Math.round(Math.sqrt(300_000 * 86_400_000)) : 86_400_000);
+      if (d.status === 'ok') expect(d.change_rate).toBeCloseTo(3_600_000 / Math.sqrt(300_000 * 86_400_000), 9);
     }
     const found = asins.filter((a) => expected.get(a) === 'found');
     expect(found.length).toBeGreaterThan(15);

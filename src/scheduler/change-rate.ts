@@ -1,0 +1,86 @@
+/**
+ * How often a product changes, learned from its own refreshes, and when to refresh it next.
+ *
+ * A refresh sees whether the price or availability moved since the last one, not how often: each
+ * observation is (hours since the last, moved or not), and the product keeps its last WINDOW of
+ * them, so a product that calms down or wakes up is followed within a few refreshes. The estimate is
+ * the most probable rate (Poisson changes, a Gamma prior) given those observations, found by EM: a
+ * moved observation counts as x / (1 - e^-x) changes, x = rate · hours (the Poisson count given at
+ * least one), and the rate is the counted changes over the hours, iterated to its fixed point. So a
+ * product that moved at every refresh is estimated to change faster than once a refresh, and its
+ * interval shrinks quickly; one that never moved is estimated slower at each refresh, and its
+ * interval grows about threefold a refresh. The prior (half a change over half the prior hours,
+ * fading as observations come) keeps the estimate finite and gives a product with no observation
+ * its first interval: the geometric mean of the shortest and the longest, so a new product is
+ * neither probed at the fastest pace nor left at the slowest.
+ *
+ * The next refresh comes when one change is expected since the last (a 63 % chance that the value
+ * moved), within [REFRESH_MIN_INTERVAL, the priority's interval].
+ */
+import type { Config } from '../../config/env.js';
+
+export interface Observation {
+  /** Hours since the observation before. */
+  readonly hours: number;
+  /** Whether the price, currency or availability moved meanwhile. */
+  readonly changed: boolean;
+}
+
+/** Observations a product keeps. */
+export const WINDOW = 8;
+/** Changes expected since the last refresh when the next one comes. */
+export const TARGET_CHANGES = 1;
+/** The prior's weight, in changes (its hours are this share of the prior hours). */
+const PRIOR_WEIGHT = 0.5;
+const EM_ROUNDS = 40;
+const HOUR_MS = 3_600_000;
+
+type RefreshConfig = Pick<Config, 'refresh'>;
+
+/** The prior's hours for a priority: a new product's first interval. */
+export function priorHours(config: RefreshConfig, priority: 0 | 1): number {
+  return Math.sqrt(config.refresh.minIntervalMs * config.refresh.intervalMs[priority]) / HOUR_MS;
+}
+
+/** The window after one more observation (the oldest leaves past WINDOW). */
+export function withObservation(window: readonly Observation[], obs: Observation): Observation[] {
+  return [...window, { hours: Math.max(0, obs.hours), changed: obs.changed }].slice(-WINDOW);
+}
+
+/** Estimated changes per hour, given the observations and the prior hours. */
+export function estimateRate(window: readonly Observation[], prior: number): number {
+  // The prior speaks for a new product and fades as observations come: with a full window, data
+  // that says "faster than we look" can still push the estimate down to REFRESH_MIN_INTERVAL.
+  const weight = PRIOR_WEIGHT / (1 + window.length);
+  const hours = window.reduce((sum, o) => sum + o.hours, weight * prior);
+  let rate = 1 / prior;
+  for (let round = 0; round < EM_ROUNDS; round++) {
+    let changes = weight;
+    for (const o of window) {
+      if (!o.changed) continue;
+      const x = rate * o.hours;
+      changes += x < 1e-9 ? 1 : x / -Math.expm1(-x);
+    }
+    const next = changes / hours;
+    if (Math.abs(next - rate) <= 1e-9 * rate) return next;
+    rate = next;
+  }
+  return rate;
+}
+
+/** The interval to the next refresh: the priority's interval under `fixed`; from the rate, within the bounds, under `adaptive`. */
+export function refreshIntervalMs(config: RefreshConfig, priority: 0 | 1, ratePerHour: number | null): number {
+  const max = config.refresh.intervalMs[priority];
+  if (config.refresh.scheduling === 'fixed' || ratePerHour === null) return max;
+  const min = config.refresh.minIntervalMs;
+  const wanted = ratePerHour > 0 ? (TARGET_CHANGES / ratePerHour) * HOUR_MS : max;
+  return Math.round(Math.min(max, Math.max(min, wanted)));
+}
+
+/**
+ * What refreshing the product now is worth: the chance that its value moved since it was last
+ * seen, 1 - e^(-rate · hours). The planner takes the due products with the most, priority first.
+ */
+export function expectedValue(ratePerHour: number, sinceMs: number): number {
+  return -Math.expm1(-ratePerHour * Math.max(0, sinceMs / HOUR_MS));
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestContext, type TestContext } from '../helpers/context.js';
+import { writeOutcomes } from '../../src/catalog/writes.js';
+import { productModel } from '../../src/models/product.js';
+import { pickDue } from '../../src/scheduler/pick-due.js';
+import type { UpstreamItem } from '../../src/catalog/product.js';
+
+/**
+ * Change-aware scheduling on the real write path and the planner's real choice, on MongoDB, with
+ * the clock in the test's hands (writeOutcomes and pickDue take `now`).
+ */
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+let adaptive: TestContext;
+let fixed: TestContext;
+const T0 = Date.UTC(2026, 10, 24, 0, 0, 0);
+
+beforeAll(async () => {
+  const env = { COUNTRIES: 'JP', REFRESH_INTERVAL_P1: '1h', REFRESH_INTERVAL_P0: '24h', REFRESH_MIN_INTERVAL: '5m' };
+  adaptive = await createTestContext({ ...env, SCHEDULING: 'adaptive' });
+  fixed = await createTestContext({ ...env, SCHEDULING: 'fixed' });
+});
+
+afterAll(async () => {
+  await adaptive?.close();
+  await fixed?.close();
+});
+
+const item = (asin: string, amount: number): UpstreamItem => ({
+  asin,
+  title: 'x',
+  brand: null,
+  image: null,
+  url: null,
+  eans: [],
+  price: { amount, currency: 'JPY' },
+  availability: 'in_stock',
+  buyBox: true,
+  salesRank: 10,
+  browseNodes: [],
+  raw: null,
+});
+
+async function watched(t: TestContext, asin: string, priority: 0 | 1): Promise<void> {
+  await productModel(t.ctx.mongo).create({ country: 'JP', asin, priority, next_refresh_at: new Date(T0), created_at: new Date(T0) });
+}
+
+/** Refreshes `asin` at its scheduled time `n` times, its price moving each time or never; the intervals used. */
+async function refreshOnSchedule(t: TestContext, asin: string, n: number, moves: boolean): Promise<number[]> {
+  const products = productModel(t.ctx.mongo);
+  const intervals: number[] = [];
+  let now = T0;
+  for (let i = 0; i < n; i++) {
+    await writeOutcomes(
+      t.ctx.mongo,
+      t.ctx.config,
+      'JP',
+      [item(asin, moves ? 1000 + i : 1000)],
+      { [asin]: 'found' },
+      { now: new Date(now) },
+    );
+    const p = (await products.findOne({ country: 'JP', asin }).lean())!;
+    intervals.push(p.next_refresh_at!.getTime() - now);
+    now = p.next_refresh_at!.getTime();
+  }
+  return intervals;
+}
+
+describe('SCHEDULING=fixed', () => {
+  it('keeps every product at its priority’s interval, moving or not', async () => {
+    await watched(fixed, 'B0FIXMOVE1', 0);
+    await watched(fixed, 'B0FIXMOVE2', 1);
+    expect(new Set(await refreshOnSchedule(fixed, 'B0FIXMOVE1', 5, true))).toEqual(new Set([24 * HOUR]));
+    expect(new Set(await refreshOnSchedule(fixed, 'B0FIXMOVE2', 5, false))).toEqual(new Set([HOUR]));
+  });
+});
+
+describe('SCHEDULING=adaptive', () => {
+  it('refreshes a product that moves every time sooner and sooner, down to REFRESH_MIN_INTERVAL', async () => {
+    await watched(adaptive, 'B0ADAPFAST', 0);
+    const intervals = await refreshOnSchedule(adaptive, 'B0ADAPFAST', 12, true);
+    expect(intervals[1]!).toBeLessThan(intervals[0]!);
+    expect(intervals.at(-1)).toBe(5 * MIN);
+    const p = (await productModel(adaptive.ctx.mongo).findOne({ asin: 'B0ADAPFAST' }).lean())!;
+    expect(p.rate_obs).toHaveLength(8);
+    expect(p.change_rate!).toBeGreaterThan(6);
+  });
+
+  it('refreshes a still product later and later, up to its priority’s interval and never past it', async () => {
+    await watched(adaptive, 'B0ADAPSTL0', 0);
+    await watched(adaptive, 'B0ADAPSTL1', 1);
+    const p0 = await refreshOnSchedule(adaptive, 'B0ADAPSTL0', 8, false);
+    expect(p0[2]!).toBeGreaterThan(p0[1]!);
+    expect(p0.at(-1)).toBe(24 * HOUR);
+    const p1 = await refreshOnSchedule(adaptive, 'B0ADAPSTL1', 8, false);
+    expect(Math.max(...p1)).toBe(HOUR);
+    expect(p1.at(-1)).toBe(HOUR);
+  });
+
+  it('shows the estimate on the record: changes_per_day and next_at', async () => {
+    const { token } = await adaptive.ctx.users.create({ name: 'r', email: 'rate@example.com' });
+    const res = await adaptive.http.get('/api/world/asin/B0ADAPFAST?country=JP').set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    const p = (await productModel(adaptive.ctx.mongo).findOne({ asin: 'B0ADAPFAST' }).lean())!;
+    expect(res.body.data[0].refresh.changes_per_day).toBe(Number((p.change_rate! * 24).toPrecision(3)));
+    expect(res.body.data[0].refresh.next_at).toEqual(expect.any(String));
+  });
+
+  it('plans priority 1 first, then priority 0 by the chance its value moved: new products, then fast ones, then slow overdue ones', async () => {
+    const t = adaptive;
+    const products = productModel(t.ctx.mongo);
+    await products.deleteMany({});
+    const now = T0 + 10 * 24 * HOUR;
+    const doc = (asin: string, priority: 0 | 1, perHour: number | null, lastAgoMs: number | null, dueAgoMs: number) => ({
+      country: 'JP',
+      asin,
+      priority,
+      change_rate: perHour,
+      last_attempt_at: lastAgoMs === null ? null : new Date(now - lastAgoMs),
+      next_refresh_at: new Date(now - dueAgoMs),
+      created_at: new Date(T0),
+    });
+    await products.insertMany([
+      doc('B0PLANP1SL', 1, 0.01, HOUR, 1), // priority 1, hardly moves: still first
+      doc('B0PLANSLOW', 0, 0.02, 30 * HOUR, 6 * HOUR), // slow, long overdue: 1 - e^-0.6 ≈ 0.45
+      doc('B0PLANFAST', 0, 12, 10 * MIN, 1), // fast, just due: 1 - e^-2 ≈ 0.86
+      doc('B0PLANMID0', 0, 0.5, 2 * HOUR, HOUR), // 1 - e^-1 ≈ 0.63
+      doc('B0PLANNEW0', 0, null, null, 1), // never refreshed: nothing known, first
+      doc('B0PLANLATE', 0, 50, 1, -HOUR), // not due yet: never picked
+    ]);
+    const picked = await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 10, new Date(now));
+    expect(picked.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANNEW0', 'B0PLANFAST', 'B0PLANMID0', 'B0PLANSLOW']);
+    expect((await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 3, new Date(now))).map((p) => p.asin)).toEqual([
+      'B0PLANP1SL',
+      'B0PLANNEW0',
+      'B0PLANFAST',
+    ]);
+    // The same products under fixed scheduling: priority 1, then the most overdue.
+    const fixedOrder = await pickDue(t.ctx.mongo, fixed.ctx.config, 'JP', 10, new Date(now));
+    expect(fixedOrder.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANSLOW', 'B0PLANMID0', 'B0PLANFAST', 'B0PLANNEW0']);
+  });
+});
