@@ -23,9 +23,14 @@ export interface CatalogOptions {
 
 export type Lookup = { readonly kind: 'found'; readonly item: Record<string, unknown> } | { readonly kind: 'not_found' | 'not_accessible' };
 
-/** When a product's offer changes: at `k * intervalMs - phaseMs` for every whole k. */
+/**
+ * When a product's offer changes: time is cut into slots of `slotMs`, shifted by `phaseMs`, and
+ * each slot starts a change with probability 1 / SLOTS_PER_CHANGE, so changes come on average
+ * every `intervalMs`, at irregular gaps (geometric in slots: nearly memoryless, like real repricing).
+ */
 export interface Schedule {
   readonly intervalMs: number;
+  readonly slotMs: number;
   readonly phaseMs: number;
 }
 
@@ -64,52 +69,25 @@ export const MAX_RESULTS = 100;
 const UNPRICED_SHARE = 0.03;
 
 /**
- * How fast each product moves. Product p changes at the instants `k * m_p - phase_p` (k whole):
- * fixed epochs of its own length m_p, shifted by a phase drawn uniformly in [0, m_p) so that
- * products do not change all at once. A new epoch draws price factor, stock, listings and Buy Box
- * anew, so the price almost always changes with it.
- *
- * m_p = driftMs * w_p, with w_p = clamp(c * exp(σ z_p), lo, hi): z_p a standard normal drawn from
- * the seed (Box–Muller on two hashes), σ = INTERVAL_SIGMA (lognormal, heavy-tailed both ways),
- * lo = max(1/60, 1 s / driftMs), hi = 50, and c solved once so that E[w] = 1 with the clamps (about
- * exp(-σ²/2) without them). So `driftMs` (SIMULATOR_DRIFT_MS) is the MEAN INTERVAL over products,
- * not the inverse of the mean rate: the median interval is about a third of it, and the mean rate
- * over products, E[1/m], is several times 1/driftMs (exp(σ²) ≈ 9.5 without the clamps, about 8
- * with them), most of it from the few fast products; the top tenth by rate make about half of all
- * changes. With driftMs = 1 h, intervals run from 1 min to 50 h.
+ * How fast each product moves: most products change rarely, a few every few minutes. A product's
+ * mean interval between changes is m_p = driftMs * w_p with w_p = max(lo, 3 u_p²), u_p uniform in
+ * [0, 1) drawn from the seed: its change rate, 1 / m_p, has a Pareto tail of index 1/2 (the share
+ * of products changing faster than r falls as r^(-1/2)). E[3u²] = 1, so `driftMs`
+ * (SIMULATOR_DRIFT_MS) is the mean interval over products; the median is 3/4 of it, one product in
+ * ten changes 33 times as often as 1 / driftMs or more, one in thirty 300 times (up to the floor
+ * lo = max(1 s / driftMs, 1/1000)). With driftMs = 1 h: a median of 45 min, a tenth under 2 min, and
+ * up to 3 h. Change instants are drawn slot by slot (see Schedule), and each change draws price
+ * factor, stock, listings and Buy Box anew, so the price almost always moves with it.
  */
-const INTERVAL_SIGMA = 1.5;
-const MIN_INTERVAL_SHARE = 1 / 60;
-const MIN_INTERVAL_MS = 1000;
-const MAX_INTERVAL_SHARE = 50;
-
-/** The standard normal distribution function (Abramowitz–Stegun 7.1.26, error below 1.5e-7). */
-function normalCdf(x: number): number {
-  const t = 1 / (1 + (0.3275911 * Math.abs(x)) / Math.SQRT2);
-  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  const tail = 0.5 * poly * Math.exp((-x * x) / 2);
-  return x >= 0 ? 1 - tail : tail;
-}
-
-/** E[clamp(c * exp(σZ), lo, hi)] for a standard normal Z. */
-function clampedLognormalMean(c: number, sigma: number, lo: number, hi: number): number {
-  const a = Math.log(lo / c) / sigma;
-  const b = Math.log(hi / c) / sigma;
-  const inside = c * Math.exp((sigma * sigma) / 2) * (normalCdf(b - sigma) - normalCdf(a - sigma));
-  return lo * normalCdf(a) + inside + hi * (1 - normalCdf(b));
-}
-
-/** The scale c for which E[clamp(c * exp(σZ), lo, hi)] = 1 (lo ≤ 1 ≤ hi), by bisection on log c. */
-function unitMeanScale(sigma: number, lo: number, hi: number): number {
-  let low = Math.log(1e-9);
-  let high = Math.log(hi);
-  for (let i = 0; i < 200; i++) {
-    const mid = (low + high) / 2;
-    if (clampedLognormalMean(Math.exp(mid), sigma, lo, hi) < 1) low = mid;
-    else high = mid;
-  }
-  return Math.exp((low + high) / 2);
-}
+const MIN_INTERVAL_SHARE = 1 / 1_000;
+const MIN_INTERVAL_MS = 1_000;
+/** Slots per mean interval: more makes the gaps closer to exponential, and reading an epoch costlier. */
+const SLOTS_PER_CHANGE = 4;
+/**
+ * How far back an epoch is looked for: no change in this many slots has probability
+ * (3/4)^200 ≈ 1e-25, and even then the answer stays deterministic.
+ */
+const MAX_SLOTS_BACK = 200;
 
 /** Formatters by currency: building one per listing costs more than the rest of the listing. */
 const FORMATS = new Map<string, Intl.NumberFormat>();
@@ -122,11 +100,9 @@ function formatMoney(amount: number, currency: string): string {
 export class SyntheticCatalog {
   readonly #maps = new Map<Country, CodeMap>();
   readonly #lo: number;
-  readonly #scale: number;
 
   constructor(readonly opts: CatalogOptions) {
     this.#lo = Math.min(1, Math.max(MIN_INTERVAL_SHARE, MIN_INTERVAL_MS / opts.driftMs));
-    this.#scale = unitMeanScale(INTERVAL_SIGMA, this.#lo, MAX_INTERVAL_SHARE);
   }
 
   #map(country: Country): CodeMap {
@@ -160,21 +136,26 @@ export class SyntheticCatalog {
     return undefined;
   }
 
-  /** The product's epochs (see INTERVAL_SIGMA): whole milliseconds, the interval at least 1 s. */
+  /** The product's pace (see MIN_INTERVAL_SHARE): whole milliseconds, the slot at least 1 ms. */
   schedule(country: Country, asin: string): Schedule {
     const { seed, driftMs } = this.opts;
-    const u1 = 1 - unit(seed, country, asin, 'pace', 1); // in (0, 1]
-    const u2 = unit(seed, country, asin, 'pace', 2);
-    const z = Math.sqrt(-2 * Math.log(u1)) * Math.cos(2 * Math.PI * u2);
-    const w = Math.min(MAX_INTERVAL_SHARE, Math.max(this.#lo, this.#scale * Math.exp(INTERVAL_SIGMA * z)));
-    const intervalMs = Math.max(MIN_INTERVAL_MS, Math.round(driftMs * w));
-    return { intervalMs, phaseMs: Math.floor(unit(seed, country, asin, 'phase') * intervalMs) };
+    const u = unit(seed, country, asin, 'pace');
+    const intervalMs = Math.max(MIN_INTERVAL_MS, Math.round(driftMs * Math.max(this.#lo, 3 * u * u)));
+    const slotMs = Math.max(1, Math.round(intervalMs / SLOTS_PER_CHANGE));
+    return { intervalMs, slotMs, phaseMs: Math.floor(unit(seed, country, asin, 'phase') * slotMs) };
   }
 
-  /** The product's epoch at `now`: its offer is the same throughout an epoch. */
+  /** Whether slot `k` of the product starts a change. */
+  #changesAt(country: Country, asin: string, k: number): boolean {
+    return unit(this.opts.seed, country, asin, 'change', k) < 1 / SLOTS_PER_CHANGE;
+  }
+
+  /** The product's epoch at `now` (the slot its last change started in): its offer is the same throughout. */
   epochAt(country: Country, asin: string, now: number): number {
-    const { intervalMs, phaseMs } = this.schedule(country, asin);
-    return Math.floor((now + phaseMs) / intervalMs);
+    const { slotMs, phaseMs } = this.schedule(country, asin);
+    const slot = Math.floor((now + phaseMs) / slotMs);
+    for (let k = slot; k > slot - MAX_SLOTS_BACK; k--) if (this.#changesAt(country, asin, k)) return k;
+    return slot - MAX_SLOTS_BACK;
   }
 
   /**
@@ -186,7 +167,7 @@ export class SyntheticCatalog {
     const ean = this.#map(country).eanOf(asin);
     const missing = this.#missing(country, asin, ean);
     if (missing) return { kind: missing };
-    const { intervalMs, phaseMs } = this.schedule(country, asin);
+    const { intervalMs, slotMs, phaseMs } = this.schedule(country, asin);
     const words = this.#words(country);
     // Price and availability come from the listings alone: the rest of the item is left out.
     const seen = (epoch: number): { price: Price | null; availability: Availability } => {
@@ -196,16 +177,17 @@ export class SyntheticCatalog {
     };
     const changes: TruthChange[] = [];
     let truncated = false;
-    // The first epoch that starts at or after `since`, compared with the one before it.
-    let k = Math.ceil((since + phaseMs) / intervalMs);
-    let prev = seen(k - 1);
-    // Nearly every epoch is a change; the bound only keeps a wide range from running on.
-    const lastEpoch = k + 20 * limit;
-    for (; k * intervalMs - phaseMs <= until; k++) {
-      if (k === lastEpoch) {
+    // The first slot that starts at or after `since`, compared with the epoch before it.
+    let k = Math.ceil((since + phaseMs) / slotMs);
+    let prev = seen(this.epochAt(country, asin, k * slotMs - phaseMs - 1));
+    // Nearly every change of epoch is a change; the bound only keeps a wide range from running on.
+    const lastSlot = k + 20 * SLOTS_PER_CHANGE * limit;
+    for (; k * slotMs - phaseMs <= until; k++) {
+      if (k === lastSlot) {
         truncated = true;
         break;
       }
+      if (!this.#changesAt(country, asin, k)) continue;
       const cur = seen(k);
       if (
         cur.availability !== prev.availability ||
@@ -216,7 +198,7 @@ export class SyntheticCatalog {
           truncated = true;
           break;
         }
-        changes.push({ at: k * intervalMs - phaseMs, ...cur });
+        changes.push({ at: k * slotMs - phaseMs, ...cur });
       }
       prev = cur;
     }
