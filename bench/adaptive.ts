@@ -21,158 +21,44 @@
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
 import { loadConfig, type Config } from '../config/env.js';
 import { generateAppKey } from '../config/app-key.js';
-import type { Country } from '../src/catalog/identifiers.js';
-import type { Availability, ItemOutcome, Price, UpstreamItem } from '../src/catalog/product.js';
+import type { ItemOutcome, UpstreamItem } from '../src/catalog/product.js';
 import { writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
 import { pickDue } from '../src/scheduler/pick-due.js';
 import { SyntheticCatalog } from '../src/simulator/catalog.js';
-import { normalizeItem } from '../src/upstream/creators/normalize.js';
-import { readItems } from '../src/upstream/creators/read.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { environmentOf, ownDatabase, runMain, withOwnCleanup, type Infra } from './lib/infra.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
 import { asinOf } from './lib/seed.js';
 import { percentile } from './lib/stats.js';
+import { durationMs, parseAdaptiveArgs, type AdaptiveParams } from './lib/adaptive-params.js';
+import {
+  BUCKETS,
+  COUNTRY,
+  HOUR_MS,
+  mismatches,
+  p0MaxGapMs,
+  p1Gaps,
+  PARTNER_TAG,
+  START,
+  toUpstream,
+  truthOf,
+  valueKey,
+  windowFigures,
+  type ProductTruth,
+  type RefreshLog,
+  type WindowFigures,
+} from './lib/truth.js';
 
-const COUNTRY: Country = 'JP';
-/** A Monday, 00:00 UTC: both modes start here. */
-const START = Date.parse('2026-01-05T00:00:00Z');
-const HOUR_MS = 3_600_000;
-const PARTNER_TAG = 'shelfwatch-22';
 const MODES = ['fixed', 'adaptive'] as const;
 type Mode = (typeof MODES)[number];
 
-// ---- parameters -------------------------------------------------------------------------------
-
-export interface AdaptiveParams {
-  /** Priority-0 and priority-1 products. */
-  readonly p0: number;
-  readonly p1: number;
-  /** REFRESH_INTERVAL_P0, REFRESH_INTERVAL_P1, REFRESH_MIN_INTERVAL (durations as the config takes them). */
-  readonly p0Interval: string;
-  readonly p1Interval: string;
-  readonly minInterval: string;
-  /** The catalogue's mean change interval over products (SyntheticCatalog driftMs). */
-  readonly driftMs: number;
-  /** Upstream calls a second (Q). */
-  readonly rate: number;
-  /** Simulated seconds per planner step; rate × step must be whole (the calls of a step). */
-  readonly stepS: number;
-  /** Simulated hours. */
-  readonly hours: number;
-  readonly seed: string;
-}
-
-const SPEC = {
-  p0: { env: 'BENCH_ADAPTIVE_P0', def: '8000' },
-  p1: { env: 'BENCH_ADAPTIVE_P1', def: '100' },
-  'p0-interval': { env: 'BENCH_ADAPTIVE_P0_INTERVAL', def: '2h' },
-  'p1-interval': { env: 'BENCH_ADAPTIVE_P1_INTERVAL', def: '10m' },
-  'min-interval': { env: 'BENCH_ADAPTIVE_MIN_INTERVAL', def: '5m' },
-  drift: { env: 'BENCH_ADAPTIVE_DRIFT', def: '24h' },
-  rate: { env: 'BENCH_ADAPTIVE_RATE', def: '0.1' },
-  step: { env: 'BENCH_ADAPTIVE_STEP', def: '60' },
-  hours: { env: 'BENCH_ADAPTIVE_HOURS', def: '24' },
-  seed: { env: 'BENCH_ADAPTIVE_SEED', def: 'bench-adaptive' },
-} as const;
-
-const DURATION = /^(\d+)(ms|s|m|h|d)?$/;
-function durationMs(name: string, v: string): number {
-  const m = DURATION.exec(v);
-  if (!m) throw new Error(`--${name} must be a duration such as 30s, 15m, 2h or 1d (got ${JSON.stringify(v)})`);
-  return Number(m[1]) * { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m[2] ?? 'ms') as 'ms'];
-}
-
-function num(name: string, raw: string, min: number, max: number): number {
-  const n = Number(raw);
-  if (!Number.isFinite(n) || n < min || n > max)
-    throw new Error(`--${name} must be a number from ${min} to ${max} (got ${JSON.stringify(raw)})`);
-  return n;
-}
-
-/**
- * This benchmark's own flags; the shared ones (lib/args.ts) are left to parseBenchArgs, so the
- * parse is not strict. Flags win over BENCH_ADAPTIVE_* variables, which win over the defaults.
- */
-export function parseAdaptiveArgs(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): AdaptiveParams {
-  const options = Object.fromEntries(Object.keys(SPEC).map((k) => [k, { type: 'string' as const }]));
-  const { values } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true });
-  const get = (k: keyof typeof SPEC): string => {
-    const v = (values as Record<string, unknown>)[k];
-    const raw = typeof v === 'string' ? v : env[SPEC[k].env];
-    return raw === undefined || raw === '' ? SPEC[k].def : raw;
-  };
-  const p: AdaptiveParams = {
-    p0: Math.round(num('p0', get('p0'), 0, 1_000_000)),
-    p1: Math.round(num('p1', get('p1'), 0, 100_000)),
-    p0Interval: get('p0-interval'),
-    p1Interval: get('p1-interval'),
-    minInterval: get('min-interval'),
-    driftMs: durationMs('drift', get('drift')),
-    rate: num('rate', get('rate'), 0.001, 1_000),
-    stepS: Math.round(num('step', get('step'), 1, 3_600)),
-    hours: num('hours', get('hours'), 1, 24 * 30),
-    seed: get('seed'),
-  };
-  for (const k of ['p0-interval', 'p1-interval', 'min-interval'] as const) durationMs(k, get(k));
-  const calls = p.rate * p.stepS;
-  if (Math.abs(calls - Math.round(calls)) > 1e-9 || Math.round(calls) < 1)
-    throw new Error(`--rate × --step must be a whole number of calls a step (got ${p.rate} × ${p.stepS} = ${calls})`);
-  if (p.p0 + p.p1 === 0) throw new Error('--p0 and --p1 cannot both be 0');
-  if ((p.hours * 3_600) % p.stepS !== 0) throw new Error(`--hours must be a whole number of steps of ${p.stepS} s`);
-  return p;
-}
-
-// ---- the catalogue's truth --------------------------------------------------------------------
-
-/** What the scheduler compares (price amount, currency, availability), as one string. */
-function valueKey(price: Price | null, availability: Availability): string {
-  return `${price?.amount ?? '-'}|${price?.currency ?? '-'}|${availability}`;
-}
-
-/** A wire item as our client reads and normalises it. */
-function toUpstream(item: Record<string, unknown>): UpstreamItem {
-  const [read] = readItems([item], []);
-  if (!read) throw new Error(`the simulator's item ${String(item.asin)} did not read`);
-  return normalizeItem(read);
-}
-
-interface ProductTruth {
-  readonly asin: string;
-  readonly priority: 0 | 1;
-  /** The product's change interval in the catalogue (ms). */
-  readonly intervalMs: number;
-  /** The value at the start, then each change in [start, end) with its new value. */
-  readonly v0: string;
-  readonly at: number[];
-  readonly values: string[];
-}
-
-function truthOf(catalog: SyntheticCatalog, asin: string, priority: 0 | 1, start: number, end: number): ProductTruth {
-  const first = catalog.lookup(COUNTRY, asin, start, PARTNER_TAG);
-  if (first.kind !== 'found') throw new Error(`${asin} is not found in the simulator`);
-  const it = toUpstream(first.item);
-  const t = catalog.truth(COUNTRY, asin, start, end - 1, 1_000_000);
-  if (t.kind !== 'found') throw new Error(`${asin} has no truth`);
-  if (t.truncated) throw new Error(`${asin}: the truth over the run is truncated`);
-  return {
-    asin,
-    priority,
-    intervalMs: t.meanIntervalMs,
-    v0: valueKey(it.price, it.availability),
-    at: t.changes.map((c) => c.at),
-    values: t.changes.map((c) => valueKey(c.price, c.availability)),
-  };
-}
-
 // ---- one mode ---------------------------------------------------------------------------------
 
-interface ModeRun {
+interface ModeRun extends RefreshLog {
   readonly mode: Mode;
   readonly config: Config;
   /** Per product (the catalogue's order): refresh times and what each saw. */
@@ -289,184 +175,6 @@ async function simulate(
     .lean<{ asin: string; change_rate?: number | null }[]>();
   const estimates = new Map(docs.map((d) => [d.asin, d.change_rate ?? null]));
   return { mode, config, refreshAt, refreshValue, calls, callsByStep, unusedSlots, moved, estimates, insertS, wallS, pickMs, writeMs };
-}
-
-// ---- figures from truth and the refresh log ---------------------------------------------------
-
-/** First index i with xs[i] >= v (xs sorted). */
-function lowerBound(xs: readonly number[], v: number): number {
-  let lo = 0;
-  let hi = xs.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (xs[mid]! < v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-interface Tally {
-  products: number;
-  changes: number;
-  observed: number;
-  delaysS: number[];
-  currentMs: number;
-  windowMs: number;
-  refreshes: number;
-}
-
-const emptyTally = (): Tally => ({ products: 0, changes: 0, observed: 0, delaysS: [], currentMs: 0, windowMs: 0, refreshes: 0 });
-
-/** One product's part of the figures over [from, end): changes from `from` on, time current, refreshes. */
-function tallyProduct(tr: ProductTruth, refT: readonly number[], refV: readonly string[], from: number, end: number, into: Tally): void {
-  into.products++;
-  const n = tr.at.length;
-  for (let i = lowerBound(tr.at, from); i < n; i++) {
-    const a = tr.at[i]!;
-    const until = i + 1 < n ? tr.at[i + 1]! : end;
-    into.changes++;
-    const j = lowerBound(refT, a);
-    if (j < refT.length && refT[j]! < until) {
-      into.observed++;
-      into.delaysS.push((refT[j]! - a) / 1_000);
-    }
-  }
-  into.refreshes += refT.length - lowerBound(refT, from);
-  // Time current: merge the truth's changes and the refreshes from `from` to `end`.
-  let ti = 0;
-  let truthNow = tr.v0;
-  while (ti < n && tr.at[ti]! <= from) truthNow = tr.values[ti++]!;
-  let ri = 0;
-  let known: string | null = null;
-  while (ri < refT.length && refT[ri]! <= from) known = refV[ri++]!;
-  let cur = from;
-  while (cur < end) {
-    const next = Math.min(ti < n ? tr.at[ti]! : Infinity, ri < refT.length ? refT[ri]! : Infinity, end);
-    if (known !== null && known === truthNow) into.currentMs += next - cur;
-    cur = next;
-    while (ti < n && tr.at[ti]! <= cur) truthNow = tr.values[ti++]!;
-    while (ri < refT.length && refT[ri]! <= cur) known = refV[ri++]!;
-  }
-  into.windowMs += end - from;
-}
-
-/** Refreshes whose value is not the truth's at that instant: 0 unless the benchmark is wrong. */
-function mismatches(tr: ProductTruth, refT: readonly number[], refV: readonly string[]): number {
-  let bad = 0;
-  for (let j = 0; j < refT.length; j++) {
-    const i = lowerBound(tr.at, refT[j]! + 1) - 1; // last change at or before the refresh
-    if ((i < 0 ? tr.v0 : tr.values[i]!) !== refV[j]) bad++;
-  }
-  return bad;
-}
-
-/** By true change interval: where the changes are, and where each mode spends its refreshes. */
-const BUCKETS: { readonly name: string; readonly maxMs: number }[] = [
-  { name: '< 1 h', maxMs: HOUR_MS },
-  { name: '1-4 h', maxMs: 4 * HOUR_MS },
-  { name: '4-12 h', maxMs: 12 * HOUR_MS },
-  { name: '12-48 h', maxMs: 48 * HOUR_MS },
-  { name: '>= 48 h', maxMs: Infinity },
-];
-const bucketOf = (intervalMs: number): number => BUCKETS.findIndex((b) => intervalMs < b.maxMs);
-
-interface WindowFigures {
-  readonly changes: number;
-  readonly observed: number;
-  readonly observedShare: number;
-  readonly medianDelayS: number | null;
-  readonly p90DelayS: number | null;
-  readonly currentShare: number;
-  readonly refreshes: number;
-  readonly calls: number;
-  readonly byBucket: Record<string, unknown>[];
-}
-
-function windowFigures(
-  run: ModeRun,
-  truths: readonly ProductTruth[],
-  from: number,
-  end: number,
-  stepMs: number,
-  priority?: 0 | 1,
-): WindowFigures {
-  const all = emptyTally();
-  const buckets = BUCKETS.map(emptyTally);
-  const rates: { est: number[]; truth: number[]; ratio: number[] }[] = BUCKETS.map(() => ({ est: [], truth: [], ratio: [] }));
-  truths.forEach((tr, k) => {
-    if (priority !== undefined && tr.priority !== priority) return;
-    const b = bucketOf(tr.intervalMs);
-    tallyProduct(tr, run.refreshAt[k]!, run.refreshValue[k]!, from, end, all);
-    tallyProduct(tr, run.refreshAt[k]!, run.refreshValue[k]!, from, end, buckets[b]!);
-    const est = run.estimates.get(tr.asin);
-    const truth = HOUR_MS / tr.intervalMs;
-    if (est !== null && est !== undefined) {
-      rates[b]!.est.push(est);
-      rates[b]!.ratio.push(est / truth);
-    }
-    rates[b]!.truth.push(truth);
-  });
-  const firstStep = Math.ceil((from - START) / stepMs);
-  return {
-    changes: all.changes,
-    observed: all.observed,
-    observedShare: all.changes ? all.observed / all.changes : 0,
-    medianDelayS: percentile(all.delaysS, 50),
-    p90DelayS: percentile(all.delaysS, 90),
-    currentShare: all.windowMs ? all.currentMs / all.windowMs : 0,
-    refreshes: all.refreshes,
-    calls: run.callsByStep.slice(firstStep).reduce((x, y) => x + y, 0),
-    byBucket: BUCKETS.map((bk, i) => {
-      const t = buckets[i]!;
-      return {
-        bucket: bk.name,
-        products: t.products,
-        changes: t.changes,
-        observed: t.observed,
-        refreshes: t.refreshes,
-        refreshShare: all.refreshes ? round(t.refreshes / all.refreshes, 3) : 0,
-        /** Refreshes that observed a change (each observes at most one). */
-        productive: t.refreshes ? round(t.observed / t.refreshes, 3) : 0,
-        currentShare: t.windowMs ? round(t.currentMs / t.windowMs, 3) : 0,
-        trueRatePerH: round(percentile(rates[i]!.truth, 50) ?? 0, 3),
-        estRatePerH: rates[i]!.est.length ? round(percentile(rates[i]!.est, 50)!, 3) : null,
-        estOverTrue: rates[i]!.ratio.length ? round(percentile(rates[i]!.ratio, 50)!, 2) : null,
-      };
-    }),
-  };
-}
-
-/** Gaps between a priority-1 product's refreshes, from the start and to the end included. */
-function p1Gaps(run: ModeRun, truths: readonly ProductTruth[], end: number, lateMs: number) {
-  let maxGap = 0;
-  let late = 0;
-  let gaps = 0;
-  truths.forEach((tr, k) => {
-    if (tr.priority !== 1) return;
-    let prev = START;
-    for (const r of [...run.refreshAt[k]!, end]) {
-      const gap = r - prev;
-      gaps++;
-      if (gap > maxGap) maxGap = gap;
-      if (gap > lateMs) late++;
-      prev = r;
-    }
-  });
-  return { maxGapS: maxGap / 1_000, late, gaps };
-}
-
-/** The largest gap between a priority-0 product's refreshes, from the start and to the end included. */
-function p0MaxGapMs(run: ModeRun, truths: readonly ProductTruth[], end: number): number {
-  let max = 0;
-  truths.forEach((tr, k) => {
-    if (tr.priority !== 0) return;
-    let prev = START;
-    for (const r of [...run.refreshAt[k]!, end]) {
-      max = Math.max(max, r - prev);
-      prev = r;
-    }
-  });
-  return max;
 }
 
 const SCHEDULER_FILES = ['src/scheduler/change-rate.ts', 'src/scheduler/pick-due.ts', 'src/catalog/writes.ts'];

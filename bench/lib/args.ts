@@ -47,7 +47,7 @@ const SPEC = {
 
 type Key = keyof typeof SPEC;
 
-function num(name: string, raw: string, min: number, max: number): number {
+export function num(name: string, raw: string, min: number, max: number): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n < min || n > max)
     throw new Error(`--${name} must be a number from ${min} to ${max} (got ${JSON.stringify(raw)})`);

@@ -6,6 +6,7 @@ import { deliveryModel, type DeliveryFields, type DeliveryStatus } from '../mode
 import { decryptToken, encryptToken } from '../users/token.js';
 import { ValidationError, WebhookTargetRefusedError } from '../errors/index.js';
 import { OBJECT_ID_RE } from '../db/mongo.js';
+import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { WatchService } from '../watch/service.js';
 import { checkWebhookTarget } from './webhook-target.js';
 import { generateWebhookSecret } from './send-webhook.js';
@@ -21,10 +22,7 @@ export interface NewAlert {
   readonly webhookUrl: string;
 }
 
-interface Page<T> {
-  readonly items: T[];
-  readonly total: number;
-}
+const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
 
 /** What an attempt of a delivery ended with, for its record. */
 export interface AttemptRecord {
@@ -88,18 +86,8 @@ export class AlertService {
     return { alert, secret };
   }
 
-  async list(userId: Types.ObjectId, page: { page: number; limit: number }): Promise<Page<Alert>> {
-    const filter = { user_id: userId };
-    const [total, items] = await Promise.all([
-      this.alerts.countDocuments(filter),
-      this.alerts
-        .find(filter)
-        .sort({ created_at: -1, _id: -1 })
-        .skip((page.page - 1) * page.limit)
-        .limit(page.limit)
-        .lean(),
-    ]);
-    return { items, total };
+  list(userId: Types.ObjectId, page: PageRequest): Promise<Page<Alert>> {
+    return findPage(this.alerts, { user_id: userId }, NEWEST_FIRST, page);
   }
 
   /** The account's alert with this id; null for a malformed id, another account's, or none. */
@@ -117,20 +105,10 @@ export class AlertService {
   }
 
   /** The alert's deliveries, newest first; null when the account has no such alert. */
-  async deliveries(userId: Types.ObjectId, id: string, page: { page: number; limit: number }): Promise<Page<DeliveryFields> | null> {
+  async deliveries(userId: Types.ObjectId, id: string, page: PageRequest): Promise<Page<DeliveryFields> | null> {
     const alert = await this.find(userId, id);
     if (!alert) return null;
-    const filter = { alert_id: alert._id };
-    const [total, items] = await Promise.all([
-      this.deliveryRecords.countDocuments(filter),
-      this.deliveryRecords
-        .find(filter)
-        .sort({ created_at: -1, _id: -1 })
-        .skip((page.page - 1) * page.limit)
-        .limit(page.limit)
-        .lean(),
-    ]);
-    return { items, total };
+    return findPage(this.deliveryRecords, { alert_id: alert._id }, NEWEST_FIRST, page);
   }
 
   /** The active alerts on these products of a country (one query per batch that changed something). */

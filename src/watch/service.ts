@@ -4,6 +4,7 @@ import { watchModel, type WatchDoc, type WatchFields } from '../models/watch.js'
 import { applyWatchChange } from './priority.js';
 import { ValidationError } from '../errors/index.js';
 import { isDuplicateKey } from '../db/mongo.js';
+import { findPage, type Page } from '../db/page.js';
 
 /** A user's watchlist: ASINs (with priority) and browse nodes. EAN imports are jobs/ean-import.ts. */
 export class WatchService {
@@ -23,22 +24,8 @@ export class WatchService {
   }
 
   /** The user's entries, newest first, one page of them and how many there are. */
-  async list(
-    userId: Types.ObjectId,
-    q: { kind?: 'asin' | 'browse'; page: number; limit: number },
-  ): Promise<{ items: WatchFields[]; total: number }> {
-    const filter: Record<string, unknown> = { user_id: userId };
-    if (q.kind) filter.kind = q.kind;
-    const [total, items] = await Promise.all([
-      this.watches.countDocuments(filter),
-      this.watches
-        .find(filter)
-        .sort({ created_at: -1, _id: -1 })
-        .skip((q.page - 1) * q.limit)
-        .limit(q.limit)
-        .lean(),
-    ]);
-    return { items, total };
+  async list(userId: Types.ObjectId, q: { kind?: 'asin' | 'browse'; page: number; limit: number }): Promise<Page<WatchFields>> {
+    return findPage(this.watches, { user_id: userId, ...(q.kind ? { kind: q.kind } : {}) }, { created_at: -1, _id: -1 }, q);
   }
 
   /**
