@@ -24,6 +24,12 @@ const FIELDS = { asin: 1, priority: 1, next_refresh_at: 1, last_attempt_at: 1, c
 const WINDOW_PER_SLOT = 3;
 const WINDOW_MIN = 100;
 const WINDOW_MAX = 5_000;
+/**
+ * Under adaptive scheduling, the share of priority 0's room that goes to the most overdue products
+ * whatever they are worth: when more is due than the quota allows, ranking by worth alone would
+ * leave the products that rarely move waiting without end.
+ */
+export const OVERDUE_SHARE = 0.2;
 
 /**
  * Up to `n` due products of a country in the order the scheduler should refresh them, priority 1
@@ -31,7 +37,8 @@ const WINDOW_MAX = 5_000;
  * `adaptive`, priority 1 keeps that order (its interval is a guarantee), and priority 0 is ranked by
  * what a refresh is worth now, the chance that the value moved since it was last seen, among two
  * bounded windows of the due products: the fastest-changing (plan_rate) and the most overdue
- * (plan_due). A product never refreshed yet is worth the most: nothing is known of it.
+ * (plan_due), except for OVERDUE_SHARE of the room, which goes to the most overdue. A product never
+ * refreshed yet is worth the most: nothing is known of it.
  */
 export async function pickDue(
   mongo: Connection,
@@ -60,7 +67,8 @@ export async function pickDue(
     products.find(p0).sort({ priority: -1, change_rate: -1 }).hint('plan_rate').limit(window).select(FIELDS).lean<DueProduct[]>(),
     products.find(p0).sort({ priority: -1, next_refresh_at: 1 }).hint('plan_due').limit(window).select(FIELDS).lean<DueProduct[]>(),
   ]);
-  const seen = new Set<string>();
+  const reserved = oldest.slice(0, Math.floor(room * OVERDUE_SHARE));
+  const seen = new Set<string>(reserved.map((p) => String(p._id)));
   const candidates = [...fastest, ...oldest].filter((p) => {
     const id = String(p._id);
     if (seen.has(id)) return false;
@@ -78,5 +86,5 @@ export async function pickDue(
         (b.p.change_rate ?? 0) - (a.p.change_rate ?? 0) ||
         (a.p.next_refresh_at?.getTime() ?? 0) - (b.p.next_refresh_at?.getTime() ?? 0),
     );
-  return [...p1, ...ranked.slice(0, room).map((r) => r.p)];
+  return [...p1, ...ranked.slice(0, room - reserved.length).map((r) => r.p), ...reserved];
 }

@@ -139,4 +139,29 @@ describe('SCHEDULING=adaptive', () => {
     const fixedOrder = await pickDue(t.ctx.mongo, fixed.ctx.config, 'JP', 10, new Date(now));
     expect(fixedOrder.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANSLOW', 'B0PLANMID0', 'B0PLANFAST', 'B0PLANNEW0']);
   });
+
+  it('keeps a fifth of priority 0’s room for the most overdue, so still products are not left waiting without end', async () => {
+    const t = adaptive;
+    const products = productModel(t.ctx.mongo);
+    await products.deleteMany({});
+    const now = T0 + 20 * 24 * HOUR;
+    const doc = (asin: string, perHour: number, lastAgoMs: number, dueAgoMs: number) => ({
+      country: 'JP',
+      asin,
+      priority: 0,
+      change_rate: perHour,
+      last_attempt_at: new Date(now - lastAgoMs),
+      next_refresh_at: new Date(now - dueAgoMs),
+      created_at: new Date(T0),
+    });
+    const fast = Array.from({ length: 12 }, (_, i) => doc(`B0RSVFAST${i.toString(36).toUpperCase()}`, 12, 10 * MIN, 1));
+    // Still ones, overdue by 10 to 24 hours: worth little next to the fast ones.
+    const still = Array.from({ length: 15 }, (_, i) => doc(`B0RSVSTIL${i.toString(36).toUpperCase()}`, 0.001, 48 * HOUR, (10 + i) * HOUR));
+    await products.insertMany([...fast, ...still]);
+    const picked = (await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 10, new Date(now))).map((p) => p.asin);
+    expect(picked).toHaveLength(10);
+    // Two of ten: the two most overdue; the other eight by worth, all of them fast.
+    expect(picked.slice(8)).toEqual(['B0RSVSTILE', 'B0RSVSTILD']);
+    expect(picked.slice(0, 8).every((a) => a.startsWith('B0RSVFAST'))).toBe(true);
+  });
 });
