@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseAppKey } from './app-key.js';
 import { problemLine, withoutSecretValues } from './secrets.js';
-import { bool, duration, int, timeZone, url } from './parsers.js';
+import { bool, duration, int, mongoUri, timeZone, url } from './parsers.js';
 import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
 import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
@@ -43,7 +43,7 @@ export const envSchema = z
     APP_URL: url(/^https?:$/, 'an http(s)').optional(),
     APP_KEY: z.string().optional(),
     APP_TIMEZONE: timeZone.default('UTC'),
-    MONGODB_URI: url(/^mongodb(\+srv)?:$/, 'a mongodb://').optional(),
+    MONGODB_URI: mongoUri.optional(),
     REDIS_URL: url(/^rediss?:$/, 'a redis://').optional(),
     // In braces by default: a Redis Cluster hashes only the tag, so every queue, lock and quota key
     // of the program lands in one slot, as BullMQ's scripts and the quota governor's need.

@@ -3,6 +3,7 @@
  * ("must be …") because loadConfig prints them after the variable's name.
  */
 import { z } from 'zod';
+import { ConnectionString } from 'mongodb-connection-string-url';
 
 export const int = (min: number, max: number) =>
   z
@@ -33,6 +34,23 @@ export const url = (protocols: RegExp, what: string) =>
       return false;
     }
   }, `must be ${what} URL`);
+
+/**
+ * A MongoDB connection string as the driver reads it: `mongodb://` with one host or a replica set's
+ * list (`h1:27017,h2:27017`), or `mongodb+srv://`. The WHATWG URL parser refuses host lists, so it
+ * cannot judge these.
+ */
+export const mongoUri = z.string().refine((v) => {
+  try {
+    // The parser takes any digits as a port; the driver would only fail at connection time.
+    return new ConnectionString(v).hosts.every((host) => {
+      const port = /:(\d+)$/.exec(host)?.[1];
+      return port === undefined || (Number(port) >= 1 && Number(port) <= 65_535);
+    });
+  } catch {
+    return false;
+  }
+}, 'must be a mongodb:// or mongodb+srv:// connection string (a replica set lists its hosts separated by commas)');
 
 /**
  * A credential that goes on the wire as written: printable ASCII, no spaces. A value that breaks

@@ -20,7 +20,8 @@ describe('configuration', () => {
     [{ PORT: '70000' }, /^PORT must be at most 65535/],
     [{ LOG_LEVEL: 'loud' }, /^LOG_LEVEL /],
     [{ APP_TIMEZONE: 'Mars/Olympus' }, /^APP_TIMEZONE must be an IANA time zone/],
-    [{ MONGODB_URI: 'http://x' }, /^MONGODB_URI must be a mongodb:\/\/ URL/],
+    [{ MONGODB_URI: 'http://x' }, /^MONGODB_URI must be a mongodb:\/\/ or mongodb\+srv:\/\/ connection string/],
+    [{ MONGODB_URI: 'mongodb://' }, /^MONGODB_URI must be a mongodb:\/\/ or mongodb\+srv:\/\/ connection string/],
     [{ REDIS_URL: 'nope' }, /^REDIS_URL must be a redis:\/\/ URL/],
     [{ TRUST_PROXY: 'true' }, /^TRUST_PROXY .*forge/],
     [{ APP_KEY: 'short' }, /^APP_KEY must be "base64:"/],
@@ -84,6 +85,15 @@ describe('configuration', () => {
     const key = generateAppKey();
     expect(parseAppKey(key)).toHaveLength(32);
     expect(loadConfig({ APP_KEY: key, MONGODB_URI: 'mongodb://h/db' }).appKey).toEqual(parseAppKey(key));
+  });
+
+  it.each([
+    'mongodb://db1:27017,db2:27017,db3:27017/shelfwatch?replicaSet=rs0',
+    'mongodb://shelfwatch:p%40ss@db1,db2/shelfwatch?replicaSet=rs0&authSource=admin',
+    'mongodb+srv://shelfwatch:secret@cluster0.example.net/shelfwatch',
+    'mongodb://[::1]:27017/shelfwatch',
+  ])('takes the MongoDB connection string %s (replica sets list their hosts)', (uri) => {
+    expect(loadConfig({ APP_KEY: generateAppKey(), MONGODB_URI: uri }).mongo.uri).toBe(uri);
   });
 });
 
