@@ -33,6 +33,50 @@ export function formatDateTime(date: Date, timeZone: string): string {
   return `${parts.year!.padStart(4, '0')}-${parts.month}-${parts.day} ${parts.hour}:${parts.minute}:${parts.second}`;
 }
 
+export interface WallClock {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+}
+
+/** What the wall clock of `timeZone` shows at `at` (epoch ms). */
+export function wallClock(at: number, timeZone: string): WallClock {
+  const parts: Record<string, string> = {};
+  for (const p of formatterFor(timeZone).formatToParts(new Date(at))) parts[p.type] = p.value;
+  return {
+    year: Number(parts.year),
+    month: Number(parts.month),
+    day: Number(parts.day),
+    hour: Number(parts.hour),
+    minute: Number(parts.minute),
+    second: Number(parts.second),
+  };
+}
+
+/** The zone's offset from UTC at `at`, in ms (Tokyo: +9 h). */
+function offsetAt(at: number, timeZone: string): number {
+  const w = wallClock(at, timeZone);
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) - (at - (at % 1_000));
+}
+
+/**
+ * The instant at which the wall clock of `timeZone` shows `wall`, a wall time written as if it
+ * were UTC (`Date.UTC(y, m - 1, d, h, mi, s)`).
+ */
+export function instantOfWallTime(wall: number, timeZone: string): number {
+  // Twice: the offset at the guess may differ from the offset at the answer across a DST change.
+  const first = wall - offsetAt(wall, timeZone);
+  const second = wall - offsetAt(first, timeZone);
+  // A wall time that a DST jump skips (midnight in Santiago or Havana on the day DST begins) is
+  // shown by no instant: the first answer names the moment the clock jumps past it, while the
+  // second falls an hour before it.
+  const w = wallClock(second, timeZone);
+  return Date.UTC(w.year, w.month - 1, w.day, w.hour, w.minute, w.second) === wall - (wall % 1_000) ? second : first;
+}
+
 /** For nullable timestamps (a document written before the field existed). */
 export function formatNullableDateTime(date: Date | null | undefined, timeZone: string): string | null {
   return date instanceof Date ? formatDateTime(date, timeZone) : null;

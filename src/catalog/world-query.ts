@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Country } from './identifiers.js';
 import { ASIN_RE, isValidEan13 } from './identifiers.js';
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchTextIssue } from '../search/keys.js';
+import { instantOfWallTime } from '../dates.js';
 
 /** One query-string value: a repeated parameter (an array) or a bracketed object is refused. */
 export const single = (what: string) =>
@@ -130,27 +131,7 @@ export function sinceParam(timeZone: string) {
     });
 }
 
-/** Offset of `timeZone` from UTC at `at`, in ms. */
-function offsetAt(at: Date, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: 'numeric',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: 'numeric',
-    second: 'numeric',
-  }).formatToParts(at);
-  const get = (t: string): number => Number(parts.find((p) => p.type === t)?.value);
-  return (
-    Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(at.getTime() / 1000) * 1000
-  );
-}
-
 /** The instant whose wall time in `timeZone` is `wall` read as UTC (midnight of a day, or any time of it). */
 function fromWallTime(wall: Date, timeZone: string): Date {
-  const guess = wall.getTime() - offsetAt(wall, timeZone);
-  // A second pass settles days whose offset changes between the guess and midnight (DST).
-  return new Date(wall.getTime() - offsetAt(new Date(guess), timeZone));
+  return new Date(instantOfWallTime(wall.getTime(), timeZone));
 }
