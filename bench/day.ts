@@ -6,9 +6,6 @@
  * products refreshed, so what is measured is the planner's spreading of the day, not the upstream.
  * A second, small scenario checks that a cap of 100 calls a day still gets planned at all.
  */
-import { randomBytes } from 'node:crypto';
-import { AlertService } from '../src/alerts/service.js';
-import { DeliveryQueue } from '../jobs/deliveries.js';
 import { pathToFileURL } from 'node:url';
 import mongoose from 'mongoose';
 import { loadConfig } from '../config/env.js';
@@ -18,14 +15,12 @@ import type { JobPayload } from '../jobs/registry.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import { closeRedis, createRedis } from '../src/db/redis.js';
 import { createLogger } from '../src/logger.js';
-import { Metrics } from '../src/metrics/registry.js';
 import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
 import { DayQuotaSpentError } from '../src/errors/index.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
 import { planCountry } from '../jobs/planner.js';
-import type { JobContext } from '../jobs/kind.js';
-import { WatchService } from '../src/watch/service.js';
+import { benchJobContext } from './lib/job-context.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { environmentOf, onCleanup, ownDatabase, ownRedis, runMain, uniqueName, withOwnCleanup, type Infra } from './lib/infra.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
@@ -127,23 +122,7 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
     quota.close();
     await usage.settled();
   });
-  const watches = new WatchService(db.conn, config);
-  const alerts = new AlertService(db.conn, config, randomBytes(32), watches);
-  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config);
-  onCleanup('delivery queue', () => deliveries.close());
-  const deps: JobContext = {
-    config,
-    logger,
-    mongo: db.conn,
-    redis,
-    redisPrefix: prefix,
-    jobs,
-    quota,
-    metrics: new Metrics({ defaultMetrics: false }),
-    watches,
-    alerts,
-    deliveries,
-  };
+  const deps = benchJobContext({ config, logger, mongo: db.conn, redis, prefix, jobs, quota });
   const products = productModel(db.conn);
   const interval = config.refresh.intervalMs;
 

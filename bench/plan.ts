@@ -5,9 +5,6 @@
  * real mongod `explain()` shows it. The CI stand-in has no `explain` and scans every collection, so
  * there only the query shape is meaningful, and the output says so.
  */
-import { randomBytes } from 'node:crypto';
-import { AlertService } from '../src/alerts/service.js';
-import { DeliveryQueue } from '../jobs/deliveries.js';
 import { pathToFileURL } from 'node:url';
 import type mongoose from 'mongoose';
 import { loadConfig } from '../config/env.js';
@@ -15,14 +12,12 @@ import { generateAppKey } from '../config/app-key.js';
 import { JobProducer } from '../jobs/queues.js';
 import { closeRedis, createRedis } from '../src/db/redis.js';
 import { createLogger } from '../src/logger.js';
-import { Metrics } from '../src/metrics/registry.js';
 import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
 import { planCountry } from '../jobs/planner.js';
-import type { JobContext } from '../jobs/kind.js';
-import { WatchService } from '../src/watch/service.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
+import { benchJobContext } from './lib/job-context.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { withOwnCleanup, environmentOf, onCleanup, ownDatabase, ownRedis, runMain, uniqueName, type Infra } from './lib/infra.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
@@ -134,23 +129,7 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
     onDemandReserve: config.workers.onDemandReserve,
     usage,
   });
-  const watches = new WatchService(db.conn, config);
-  const alerts = new AlertService(db.conn, config, randomBytes(32), watches);
-  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config);
-  onCleanup('delivery queue', () => deliveries.close());
-  const deps: JobContext = {
-    config,
-    logger,
-    mongo: db.conn,
-    redis,
-    redisPrefix: prefix,
-    jobs,
-    quota,
-    metrics: new Metrics({ defaultMetrics: false }),
-    watches,
-    alerts,
-    deliveries,
-  };
+  const deps = benchJobContext({ config, logger, mongo: db.conn, redis, prefix, jobs, quota });
   const products = productModel(db.conn);
   const coll = db.conn.db!.collection('products');
   const limit = Math.floor(opts.quota * config.workers.scheduler.horizonS) * MAX_ITEMS_PER_CALL;

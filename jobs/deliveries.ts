@@ -69,7 +69,7 @@ export class DeliveryQueue {
     prefix: string,
     logger: Logger,
     private readonly alerts: AlertService,
-    private readonly config: Pick<Config, 'alerts'>,
+    config: Pick<Config, 'alerts'>,
   ) {
     this.queue = new Queue(DELIVERIES_QUEUE, { connection, prefix, defaultJobOptions: deliveryJobOptions(config) });
     this.queue.on('error', (err) => logger.warn({ err: { message: err.message }, queue: DELIVERIES_QUEUE }, 'queue error'));
@@ -95,7 +95,8 @@ export class DeliveryQueue {
             before: change.before ? toPoint(change.before) : null,
             after: toPoint(change.after),
           });
-          jobs.push({ name: DELIVERY_JOB, data, opts: { ...deliveryJobOptions(this.config), jobId: id } });
+          // Attempts, backoff and retention are the queue's defaults (deliveryJobOptions).
+          jobs.push({ name: DELIVERY_JOB, data, opts: { jobId: id } });
           records.push({ id, alert });
         }
       }

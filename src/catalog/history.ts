@@ -66,10 +66,13 @@ export function pointOfProduct(p: PriorState): Point | null {
   };
 }
 
+/** The offer a buyer sees: what the scheduler learns a product's change rate from. */
+export function sameOffer(a: PointValues, b: PointValues): boolean {
+  return a.price === b.price && a.currency === b.currency && a.availability === b.availability;
+}
+
 export function sameValues(a: PointValues, b: PointValues): boolean {
-  return (
-    a.price === b.price && a.currency === b.currency && a.availability === b.availability && a.buybox === b.buybox && a.rank === b.rank
-  );
+  return sameOffer(a, b) && a.buybox === b.buybox && a.rank === b.rank;
 }
 
 /** The change an item makes to its product, if any. A product without a point yet always gets one. */

@@ -4,7 +4,7 @@ import type { Country } from './identifiers.js';
 import type { ItemOutcome, UpstreamItem } from './product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
 import { searchKeys } from '../search/keys.js';
-import { appendHistory, changeOf, type PriorState, type ProductChange } from './history.js';
+import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
 import { estimateRate, priorHours, refreshIntervalMs, withObservation } from '../scheduler/change-rate.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
@@ -63,22 +63,14 @@ const PRIOR_FIELDS = {
 
 type Prior = PriorState & Pick<ProductFields, 'priority' | 'rate_obs'>;
 
-/** Whether what the scheduler watches (price, currency, availability) moved between two observations. */
-function moved(prior: Prior, item: UpstreamItem): boolean {
-  return (
-    (prior.price?.amount ?? null) !== (item.price?.amount ?? null) ||
-    (prior.price?.currency ?? null) !== (item.price?.currency ?? null) ||
-    prior.availability !== item.availability
-  );
-}
-
 /**
  * The product's change-rate estimate after this observation (src/scheduler/change-rate.ts), and
  * whether the observation saw it move. The first observation has nothing to compare with.
  */
 function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, item: UpstreamItem, now: Date) {
   const window = prior?.rate_obs ?? [];
-  const seen = prior?.updated_at ? moved(prior, item) : false;
+  const last = prior ? pointOfProduct(prior) : null;
+  const seen = last !== null && !sameOffer(last, valuesOfItem(item));
   const next = prior?.updated_at
     ? withObservation(window, { hours: (now.getTime() - prior.updated_at.getTime()) / 3_600_000, changed: seen })
     : window;

@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
-import { completions, type Pipeline } from '../helpers/pipeline.js';
+import { completions, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { planCountry } from '../../jobs/planner.js';
 import { asins, jobOutcomes, startPipelineBehindProxy, until, type TcpProxy } from './helpers.js';
@@ -32,16 +32,7 @@ describe('MongoDB black-holed', () => {
   it('a job past WORKER_JOB_TIMEOUT fails as retryable and is done once traffic flows again', { timeout: 60_000 }, async () => {
     const list = asins('B0STALL', 30);
     const products = productModel(p.ctx.mongo);
-    await products.insertMany(
-      list.map((asin) => ({
-        country: 'JP',
-        asin,
-        priority: 1,
-        next_refresh_at: new Date(Date.now() - 1_000),
-        created_at: new Date(),
-        status: 'pending',
-      })),
-    );
+    await insertDue(p.ctx.mongo, list);
 
     // Upstream answers take 500 ms: the three batches are at the upstream when the network goes.
     p.sim.faults.update({ latencyMs: 500 });

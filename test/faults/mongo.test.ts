@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { completions, type Pipeline } from '../helpers/pipeline.js';
+import { completions, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { planCountry } from '../../jobs/planner.js';
 import { asins, jobOutcomes, startPipelineBehindProxy, until, type TcpProxy } from './helpers.js';
@@ -30,16 +30,7 @@ describe('MongoDB unreachable', () => {
   it('jobs fail and retry with backoff, none is lost; readyz 503 then 200', { timeout: 60_000 }, async () => {
     const list = asins('B0MONGO', 60);
     const products = productModel(p.ctx.mongo);
-    await products.insertMany(
-      list.map((asin) => ({
-        country: 'JP',
-        asin,
-        priority: 1,
-        next_refresh_at: new Date(Date.now() - 1_000),
-        created_at: new Date(),
-        status: 'pending',
-      })),
-    );
+    await insertDue(p.ctx.mongo, list);
     expect((await p.http.get('/readyz')).status).toBe(200);
 
     // Upstream answers take 500 ms: the six batches are at the upstream when MongoDB goes.

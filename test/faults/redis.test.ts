@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { startSchedulerRole } from '../../src/roles/scheduler.js';
 import { asins, startPrivateRedis, until, type PrivateRedis } from './helpers.js';
@@ -44,16 +44,7 @@ const products = () => productModel(p.ctx.mongo);
 
 async function due(prefix: string, n: number): Promise<string[]> {
   const list = asins(prefix, n);
-  await products().insertMany(
-    list.map((asin) => ({
-      country: 'JP',
-      asin,
-      priority: 1,
-      next_refresh_at: new Date(Date.now() - 1_000),
-      created_at: new Date(),
-      status: 'pending',
-    })),
-  );
+  await insertDue(p.ctx.mongo, list);
   return list;
 }
 const unrefreshed = (list: string[]) => products().countDocuments({ asin: mongoose.trusted({ $in: list }), last_attempt_at: null });

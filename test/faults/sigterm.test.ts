@@ -2,8 +2,8 @@ import type { ChildProcess } from 'node:child_process';
 import mongoose from 'mongoose';
 import { QueueEvents, type Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { testEnv } from '../helpers/context.js';
+import { startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
+import { testEnv, mongoUriFor } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
@@ -34,7 +34,7 @@ afterAll(async () => {
 
 const products = () => productModel(p.ctx.mongo);
 function childEnv(extra: Record<string, string> = {}): Record<string, string> {
-  const uri = testEnv().MONGODB_URI!.replace(/\/?(\?|$)/, `/${p.ctx.mongo.name}$1`);
+  const uri = mongoUriFor(p.ctx.mongo.name);
   return testEnv({
     MONGODB_URI: uri,
     REDIS_PREFIX: p.ctx.redisPrefix,
@@ -152,16 +152,7 @@ describe('SIGTERM to every role under load', () => {
       p.sim.faults.update({ latencyMs: 800 });
       await offSchedule();
       const list = asins('B0TWRK', 100);
-      await products().insertMany(
-        list.map((asin) => ({
-          country: 'JP',
-          asin,
-          priority: 1,
-          next_refresh_at: new Date(Date.now() - 1_000),
-          created_at: new Date(),
-          status: 'pending',
-        })),
-      );
+      await insertDue(p.ctx.mongo, list);
       expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(10);
       const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
       await events.waitUntilReady();
@@ -202,16 +193,7 @@ describe('SIGTERM to every role under load', () => {
     async () => {
       await offSchedule();
       const list = asins('B0TSCH', 300);
-      await products().insertMany(
-        list.map((asin) => ({
-          country: 'JP',
-          asin,
-          priority: 0,
-          next_refresh_at: new Date(Date.now() - 1_000),
-          created_at: new Date(),
-          status: 'pending',
-        })),
-      );
+      await insertDue(p.ctx.mongo, list, { priority: 0 });
       const child = spawnCli(['scheduler'], childEnv({ SCHEDULER_REFRESH_CRON: '* * * * * *' }));
       children.push(child);
       // The scheduler plans at start; the signal comes while it does.

@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { completions, startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { planCountry } from '../../jobs/planner.js';
 import type { Country } from '../../src/catalog/identifiers.js';
@@ -41,16 +41,7 @@ afterEach(() => {
 const products = () => productModel(p.ctx.mongo);
 async function due(country: Country, prefix: string, n: number): Promise<string[]> {
   const list = asins(prefix, n);
-  await products().insertMany(
-    list.map((asin) => ({
-      country,
-      asin,
-      priority: 1,
-      next_refresh_at: new Date(Date.now() - 1_000),
-      created_at: new Date(),
-      status: 'pending',
-    })),
-  );
+  await insertDue(p.ctx.mongo, list, { country });
   return list;
 }
 const calls = (country: Country): number => p.sim.stats().countries[country]?.getItems?.calls ?? 0;

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { testEnv } from '../helpers/context.js';
+import { testEnv, mongoUriFor } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
 import { queueName } from '../../jobs/queues.js';
@@ -42,7 +42,7 @@ describe('a worker killed mid-batch', () => {
         status: 'pending',
       })),
     );
-    const uri = testEnv().MONGODB_URI!.replace(/\/?(\?|$)/, `/${p.ctx.mongo.name}$1`);
+    const uri = mongoUriFor(p.ctx.mongo.name);
     const child = spawnCli(
       ['worker'],
       testEnv({

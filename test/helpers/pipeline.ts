@@ -1,4 +1,7 @@
 import type { Worker, Job, Queue } from 'bullmq';
+import type { Connection } from 'mongoose';
+import type { Country } from '../../src/catalog/identifiers.js';
+import { productModel } from '../../src/models/product.js';
 import { createTestContext, type TestContext } from './context.js';
 import { runSimulator } from '../../src/roles/simulator.js';
 import { startWorkerRole } from '../../src/roles/worker.js';
@@ -95,6 +98,28 @@ export async function completedInQueue(queue: Queue, count: number, timeoutMs = 
 /** `n` distinct well-formed ASINs sharing `prefix` (prefix + zero-padded index, 10 characters). */
 export const asins = (prefix: string, n: number): string[] =>
   Array.from({ length: n }, (_, i) => `${prefix}${String(i).padStart(10 - prefix.length, '0')}`);
+
+/**
+ * Inserts products due a second ago (pending, as a new watch leaves them), for a plan to take.
+ * Returns the ASINs.
+ */
+export async function insertDue(
+  mongo: Connection,
+  list: readonly string[],
+  opts: { country?: Country; priority?: 0 | 1 } = {},
+): Promise<string[]> {
+  await productModel(mongo).insertMany(
+    list.map((asin) => ({
+      country: opts.country ?? 'JP',
+      asin,
+      priority: opts.priority ?? 1,
+      next_refresh_at: new Date(Date.now() - 1_000),
+      created_at: new Date(),
+      status: 'pending',
+    })),
+  );
+  return [...list];
+}
 
 /** The context with some of its workers' settings changed, for one planning pass of a test. */
 export function withWorkers(

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, testEnv, uniqueName, type TestContext } from '../helpers/context.js';
+import { createTestContext, testEnv, uniqueName, type TestContext, mongoUriFor } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { hashToken } from '../../src/users/token.js';
 
@@ -245,7 +245,7 @@ describe('two api processes on one database and one Redis prefix', () => {
   });
 
   it('share the rate limits, see a rotation at once, and log no token', { timeout: 40_000 }, async () => {
-    const uri = testEnv().MONGODB_URI!.replace(/\/?(\?|$)/, `/${t.ctx.mongo.name}$1`);
+    const uri = mongoUriFor(t.ctx.mongo.name);
     // A prefix of their own: the counters of this file's earlier requests are not theirs.
     const env = testEnv({
       MONGODB_URI: uri,

@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asins, completedInQueue, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { asins, completedInQueue, startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { planCountry } from '../../jobs/planner.js';
 import { requeueStalledImports } from '../../jobs/ean-import.js';
 import { productModel } from '../../src/models/product.js';
@@ -24,16 +24,7 @@ const products = () => productModel(p.ctx.mongo);
 describe('durability', () => {
   it('Redis flushed after planning: the products come due again when their lease ends and are all refreshed', async () => {
     const list = asins('B0FLUSH', 30);
-    await products().insertMany(
-      list.map((asin) => ({
-        country: 'JP',
-        asin,
-        priority: 1,
-        next_refresh_at: new Date(Date.now() - 1_000),
-        created_at: new Date(),
-        status: 'pending',
-      })),
-    );
+    await insertDue(p.ctx.mongo, list);
     const queue = p.ctx.jobs.queue('JP');
     // No worker runs while the jobs are lost, as when Redis goes down between plan and work.
     await p.workers.close();

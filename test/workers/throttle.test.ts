@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asins, completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
+import { asins, completions, startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { planCountry } from '../../jobs/planner.js';
 import { productModel } from '../../src/models/product.js';
 
@@ -14,16 +14,7 @@ afterAll(async () => {
 });
 
 async function due(prefix: string, n: number): Promise<void> {
-  await productModel(p.ctx.mongo).insertMany(
-    asins(prefix, n).map((asin) => ({
-      country: 'JP',
-      asin,
-      priority: 0,
-      next_refresh_at: new Date(Date.now() - 1_000),
-      created_at: new Date(),
-      status: 'pending',
-    })),
-  );
+  await insertDue(p.ctx.mongo, asins(prefix, n), { priority: 0 });
 }
 
 describe('quota and throttling', () => {

@@ -4,7 +4,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../config/env.js';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
-import { validate } from '../validate.js';
+import { bodyFields, validate } from '../validate.js';
 import { NotFoundError } from '../../errors/index.js';
 import { asinSchema, type Country } from '../../catalog/identifiers.js';
 import { ALERT_KINDS } from '../../models/alert.js';
@@ -125,11 +125,6 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
   };
 }
 
-/** The body as an object; a JSON array, string or number body has no fields. */
-function fields(body: unknown): Record<string, unknown> {
-  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-}
-
 /** Area B alerts: create, list, read, delete, and read deliveries. Authenticated by area-b.ts. */
 export function alertRoutes(ctx: AppContext): Router {
   const router = Router();
@@ -138,7 +133,7 @@ export function alertRoutes(ctx: AppContext): Router {
   const linkParams = Object.keys(input.list.shape);
 
   router.post('/api/alerts', async (req, res) => {
-    const a = validate(input.body, fields(req.body));
+    const a = validate(input.body, bodyFields(req.body));
     const { alert, secret } = await ctx.alerts.create(userOf(res)._id, {
       asin: a.asin,
       country: a.country,

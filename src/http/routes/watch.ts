@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
-import { validate } from '../validate.js';
+import { bodyFields, validate } from '../validate.js';
 import { NotFoundError } from '../../errors/index.js';
 import { asinSchema, browseNodeSchema, eanSchema } from '../../catalog/identifiers.js';
 import { eanImportSchema, presentImport, presentWatch, watchEntrySchema } from '../../watch/present.js';
@@ -122,11 +122,6 @@ export const watchPaths: ZodOpenApiPathsObject = (() => {
   };
 })();
 
-/** The body as an object; a JSON array, string or number body has no fields. */
-function fields(body: unknown): Record<string, unknown> {
-  return body && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
-}
-
 /** Area B watchlist: add and remove ASINs, EANs (as imports) and browse nodes. Authenticated by area-b.ts. */
 export function watchRoutes(ctx: AppContext): Router {
   const router = Router();
@@ -154,7 +149,7 @@ export function watchRoutes(ctx: AppContext): Router {
   });
 
   router.post('/api/watch/asin', async (req, res) => {
-    const { asin, priority: p } = validate(watchAsinBody, fields(req.body));
+    const { asin, priority: p } = validate(watchAsinBody, bodyFields(req.body));
     const { entry, created } = await service.watchAsin(userOf(res)._id, asin, p);
     res.status(created ? 201 : 200).json({ data: presentWatch(entry, tz), created });
   });
@@ -167,7 +162,7 @@ export function watchRoutes(ctx: AppContext): Router {
   });
 
   router.post('/api/watch/ean', async (req, res) => {
-    const { ean } = validate(watchEanBody, fields(req.body));
+    const { ean } = validate(watchEanBody, bodyFields(req.body));
     const { entry, created } = await ctx.imports.start(userOf(res)._id, ean);
     res.status(202).json({ data: presentImport(entry, tz), created });
   });
@@ -180,7 +175,7 @@ export function watchRoutes(ctx: AppContext): Router {
   });
 
   router.post('/api/watch/browse', async (req, res) => {
-    const { browse } = validate(watchBrowseBody, fields(req.body));
+    const { browse } = validate(watchBrowseBody, bodyFields(req.body));
     const { entry, created } = await service.watchBrowse(userOf(res)._id, browse);
     res.status(created ? 201 : 200).json({ data: presentWatch(entry, tz), created });
   });
