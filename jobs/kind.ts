@@ -13,6 +13,8 @@ import type { JobProducer } from './queues.js';
 import type { RetryPolicy } from '../config/retry.js';
 import type { AlertService } from '../src/alerts/service.js';
 import type { DeliveryQueue } from './deliveries.js';
+import type { FairTags } from '../src/fairness/fair-tags.js';
+import type { AccountWeights } from '../src/accounts/weights.js';
 
 /**
  * What jobs, their producers and the planner use of the application's context. The context is
@@ -32,6 +34,10 @@ export interface JobContext {
   readonly alerts: AlertService;
   /** Where a batch's changes become alert deliveries. */
   readonly deliveries: DeliveryQueue;
+  /** Start tags of fair queuing between accounts (src/fairness/fair-tags.ts). */
+  readonly fair: FairTags;
+  /** Each account's weight in that fair sharing. */
+  readonly weights: AccountWeights;
 }
 
 /** What one run of a job has besides the context: who it is, and its country's upstream. */

@@ -25,6 +25,8 @@ import { nudgePlanner } from './scheduler/nudge.js';
 import { WorldCatalog } from './catalog/world-catalog.js';
 import { AlertService } from './alerts/service.js';
 import { DeliveryQueue } from '../jobs/deliveries.js';
+import { FairTags } from './fairness/fair-tags.js';
+import { AccountWeights } from './accounts/weights.js';
 
 /** Bull Board's login: the configured one, or on the embedded default one made for this run. */
 export interface BoardLogin {
@@ -170,10 +172,12 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       }),
       (g) => g.close(),
     );
+    const fair = new FairTags(redis, redisPrefix);
+    const weights = new AccountWeights(mongo);
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
     const alerts = new AlertService(mongo, config, ep.appKey, watches);
     const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config), (d) => d.close());
-    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries };
+    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
     const forcedUpdates = resources.own(
       'forced updates',

@@ -11,6 +11,8 @@ import { Metrics } from '../../src/metrics/registry.js';
 import type { QuotaGovernor } from '../../src/quota/governor.js';
 import { WatchService } from '../../src/watch/service.js';
 import { onCleanup } from './infra.js';
+import { FairTags } from '../../src/fairness/fair-tags.js';
+import { AccountWeights } from '../../src/accounts/weights.js';
 
 /**
  * The jobs' context for a benchmark that drives the planner in its own process, on its own clock
@@ -42,5 +44,7 @@ export function benchJobContext(parts: {
     watches,
     alerts,
     deliveries,
+    fair: new FairTags(redis, prefix),
+    weights: new AccountWeights(mongo),
   };
 }

@@ -22,6 +22,10 @@ admin commands:
                           create a user; prints {"id":"…","token":"…"}
   users:token --email E [--rotate]
                           print the user's API token (--rotate: issue a new one first)
+  users:weight --email E --weight W
+                          the account's weight in fair sharing (0.01–1000, default 1): its
+                          share of forced updates, imports, crawls and webhook deliveries
+                          against other backlogged accounts
   posts:create --email OWNER --title T [--url URL] [--image URL] [--message-file FILE]
                           create a post owned by that user; prints {"id":"…"}
   seed --users N --posts M

@@ -19,6 +19,12 @@ export interface UserFields {
   search_keys: string[];
   token_hash: string;
   token_cipher: string;
+  /**
+   * The account's weight in fair sharing (src/fairness/): with every account backlogged, each gets
+   * its weight's share of a country's forced updates, imports, crawls and webhook deliveries. Set
+   * by an operator (`shelfwatch users:weight`); 1 unless set.
+   */
+  share_weight: number;
   created_at: Date;
   updated_at: Date;
 }
@@ -37,6 +43,7 @@ export const userSchema = new Schema<UserFields>(
     search_keys: { type: [String], default: [], select: false },
     token_hash: { type: String, required: true, select: false },
     token_cipher: { type: String, required: true, select: false },
+    share_weight: { type: Number, default: 1, min: 0.01, max: 1_000 },
   },
   {
     collection: 'users',

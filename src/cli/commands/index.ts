@@ -1,7 +1,7 @@
 import type { Command } from './types.js';
 import { allCommand, apiCommand, schedulerCommand, workerCommand } from './serve.js';
 import { simulatorCommand } from './simulator.js';
-import { usersCreateCommand, usersTokenCommand } from './users.js';
+import { usersCreateCommand, usersTokenCommand, usersWeightCommand } from './users.js';
 import { postsCreateCommand, seedCommand } from './posts.js';
 import { queuesResumeCommand, queuesStatusCommand } from './queues.js';
 import { watchSyncCommand } from './watch-sync.js';
@@ -18,6 +18,7 @@ export const COMMANDS: ReadonlyMap<string, Command> = new Map(
     simulatorCommand,
     usersCreateCommand,
     usersTokenCommand,
+    usersWeightCommand,
     postsCreateCommand,
     seedCommand,
     queuesStatusCommand,

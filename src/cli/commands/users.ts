@@ -68,3 +68,22 @@ export const usersTokenCommand: Command = {
     });
   },
 };
+
+export const usersWeightCommand: Command = {
+  name: 'users:weight',
+  options: { email: { type: 'string' }, weight: { type: 'string' } },
+  required: ['email', 'weight'],
+  async run(flags, env) {
+    const weight = Number(str(flags, 'weight'));
+    if (!Number.isFinite(weight) || weight < 0.01 || weight > 1_000) throw new UsageError('--weight must be a number from 0.01 to 1000');
+    return withAdminContext(env, async (ctx) => {
+      const user = await ctx.users.findByEmail(str(flags, 'email')!);
+      if (!user || !(await ctx.weights.set(user._id, weight))) {
+        console.error(`shelfwatch: no user with email ${str(flags, 'email')}`);
+        return 1;
+      }
+      process.stdout.write(JSON.stringify({ id: user._id.toHexString(), weight }) + '\n');
+      return 0;
+    });
+  },
+};
