@@ -6,6 +6,7 @@
  * products refreshed, so what is measured is the planner's spreading of the day, not the upstream.
  * A second, small scenario checks that a cap of 100 calls a day still gets planned at all.
  */
+import { FairTags } from '../src/fairness/fair-tags.js';
 import { pathToFileURL } from 'node:url';
 import mongoose from 'mongoose';
 import { loadConfig } from '../config/env.js';
@@ -105,7 +106,7 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
   const logger = createLogger(config);
   const redis = createRedis(inf.redisUrl, 'command', logger, 'bench-day');
   onCleanup('day Redis connection', () => closeRedis(redis));
-  const jobs = new JobProducer(redis, prefix, logger);
+  const jobs = new JobProducer(redis, prefix, logger, new FairTags(redis, prefix));
   onCleanup('day queues', () => jobs.close());
   const usage = new DailyUsage(db.conn);
   const clock = { now: DAY };
@@ -113,7 +114,7 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
   const quota = new QuotaGovernor(redis, prefix, {
     quotas: w.quota,
     dayTimeZone: 'UTC',
-    onDemandShare: w.onDemandShare,
+    shares: w.shares,
     onDemandReserve: w.onDemandReserve,
     usage,
     clock: () => clock.now,
@@ -169,7 +170,7 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
       const data = job.data as JobPayload<'refresh.p1' | 'refresh.p0'>;
       clock.now = at;
       try {
-        await quota.permit(COUNTRY, 'scheduled');
+        await quota.permit(COUNTRY, 'refresh');
       } catch (err) {
         if (!(err instanceof DayQuotaSpentError)) throw err;
         // As workers/handlers/refresh.ts does: the products go back to the planner, due as they were.

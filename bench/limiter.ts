@@ -11,6 +11,7 @@
  * with its own connection and its own QuotaGovernor on a connection of its own (same prefix), so
  * the pace is shared through Redis as between real processes.
  */
+import { FairTags } from '../src/fairness/fair-tags.js';
 import { availableParallelism, cpus, totalmem } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -137,7 +138,8 @@ async function runAt(
     return r;
   };
   const admin = connect();
-  const producer = new JobProducer(connect(), prefix, pino({ level: 'silent' }));
+  const producerConnection = connect();
+  const producer = new JobProducer(producerConnection, prefix, pino({ level: 'silent' }), new FairTags(producerConnection, prefix));
   // More jobs than the run can start (with room for the ones held by workers), so the queue never runs dry.
   for (const country of countries) {
     const perCountry = Math.ceil(q * seconds * 1.2) + PROCESSES * config.concurrency(country) + 10;
@@ -159,7 +161,7 @@ async function runAt(
       const governor = new QuotaGovernor(connect(), prefix, {
         quotas: config.quota,
         dayTimeZone: config.quotaDayTimeZone,
-        onDemandShare: config.onDemandShare,
+        shares: config.shares,
         onDemandReserve: config.onDemandReserve,
         usage: NO_MONGO_USAGE,
       });
@@ -167,7 +169,7 @@ async function runAt(
       const worker = new Worker(
         queueName(country),
         async () => {
-          const permit = await governor.permit(country, 'scheduled');
+          const permit = await governor.permit(country, 'refresh');
           // The instant the upstream call would go on the wire: what the upstream's bucket sees.
           const t = performance.now();
           if (recording) starts.get(country)!.push({ t, b: permit.bookedAt, p });

@@ -5,6 +5,7 @@
  * real mongod `explain()` shows it. The CI stand-in has no `explain` and scans every collection, so
  * there only the query shape is meaningful, and the output says so.
  */
+import { FairTags } from '../src/fairness/fair-tags.js';
 import { pathToFileURL } from 'node:url';
 import type mongoose from 'mongoose';
 import { loadConfig } from '../config/env.js';
@@ -119,13 +120,13 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   const logger = createLogger(config);
   const redis = createRedis(inf.redisUrl, 'command', logger, 'bench-plan');
   onCleanup('planner Redis connection', () => closeRedis(redis));
-  const jobs = new JobProducer(redis, prefix, logger);
+  const jobs = new JobProducer(redis, prefix, logger, new FairTags(redis, prefix));
   onCleanup('planner queues', () => jobs.close());
   const usage = new DailyUsage(db.conn);
   const quota = new QuotaGovernor(redis, prefix, {
     quotas: config.workers.quota,
     dayTimeZone: 'UTC',
-    onDemandShare: config.workers.onDemandShare,
+    shares: config.workers.shares,
     onDemandReserve: config.workers.onDemandReserve,
     usage,
   });

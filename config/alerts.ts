@@ -5,17 +5,45 @@
 import { z } from 'zod';
 import { bool, duration, int } from './parsers.js';
 
+/** One retry delay: at most a week, so a typo cannot park a delivery for a year. */
+const retryDelay = duration.pipe(z.number().max(7 * 86_400_000, 'must be at most 7d'));
+
+/**
+ * A comma list of durations: the delay before each retry, in order. The first attempt is
+ * immediate, so n delays make n + 1 attempts.
+ */
+const retrySchedule = z
+  .string()
+  .transform((v) => v.split(',').map((d) => d.trim()))
+  .pipe(
+    z
+      .array(retryDelay, { error: 'must be a comma list of durations such as 5s,5m,30m' })
+      .min(1, 'must list at least one delay')
+      .max(30, 'must list at most 30 delays'),
+  );
+
 export const alertsEnvSchema = z.object({
   HISTORY_DAYS: int(1, 36_500).default(365),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   WEBHOOK_TIMEOUT: duration.default(10_000),
-  WEBHOOK_RETRY_BASE: duration.pipe(z.number().max(3_600_000, 'must be at most 1h')).default(20_000),
+  // Standard Webhooks' schedule: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (~27 h).
+  WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  WEBHOOK_CONCURRENCY: int(1, 1_000).default(32),
+  WEBHOOK_DISABLE_AFTER: duration.default(5 * 86_400_000),
+  WEBHOOK_RECORDS_PER_ENDPOINT: int(10, 1_000_000).default(1_000),
 });
 
 /** What a delivery reads of a receiver's answer at most: it only needs the status. */
 export const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
-/** How long a change may take to be delivered before its retries stop. */
-export const DELIVERY_SPAN_MS = 86_400_000;
+
+/** How long creating an alert waits for the DNS answer about its URL's host. */
+export const WEBHOOK_LOOKUP_TIMEOUT_MS = 5_000;
+
+/**
+ * How long one MongoDB call of a delivery may take: a read's maxTimeMS, a write's deadline. Past
+ * it the attempt fails and is retried, rather than holding a worker slot while MongoDB stalls.
+ */
+export const DELIVERY_DB_TIMEOUT_MS = 5_000;
 
 export interface AlertsConfig {
   /** Days a history point is kept (a TTL on each point's expiry). */
@@ -24,20 +52,16 @@ export interface AlertsConfig {
   readonly allowPrivate: boolean;
   /** One delivery attempt, connect to last byte read. */
   readonly timeoutMs: number;
-  /** The first retry's delay; each next one doubles it. */
-  readonly retryBaseMs: number;
-  /** Attempts in all: as many as the doubling delays fit in DELIVERY_SPAN_MS. */
+  /** The delay before each retry (ms), in order. */
+  readonly retryScheduleMs: readonly number[];
+  /** Attempts in all: the first, and one after each delay of the schedule. */
   readonly attempts: number;
-}
-
-/**
- * BullMQ's exponential backoff waits base·2^(k-1) before retry k, so n attempts span
- * base·(2^(n-1) - 1): the most attempts whose span is still within the day.
- */
-export function deliveryAttempts(baseMs: number, spanMs = DELIVERY_SPAN_MS): number {
-  let n = 1;
-  while (baseMs * (2 ** n - 1) <= spanMs) n++;
-  return n;
+  /** Delivery attempts one process runs at once. */
+  readonly concurrency: number;
+  /** An endpoint failing for longer than this (no success since) is disabled at its next failure. */
+  readonly disableAfterMs: number;
+  /** Delivery records kept per endpoint; the oldest beyond it are deleted. */
+  readonly recordsPerEndpoint: number;
 }
 
 export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>): AlertsConfig {
@@ -45,7 +69,10 @@ export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>): AlertsC
     historyDays: env.HISTORY_DAYS,
     allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
     timeoutMs: env.WEBHOOK_TIMEOUT,
-    retryBaseMs: env.WEBHOOK_RETRY_BASE,
-    attempts: deliveryAttempts(env.WEBHOOK_RETRY_BASE),
+    retryScheduleMs: Object.freeze([...env.WEBHOOK_RETRY_SCHEDULE]),
+    attempts: env.WEBHOOK_RETRY_SCHEDULE.length + 1,
+    concurrency: env.WEBHOOK_CONCURRENCY,
+    disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
+    recordsPerEndpoint: env.WEBHOOK_RECORDS_PER_ENDPOINT,
   });
 }

@@ -8,6 +8,7 @@ import cron from 'node-cron';
 import { bool, decimal, duration, int, timeZone } from './parsers.js';
 import { DEFAULT_RETRY, retrySpanMs } from './retry.js';
 import type { Country } from './countries.js';
+import type { ClassShares } from './quota-classes.js';
 
 const cronExpr = z.string().refine((v) => cron.validate(v), 'must be a cron expression (node-cron, seconds optional)');
 
@@ -22,7 +23,9 @@ export const workersEnvSchema = z.object({
   QUOTA_BURST_JP: int(1, 10_000).optional(),
   QUOTA_BURST_US: int(1, 10_000).optional(),
   QUOTA_DAY_TZ: timeZone.default('UTC'),
-  ON_DEMAND_SHARE: decimal(0.01, 1).default(0.3),
+  ON_DEMAND_SHARE: decimal(0.01, 0.9).default(0.3),
+  IMPORT_SHARE: decimal(0.01, 0.9).default(0.1),
+  CRAWL_SHARE: decimal(0.01, 0.9).default(0.1),
   ON_DEMAND_RESERVE: decimal(0, 0.5).default(0.05),
   WORKER_CONCURRENCY: int(1, 200).optional(),
   WORKER_LOCK_MS: int(5_000, 600_000).default(30_000),
@@ -63,9 +66,13 @@ export interface WorkersConfig {
   readonly quota: Readonly<Record<Country, CountryQuota>>;
   /** The quota's calendar day, for QUOTA_PER_DAY. */
   readonly quotaDayTimeZone: string;
-  /** Largest share of the pace (while scheduled work waits) and of the day for on-demand work. */
-  readonly onDemandShare: number;
-  /** Share of the rest of the day that scheduled work leaves to forced updates. */
+  /**
+   * Each class's share of a country's calls: the least it gets a second while every class has work
+   * (unused shares go to the others), and for all but refresh the most it may spend of the day.
+   * Refresh has what the others leave.
+   */
+  readonly shares: ClassShares;
+  /** Share of the rest of the day that the other classes leave to forced updates. */
   readonly onDemandReserve: number;
   /** Jobs one worker process runs at once per country: enough to keep the governor's permits used. */
   concurrency(country: Country): number;
@@ -131,13 +138,19 @@ export function buildWorkersConfig(
       `SCHEDULER_LEASE must be at least ${Math.ceil(minLease / 1_000)}s: a refresh job's retries (${DEFAULT_RETRY.attempts} attempts of up to WORKER_JOB_TIMEOUT each, with backoff) must end before its products can be claimed again`,
     );
   }
+  const refreshShare = 1 - env.ON_DEMAND_SHARE - env.IMPORT_SHARE - env.CRAWL_SHARE;
+  if (refreshShare < 0.1 - 1e-9) {
+    problems.push(
+      `ON_DEMAND_SHARE + IMPORT_SHARE + CRAWL_SHARE must be at most 0.9, so that scheduled refreshes keep a tenth of the quota (they are ${(1 - refreshShare).toFixed(2)})`,
+    );
+  }
   if (problems.length) return { problems };
   return {
     problems,
     config: Object.freeze({
       quota: Object.freeze(quota),
       quotaDayTimeZone: env.QUOTA_DAY_TZ,
-      onDemandShare: env.ON_DEMAND_SHARE,
+      shares: Object.freeze({ ondemand: env.ON_DEMAND_SHARE, import: env.IMPORT_SHARE, refresh: refreshShare, crawl: env.CRAWL_SHARE }),
       onDemandReserve: env.ON_DEMAND_RESERVE,
       // A call takes a few hundred ms, so a worker needs about rps × latency jobs in flight to use
       // the whole quota; twice the rate leaves room for slow answers. CPU count plays no part.

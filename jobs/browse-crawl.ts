@@ -1,4 +1,4 @@
-import mongoose from 'mongoose';
+import mongoose, { Types } from 'mongoose';
 import { z } from 'zod';
 import { countrySchema } from '../src/catalog/identifiers.js';
 import { writeFoundItems } from '../src/catalog/writes.js';
@@ -7,6 +7,9 @@ import { watchModel } from '../src/models/watch.js';
 import { MAX_PAGE } from '../src/upstream/port.js';
 import { defineJob, type JobContext } from './kind.js';
 import { DEFAULT_RETRY } from '../config/retry.js';
+import { addDaily, usedDailyMany } from '../src/accounts/limits.js';
+import { quotaDayOf } from '../src/quota/quota-day.js';
+import { fairSchema } from '../src/fairness/fair-classes.js';
 
 /**
  * A watched browse node's crawl, page by page, in each country: planned once a crawl interval by
@@ -25,23 +28,67 @@ const crawlPayload = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{1,80}$/)
     .optional(),
+  fair: fairSchema.optional(),
 });
 
-/** Enqueues a crawl of every watched browse node not crawled within the interval, once a day at most. */
+/** Browse entries a planning pass reads at most: the rest are due still and come in the next pass. */
+const PLAN_BATCH = 1_000;
+
+/**
+ * Enqueues a crawl of each watched browse node that is due, in every country: a bounded batch of
+ * due entries a pass, read from the (kind, next_crawl_at) index, longest due first. Each crawl is
+ * charged to the node's watcher that has crawled the least today, among those with crawl pages
+ * left (ACCOUNT_MAX_CRAWL_PAGES_PER_DAY), and goes into the crawl queue at that account's fair
+ * place; a node none of whose watchers has pages left waits for the next quota day. The entries
+ * are claimed a lease ahead, so a crawl still under way is not planned again.
+ */
 export async function planCrawls(ctx: JobContext, now = new Date()): Promise<number> {
-  const cutoff = new Date(now.getTime() - ctx.config.workers.scheduler.browseIntervalMs);
-  const nodes = await watchModel(ctx.mongo).distinct('key', {
-    kind: 'browse',
-    $or: [{ last_crawl_at: null }, { last_crawl_at: mongoose.trusted({ $lt: cutoff }) }],
-  });
+  const watches = watchModel(ctx.mongo);
+  const due = await watches
+    .find({ kind: 'browse', $or: [{ next_crawl_at: null }, { next_crawl_at: mongoose.trusted({ $lte: now }) }] })
+    .sort({ next_crawl_at: 1 })
+    .limit(PLAN_BATCH)
+    .select({ key: 1, user_id: 1 })
+    .lean();
+  if (due.length === 0) return 0;
+  const watchers = new Map<string, Set<string>>();
+  for (const w of due) watchers.set(w.key, (watchers.get(w.key) ?? new Set()).add(w.user_id.toHexString()));
+
+  const day = quotaDayOf(now.getTime(), ctx.config.workers.quotaDayTimeZone);
+  const cap = ctx.config.accounts.maxCrawlPagesPerDay;
+  const accounts = [...new Set(due.map((w) => w.user_id.toHexString()))];
+  const used = await usedDailyMany(ctx.redis, ctx.redisPrefix, accounts, 'crawl-pages', day.key);
+  const planned: string[] = [];
+  const waiting: string[] = [];
   let added = 0;
-  for (const nodeId of nodes) {
+  for (const [nodeId, who] of watchers) {
+    const payer = [...who]
+      .filter((u) => cap === 0 || used.get(u)! < cap)
+      .sort((a, b) => used.get(a)! - used.get(b)! || a.localeCompare(b))[0];
+    if (!payer) {
+      waiting.push(nodeId);
+      continue;
+    }
+    planned.push(nodeId);
+    const account = { id: payer, weight: await ctx.weights.of(payer) };
     for (const country of ctx.config.countries) {
       // One crawl per node, country and day, however many schedulers ask.
       const crawlId = `crawl-${country}-${nodeId}-${now.toISOString().slice(0, 10)}`;
-      await ctx.jobs.add('browse.crawl', { country, nodeId, crawlId }, { jobId: `${crawlId}-p1` });
+      await ctx.jobs.add('browse.crawl', { country, nodeId, crawlId }, { jobId: `${crawlId}-p1` }, account);
       added++;
     }
+  }
+  if (planned.length) {
+    await watches.updateMany(
+      { kind: 'browse', key: mongoose.trusted({ $in: planned }) },
+      { $set: { next_crawl_at: new Date(now.getTime() + ctx.config.workers.scheduler.leaseMs) } },
+    );
+  }
+  if (waiting.length) {
+    await watches.updateMany(
+      { kind: 'browse', key: mongoose.trusted({ $in: waiting }) },
+      { $set: { next_crawl_at: new Date(day.end), crawl_waiting_until: new Date(day.end) } },
+    );
   }
   return added;
 }
@@ -55,13 +102,17 @@ export async function planCrawls(ctx: JobContext, now = new Date()): Promise<num
 export const browseCrawlJob = defineJob({
   name: 'browse.crawl',
   payload: crawlPayload,
-  priority: 5,
-  lane: 'scheduled',
-  queue: 'work',
+  cls: 'crawl',
+  priority: 1,
   retry: DEFAULT_RETRY,
   async run(ctx, data, run): Promise<{ page: number; asins: number; last: boolean }> {
     const result = await run.upstream.browseNode(data.nodeId, data.page);
     const now = new Date();
+    // The page is the paying account's, whatever it found (ACCOUNT_MAX_CRAWL_PAGES_PER_DAY).
+    if (data.fair) {
+      const day = quotaDayOf(now.getTime(), ctx.config.workers.quotaDayTimeZone);
+      await addDaily(ctx.redis, ctx.redisPrefix, data.fair.account, 'crawl-pages', day.key);
+    }
     await writeFoundItems(ctx.mongo, ctx.config, data.country, result.items, {
       now,
       onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
@@ -70,7 +121,14 @@ export const browseCrawlJob = defineJob({
     if (asins.length) {
       await productModel(ctx.mongo).updateMany(
         { country: data.country, asin: mongoose.trusted({ $in: asins }), priority: null },
-        { $set: { priority: 0, next_refresh_at: new Date(now.getTime() + ctx.config.refresh.intervalMs[0]) } },
+        {
+          $set: {
+            priority: 0,
+            next_refresh_at: new Date(now.getTime() + ctx.config.refresh.intervalMs[0]),
+            // Refreshed for the account whose crawl found them: its share, not everyone's, pays.
+            owners: data.fair ? [new Types.ObjectId(data.fair.account)] : [],
+          },
+        },
       );
     }
     const found = data.found + asins.length;
@@ -78,24 +136,36 @@ export const browseCrawlJob = defineJob({
     if (last) {
       await watchModel(ctx.mongo).updateMany(
         { kind: 'browse', key: data.nodeId },
-        { $set: { last_crawl_at: now, last_crawl_count: found, crawl_waiting_until: null } },
+        {
+          $set: {
+            last_crawl_at: now,
+            last_crawl_count: found,
+            crawl_waiting_until: null,
+            next_crawl_at: new Date(now.getTime() + ctx.config.workers.scheduler.browseIntervalMs),
+          },
+        },
       );
     } else {
       const crawlId = data.crawlId ?? run.id ?? `${data.country}-${data.nodeId}`;
       // The next page's id derives from this crawl's: a retried page never enqueues its successor twice.
+      const account = data.fair ? { id: data.fair.account, weight: await ctx.weights.of(data.fair.account) } : undefined;
       await ctx.jobs.add(
         'browse.crawl',
         { country: data.country, nodeId: data.nodeId, page: data.page + 1, found, crawlId },
         { jobId: `${crawlId}-p${data.page + 1}` },
+        account,
       );
     }
     return { page: data.page, asins: found, last };
   },
-  /** The node's watch entries say until when the crawl waits; its last page clears it. */
+  /**
+   * The node's watch entries say until when the crawl waits (its last page clears it), and stay
+   * claimed past then, so the planner does not start the node's crawl again meanwhile.
+   */
   async whenDaySpent(ctx, data, until) {
     await watchModel(ctx.mongo).updateMany(
       { kind: 'browse', key: data.nodeId, crawl_waiting_until: mongoose.trusted({ $ne: until }) },
-      { $set: { crawl_waiting_until: until } },
+      { $set: { crawl_waiting_until: until, next_crawl_at: new Date(until.getTime() + ctx.config.workers.scheduler.leaseMs) } },
     );
   },
 });

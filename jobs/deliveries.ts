@@ -1,28 +1,39 @@
-import { Queue, UnrecoverableError as BullUnrecoverable, type Job, type JobsOptions } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { Types } from 'mongoose';
 import { z } from 'zod';
 import type { Config } from '../config/env.js';
-import { WEBHOOK_MAX_RESPONSE_BYTES } from '../config/alerts.js';
 import { countrySchema } from '../src/catalog/identifiers.js';
 import { availabilitySchema } from '../src/catalog/product.js';
-import { presentPoint, type ProductChange } from '../src/catalog/history.js';
+import type { ProductChange } from '../src/catalog/history.js';
 import type { Logger } from '../src/logger.js';
-import type { Metrics } from '../src/metrics/registry.js';
 import { ALERT_KINDS } from '../src/models/alert.js';
 import type { Alert, AlertService } from '../src/alerts/service.js';
+import type { Endpoint } from '../src/alerts/endpoints.js';
+import type { Claimed, QueuedDelivery } from '../src/alerts/delivery-records.js';
 import { firesOn } from '../src/alerts/triggers.js';
-import type { WebhookPayload } from '../src/alerts/present.js';
-import { sendWebhook } from '../src/alerts/send-webhook.js';
-import { InvalidJobPayloadError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
+import type { FairTags } from '../src/fairness/fair-tags.js';
+import type { AccountWeights } from '../src/accounts/weights.js';
 import { OBJECT_ID_RE } from '../src/db/mongo.js';
 
 /**
- * Alert deliveries: one BullMQ job per alert and change on a queue of their own, apart from every
- * upstream queue, so a slow receiver never holds a refresh and a refresh backlog never holds a
- * webhook. Producer (DeliveryQueue) and worker (runDelivery) parse the same payload schema.
+ * Webhook deliveries: one BullMQ job per endpoint and change on a queue of their own, apart from
+ * every upstream queue, so a slow receiver never holds a refresh and a refresh backlog never holds
+ * a webhook. Jobs are queued fairly between accounts: each gets its account's start tag in the
+ * `deliveries` lane as its BullMQ priority (src/fairness/fair-tags.ts), so one account's backlog
+ * to a slow receiver delays another account's new delivery by about one attempt, not by the
+ * backlog. Producer (DeliveryQueue) and worker (jobs/deliver.ts) parse the same payload schema.
  */
 export const DELIVERIES_QUEUE = 'deliveries';
 export const DELIVERY_JOB = 'deliver';
+/** The fair-queuing lane of the deliveries (one for every process and country). */
+export const DELIVERIES_LANE = 'deliveries';
+/** BullMQ's backoff type for the WEBHOOK_RETRY_SCHEDULE strategy the worker carries. */
+export const WEBHOOK_BACKOFF = 'webhook-schedule';
+/** Deliveries one bulk replay queues at most. */
+export const REPLAY_LIMIT = 1_000;
+
+const objectId = z.string().regex(OBJECT_ID_RE);
 
 const pointSchema = z.object({
   at: z.number().int(),
@@ -32,160 +43,213 @@ const pointSchema = z.object({
   buybox: z.boolean(),
   rank: z.number().int().nullable(),
 });
+export type PayloadPoint = z.output<typeof pointSchema>;
 
-export const deliveryPayloadSchema = z.object({
-  alert_id: z.string().regex(OBJECT_ID_RE),
+/** What a delivery says, as its record keeps it for a replay. */
+export const deliveryContentSchema = z.object({
+  endpoint_id: objectId,
+  user_id: objectId,
+  /** The alerts the change fired at the endpoint, in creation order (one per kind, as alerts are unique per product and kind). */
+  alerts: z.array(z.object({ id: objectId, kind: z.enum(ALERT_KINDS) })).min(1),
+  asin: z.string(),
+  country: countrySchema,
+  before: pointSchema.nullable(),
+  after: pointSchema,
+});
+export type DeliveryContent = z.output<typeof deliveryContentSchema>;
+
+/** A job: the content, its fair start tag, and for a replay the delivery it sends again. */
+export const deliveryPayloadSchema = deliveryContentSchema.extend({
+  tag: z.number().nonnegative(),
+  /** A replay's job id differs from the delivery's; this is the delivery's id and webhook-id. */
+  delivery_id: z.string().min(1).optional(),
+});
+export type DeliveryPayload = z.output<typeof deliveryPayloadSchema>;
+
+/** A job queued before endpoints existed: one alert, no endpoint, no tag. */
+export const legacyPayloadSchema = z.object({
+  alert_id: objectId,
   kind: z.enum(ALERT_KINDS),
   asin: z.string(),
   country: countrySchema,
   before: pointSchema.nullable(),
   after: pointSchema,
 });
-export type DeliveryPayload = z.output<typeof deliveryPayloadSchema>;
+export type LegacyPayload = z.output<typeof legacyPayloadSchema>;
 
-/** One alert and one change make one delivery: BullMQ adds a job id once, and the record is keyed by it. */
-export function deliveryJobId(alertId: string, change: Pick<ProductChange, 'key'>): string {
-  return `${alertId}.${change.key}`;
+/** One endpoint and one change make one delivery: BullMQ adds a job id once, and the record is keyed by it. */
+export function deliveryJobId(endpointId: string, change: Pick<ProductChange, 'key'>): string {
+  return `${endpointId}.${change.key}`;
 }
 
-const toPoint = (p: NonNullable<ProductChange['before']>) => ({ ...p, at: p.at.getTime() });
+const toPoint = (p: NonNullable<ProductChange['before']>): PayloadPoint => ({ ...p, at: p.at.getTime() });
+
+/** The BullMQ backoff of WEBHOOK_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
+export function webhookBackoff(schedule: readonly number[]) {
+  return (attemptsMade: number): number => schedule[attemptsMade - 1] ?? -1;
+}
 
 export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions {
+  const spanMs = config.alerts.retryScheduleMs.reduce((a, b) => a + b, 0);
   return {
     attempts: config.alerts.attempts,
-    backoff: { type: 'exponential', delay: config.alerts.retryBaseMs },
+    backoff: { type: WEBHOOK_BACKOFF },
     // Kept past the retry span, so a change seen again within it still finds its job id taken.
-    removeOnComplete: { age: 2 * 86_400 },
+    removeOnComplete: { age: Math.ceil(Math.max(2 * 86_400_000, spanMs + 86_400_000) / 1_000) },
     removeOnFail: { age: 7 * 86_400, count: 10_000 },
   };
 }
 
-/** Adds the deliveries a batch's changes call for. Built on the api's fail-fast connection, like JobProducer. */
+interface Job {
+  readonly name: string;
+  readonly data: DeliveryPayload;
+  readonly opts: JobsOptions;
+}
+
+/** Adds the deliveries a batch's changes call for, and replays. Built on the api's fail-fast connection, like JobProducer. */
 export class DeliveryQueue {
   readonly queue: Queue;
 
   constructor(
     connection: Redis,
     prefix: string,
-    logger: Logger,
+    private readonly logger: Logger,
     private readonly alerts: AlertService,
-    config: Pick<Config, 'alerts'>,
+    private readonly config: Pick<Config, 'alerts'>,
+    private readonly fair: FairTags,
+    private readonly weights: AccountWeights,
   ) {
     this.queue = new Queue(DELIVERIES_QUEUE, { connection, prefix, defaultJobOptions: deliveryJobOptions(config) });
     this.queue.on('error', (err) => logger.warn({ err: { message: err.message }, queue: DELIVERIES_QUEUE }, 'queue error'));
   }
 
-  /** The alerts on the changed products (one query), and a job for each alert a change fires. */
+  /**
+   * The alerts on the changed products (one query per country), grouped by endpoint: one job per
+   * endpoint and change, listing every alert it fired there. A disabled endpoint gets none. The
+   * records come first, so an attempt always finds its record; a batch that fails after them is
+   * retried, and BullMQ adds each job id once.
+   */
   async enqueueFor(changes: readonly ProductChange[]): Promise<number> {
     const byCountry = new Map<ProductChange['country'], ProductChange[]>();
     for (const c of changes) byCountry.set(c.country, [...(byCountry.get(c.country) ?? []), c]);
-    const jobs: { name: string; data: DeliveryPayload; opts: JobsOptions }[] = [];
-    const records: { id: string; alert: Alert }[] = [];
+    const fired: { change: ProductChange; alert: Alert }[] = [];
     for (const [country, list] of byCountry) {
       const alerts = await this.alerts.activeOn(country, [...new Set(list.map((c) => c.asin))]);
       for (const change of list) {
-        for (const alert of alerts) {
-          if (alert.asin !== change.asin || !firesOn(alert, change)) continue;
-          const id = deliveryJobId(alert._id.toHexString(), change);
-          const data = deliveryPayloadSchema.parse({
-            alert_id: alert._id.toHexString(),
-            kind: alert.kind,
-            asin: change.asin,
-            country,
-            before: change.before ? toPoint(change.before) : null,
-            after: toPoint(change.after),
-          });
-          // Attempts, backoff and retention are the queue's defaults (deliveryJobOptions).
-          jobs.push({ name: DELIVERY_JOB, data, opts: { jobId: id } });
-          records.push({ id, alert });
-        }
+        for (const alert of alerts) if (alert.asin === change.asin && firesOn(alert, change)) fired.push({ change, alert });
       }
     }
-    if (jobs.length === 0) return 0;
-    await this.queue.addBulk(jobs);
-    await this.alerts.recordQueued(records);
-    return jobs.length;
+    if (fired.length === 0) return 0;
+    const endpointOf = await this.endpointsOf(fired.map((f) => f.alert));
+    const groups = new Map<string, { change: ProductChange; endpoint: Endpoint; alerts: Alert[] }>();
+    for (const { change, alert } of fired) {
+      const endpoint = endpointOf.get(alert._id.toHexString());
+      if (!endpoint || endpoint.disabled_at) continue;
+      const id = deliveryJobId(endpoint._id.toHexString(), change);
+      const group = groups.get(id) ?? { change, endpoint, alerts: [] };
+      group.alerts.push(alert);
+      groups.set(id, group);
+    }
+    const queued: QueuedDelivery[] = [...groups].map(([id, { change, endpoint, alerts }]) => ({
+      id,
+      endpointId: endpoint._id,
+      userId: endpoint.user_id,
+      alertIds: alerts.map((a) => a._id),
+      payload: deliveryContentSchema.parse({
+        endpoint_id: endpoint._id.toHexString(),
+        user_id: endpoint.user_id.toHexString(),
+        alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind })),
+        asin: change.asin,
+        country: change.country,
+        before: change.before ? toPoint(change.before) : null,
+        after: toPoint(change.after),
+      }),
+    }));
+    if (queued.length === 0) return 0;
+    const added = await this.alerts.records.recordQueued(queued);
+    const weights = await this.weightsOf(queued.map((q) => q.userId.toHexString()));
+    await this.queue.addBulk(await Promise.all(queued.map((q) => this.job(q.id, q.payload as DeliveryContent, weights))));
+    // Housekeeping: a failure here must not fail the refresh batch that found the changes.
+    await this.trim(added).catch((err: Error) => this.logger.warn({ err: { message: err.message } }, 'delivery records not trimmed'));
+    return queued.length;
+  }
+
+  /**
+   * Queues a delivery that ended undelivered again, now, with a fresh retry schedule and the same
+   * webhook-id. Answers null when the account has no such delivery or it is not replayable as it
+   * stands (the route tells which); the caller checked its endpoint is enabled.
+   */
+  async replay(userId: Types.ObjectId, id: string): Promise<Claimed | null> {
+    const claimed = await this.alerts.records.claim(userId, id);
+    if (!claimed) return null;
+    await this.requeue([claimed], userId);
+    return claimed;
+  }
+
+  /**
+   * Queues again up to REPLAY_LIMIT of the account's undelivered deliveries (of one endpoint, or of
+   * every enabled one), oldest first. Answers how many, and whether more remain.
+   */
+  async replayMany(userId: Types.ObjectId, opts: { endpointId?: Types.ObjectId; skipEndpoints: readonly Types.ObjectId[] }) {
+    const claimed = await this.alerts.records.claimMany(userId, { ...opts, limit: REPLAY_LIMIT });
+    if (claimed.length) await this.requeue(claimed, userId);
+    return { replayed: claimed.length, more: await this.alerts.records.anyReplayable(userId, opts) };
   }
 
   async close(): Promise<void> {
     await this.queue.close();
   }
-}
 
-export interface DeliveryDeps {
-  readonly config: Pick<Config, 'alerts' | 'timeZone'>;
-  readonly alerts: AlertService;
-  readonly metrics: Metrics;
-  readonly logger: Logger;
-}
-
-/** The webhook's body: the points as the history route answers them. */
-export function webhookBody(data: DeliveryPayload, timeZone: string): WebhookPayload {
-  const point = (p: z.output<typeof pointSchema>) => presentPoint({ ...p, at: new Date(p.at) }, timeZone);
-  return {
-    alert_id: data.alert_id,
-    kind: data.kind,
-    asin: data.asin,
-    country: data.country,
-    before: data.before ? point(data.before) : null,
-    after: point(data.after),
-  };
-}
-
-/**
- * One attempt of a delivery. A 2xx acknowledges; 410 disables the alert and ends the delivery;
- * anything else fails the attempt, and BullMQ retries with exponential backoff within a day. A
- * delivery whose alert was deleted or disabled meanwhile ends without a request.
- */
-export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<{ status: number } | { skipped: string }> {
-  const parsed = deliveryPayloadSchema.safeParse(job.data);
-  if (!parsed.success) throw new BullUnrecoverable(new InvalidJobPayloadError(`delivery payload: ${parsed.error.message}`).message);
-  const data = parsed.data;
-  const target = await deps.alerts.forDelivery(data.alert_id);
-  if (!target) {
-    deps.metrics.deliveries.inc({ outcome: 'skipped' });
-    return { skipped: 'the alert was deleted or disabled' };
+  /**
+   * Queues claimed deliveries. When Redis refuses, they go back to `failed` (they were failed or
+   * gone), so a replay can take them again rather than leaving them pending with no job.
+   */
+  private async requeue(claimed: readonly Claimed[], userId: Types.ObjectId): Promise<void> {
+    try {
+      const weights = await this.weightsOf([userId.toHexString()]);
+      await this.queue.addBulk(await Promise.all(claimed.map((c) => this.replayJob(c, weights))));
+    } catch (err) {
+      await this.alerts.records.unclaim(claimed.map((c) => c.record._id));
+      throw err;
+    }
   }
-  const id = job.id!;
-  const attempts = job.attemptsMade + 1;
-  const last = attempts >= (job.opts.attempts ?? 1);
-  let status: number | null = null;
-  try {
-    const answer = await sendWebhook({
-      url: target.alert.webhook_url,
-      secret: target.secret,
-      id,
-      timestamp: new Date(),
-      body: JSON.stringify(webhookBody(data, deps.config.timeZone)),
-      timeoutMs: deps.config.alerts.timeoutMs,
-      maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
-      allowPrivate: deps.config.alerts.allowPrivate,
-    });
-    status = answer.status;
-    if (status >= 200 && status < 300) {
-      await deps.alerts.recordAttempt(id, target.alert, { status: 'delivered', attempts, responseCode: status, error: null });
-      deps.metrics.deliveries.inc({ outcome: 'delivered' });
-      return { status };
+
+  private async replayJob(c: Claimed, weights: ReadonlyMap<string, number>): Promise<Job> {
+    const content = deliveryContentSchema.parse(c.payload);
+    return this.job(`${c.record._id}.r${c.record.replays ?? 1}`, content, weights, c.record._id);
+  }
+
+  /** Each account's weight, read once per batch (a batch may hold hundreds of one account's jobs). */
+  private async weightsOf(userIds: readonly string[]): Promise<Map<string, number>> {
+    const unique = [...new Set(userIds)];
+    return new Map(await Promise.all(unique.map(async (u) => [u, await this.weights.of(u)] as const)));
+  }
+
+  /** A job at its account's fair start tag; attempts, backoff and retention are the queue's defaults. */
+  private async job(jobId: string, content: DeliveryContent, weights: ReadonlyMap<string, number>, deliveryId?: string): Promise<Job> {
+    const t = await this.fair.tag(DELIVERIES_LANE, content.user_id, weights.get(content.user_id) ?? 1);
+    const data = deliveryPayloadSchema.parse({ ...content, tag: t.tag, ...(deliveryId ? { delivery_id: deliveryId } : {}) });
+    return { name: DELIVERY_JOB, data, opts: { jobId, priority: t.priority } };
+  }
+
+  /** Each fired alert's endpoint: alerts of before endpoints move to theirs first. */
+  private async endpointsOf(alerts: readonly Alert[]): Promise<Map<string, Endpoint>> {
+    const byAlert = new Map<string, Endpoint>();
+    const known = await this.alerts.endpoints.byIds(alerts.flatMap((a) => (a.endpoint_id ? [a.endpoint_id] : [])));
+    for (const a of new Map(alerts.map((x) => [x._id.toHexString(), x])).values()) {
+      const endpoint = a.endpoint_id ? known.get(a.endpoint_id.toHexString()) : await this.alerts.endpoints.adopt(a);
+      if (endpoint) byAlert.set(a._id.toHexString(), endpoint);
     }
-    if (status === 410) throw new WebhookGoneError('the receiver answered 410 Gone: the alert is disabled');
-    throw new WebhookDeliveryError(`the receiver answered ${status}`, status);
-  } catch (err) {
-    const error = err instanceof Error ? err : new Error(String(err));
-    if (error instanceof WebhookGoneError) {
-      await deps.alerts.disable(data.alert_id, 'the receiver answered 410 Gone');
-      await deps.alerts.recordAttempt(id, target.alert, { status: 'gone', attempts, responseCode: 410, error: error.message });
-      deps.metrics.deliveries.inc({ outcome: 'gone' });
-      throw new BullUnrecoverable(error.message);
+    return byAlert;
+  }
+
+  /** Endpoints over WEBHOOK_RECORDS_PER_ENDPOINT by their count lose their oldest records. */
+  private async trim(added: ReadonlyMap<string, number>): Promise<void> {
+    const max = this.config.alerts.recordsPerEndpoint;
+    for (const [hex, n] of added) {
+      const id = new Types.ObjectId(hex);
+      if ((await this.alerts.endpoints.addRecords(id, n)) <= max) continue;
+      await this.alerts.endpoints.setRecordCount(id, await this.alerts.records.trim(id, max));
     }
-    const code = error instanceof WebhookDeliveryError ? error.status : status;
-    await deps.alerts.recordAttempt(id, target.alert, {
-      status: last ? 'failed' : 'pending',
-      attempts,
-      responseCode: code,
-      error: error.message,
-    });
-    deps.metrics.deliveries.inc({ outcome: last ? 'failed' : 'retry' });
-    deps.logger.warn({ delivery: id, attempt: attempts, err: { name: error.name, message: error.message } }, 'webhook delivery failed');
-    throw error;
   }
 }

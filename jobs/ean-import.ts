@@ -4,12 +4,14 @@ import type { Config } from '../config/env.js';
 import { countrySchema, isValidEan13, type Country } from '../src/catalog/identifiers.js';
 import { writeFoundItems } from '../src/catalog/writes.js';
 import { isDuplicateKey, OBJECT_ID_RE } from '../src/db/mongo.js';
-import { TooManyRequestsError } from '../src/errors/index.js';
+import { DailyAccountLimitError, TooManyRequestsError } from '../src/errors/index.js';
+import { giveBackDaily, takeDaily } from '../src/accounts/limits.js';
+import { quotaDayOf } from '../src/quota/quota-day.js';
 import { eanImportModel, type CountryImportStatus, type EanImportDoc } from '../src/models/ean-import.js';
 import { MAX_PAGE } from '../src/upstream/port.js';
 import { defineJob, type JobContext } from './kind.js';
-import type { JobProducer } from './queues.js';
 import { DEFAULT_RETRY } from '../config/retry.js';
+import { fairSchema } from '../src/fairness/fair-classes.js';
 
 /**
  * An EAN import, from start to end. `POST /api/watch/ean` creates it and one resolve job per
@@ -32,6 +34,7 @@ const resolvePayload = z.object({
   userId: objectId,
   ean: z.string().refine(isValidEan13),
   page: z.number().int().min(1).max(MAX_PAGE).default(1),
+  fair: fairSchema.optional(),
 });
 type ResolvePayload = z.output<typeof resolvePayload>;
 
@@ -44,9 +47,18 @@ export function eanResolveJobId(importId: string, country: string, page: number)
   return page === 1 ? `ean-${importId}-${country}` : `ean-${importId}-${country}-p${page}`;
 }
 
-function enqueuePage(jobs: JobProducer, data: ResolvePayload, page: number): Promise<string> {
-  return jobs.add('ean.resolve', { ...data, page }, { jobId: eanResolveJobId(data.importId, data.country, page) });
+/**
+ * Queues one page of an import in its country's import queue, at the importing account's fair place
+ * (src/fairness/): one account's many imports never hold another's behind them.
+ */
+async function enqueuePage(ctx: Pick<JobContext, 'jobs' | 'weights'>, data: ResolvePayload, page: number): Promise<string> {
+  const account = { id: data.userId, weight: await ctx.weights.of(data.userId) };
+  const { fair: _fair, ...payload } = data;
+  return ctx.jobs.add('ean.resolve', { ...payload, page }, { jobId: eanResolveJobId(data.importId, data.country, page) }, account);
 }
+
+/** How long a settled import's record is kept (a TTL index on `expires_at`). */
+export const SETTLED_IMPORT_DAYS = 30;
 
 /** How long a client refused for too many pending imports waits before asking again (s). */
 const PENDING_EAN_RETRY_AFTER_S = 60;
@@ -58,16 +70,21 @@ function pendingKeyPrefix(userId: Types.ObjectId): string {
 
 /** Starting and reading imports, for the api. */
 export class EanImports {
-  constructor(
-    private readonly mongo: Connection,
-    private readonly config: Pick<Config, 'countries' | 'accounts'>,
-    private readonly jobs: JobProducer,
-  ) {}
+  constructor(private readonly ctx: Pick<JobContext, 'mongo' | 'config' | 'jobs' | 'weights' | 'redis' | 'redisPrefix'>) {}
+
+  private get mongo(): Connection {
+    return this.ctx.mongo;
+  }
+
+  private get config(): Pick<Config, 'countries' | 'accounts' | 'workers'> {
+    return this.ctx.config;
+  }
 
   /**
    * Starts an import of `ean` for the user: one resolve job per configured country. While an import
    * of the same code is pending for this user, answers that one instead of starting another. A new
-   * import past ACCOUNT_MAX_PENDING_EAN is refused with 429.
+   * import past ACCOUNT_MAX_PENDING_EAN, or past the day's ACCOUNT_MAX_EAN_PER_DAY, is refused
+   * with 429 and nothing is written.
    */
   async start(userId: Types.ObjectId, ean: string): Promise<{ entry: EanImportDoc; created: boolean }> {
     const imports = eanImportModel(this.mongo);
@@ -75,6 +92,13 @@ export class EanImports {
     const pending = await imports.findOne({ pending_key: pendingKey });
     if (pending) return { entry: pending, created: false };
     await this.checkPendingCap(userId);
+    const day = quotaDayOf(Date.now(), this.config.workers.quotaDayTimeZone);
+    const id = userId.toHexString();
+    const { maxEanPerDay } = this.config.accounts;
+    const taken = await takeDaily(this.ctx.redis, this.ctx.redisPrefix, id, 'ean', day.key, maxEanPerDay);
+    if (!taken.ok) throw new DailyAccountLimitError(taken.limit, 'EAN imports', 'ACCOUNT_MAX_EAN_PER_DAY', (day.end - Date.now()) / 1_000);
+    const giveBack = () =>
+      maxEanPerDay > 0 ? giveBackDaily(this.ctx.redis, this.ctx.redisPrefix, id, 'ean', day.key).catch(() => undefined) : undefined;
     let entry: EanImportDoc;
     try {
       entry = await imports.create({
@@ -85,6 +109,7 @@ export class EanImports {
         countries: this.config.countries.map((country) => ({ country, status: 'queued', asins: [], error: null })),
       });
     } catch (err) {
+      await giveBack();
       if (!isDuplicateKey(err)) throw err;
       const winner = await imports.findOne({ pending_key: pendingKey });
       if (!winner) throw err;
@@ -92,10 +117,11 @@ export class EanImports {
     }
     try {
       const data = { importId: entry._id.toHexString(), userId: userId.toHexString(), ean, page: 1 };
-      await Promise.all(this.config.countries.map((country) => enqueuePage(this.jobs, { ...data, country }, 1)));
+      await Promise.all(this.config.countries.map((country) => enqueuePage(this.ctx, { ...data, country }, 1)));
     } catch (err) {
       // Without its jobs the import would stay queued for ever: remove it, and the client may retry.
       await imports.deleteOne({ _id: entry._id });
+      await giveBack();
       throw err;
     }
     return { entry, created: true };
@@ -161,7 +187,16 @@ export async function recordCountryAnswer(
   }
   const found = doc.countries.some((c) => c.asins.length > 0);
   const failed = doc.countries.some((c) => c.status === 'failed');
-  await imports.updateOne({ _id: id }, { $set: { status: found ? 'done' : failed ? 'failed' : 'not_found' }, $unset: { pending_key: 1 } });
+  await imports.updateOne(
+    { _id: id },
+    {
+      $set: {
+        status: found ? 'done' : failed ? 'failed' : 'not_found',
+        expires_at: new Date(Date.now() + SETTLED_IMPORT_DAYS * 86_400_000),
+      },
+      $unset: { pending_key: 1 },
+    },
+  );
 }
 
 /**
@@ -176,9 +211,8 @@ export async function recordCountryAnswer(
 export const eanResolveJob = defineJob({
   name: 'ean.resolve',
   payload: resolvePayload,
-  priority: 2,
-  lane: 'ondemand',
-  queue: 'work',
+  cls: 'import',
+  priority: 1,
   retry: DEFAULT_RETRY,
   async run(ctx, data, run): Promise<{ page: number; asins: string[]; last: boolean }> {
     const imports = eanImportModel(ctx.mongo);
@@ -188,7 +222,7 @@ export const eanResolveJob = defineJob({
     if (!slot || slot.status !== 'queued') return { page: data.page, asins: [], last: true };
     const next = slot.page ?? 1;
     if (data.page !== next) {
-      if (data.page < next) await enqueuePage(ctx.jobs, data, next);
+      if (data.page < next) await enqueuePage(ctx, data, next);
       return { page: data.page, asins: [], last: false };
     }
 
@@ -205,7 +239,7 @@ export const eanResolveJob = defineJob({
         // While this country's slot is open the import cannot have ended, so it is resolving.
         { $set: { status: 'resolving', 'countries.$.page': data.page + 1, 'countries.$.asins': asins, 'countries.$.waiting_until': null } },
       );
-      await enqueuePage(ctx.jobs, data, data.page + 1);
+      await enqueuePage(ctx, data, data.page + 1);
       return { page: data.page, asins: found, last: false };
     }
     await recordCountryAnswer(ctx.mongo, data.importId, data.country, asins.length ? 'done' : 'not_found', asins);
@@ -248,7 +282,7 @@ export async function requeueStalledImports(ctx: JobContext, now = new Date()): 
         continue;
       }
       const data = { country: c.country, importId, userId: imp.user_id.toHexString(), ean: imp.ean, page: c.page ?? 1 };
-      await enqueuePage(ctx.jobs, data, data.page);
+      await enqueuePage(ctx, data, data.page);
       added++;
     }
   }

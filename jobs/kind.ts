@@ -6,7 +6,7 @@ import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics/registry.js';
 import type { QuotaGovernor } from '../src/quota/governor.js';
-import type { Lane } from '../src/quota/lanes.js';
+import type { QuotaClass } from '../src/quota/classes.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { WatchService } from '../src/watch/service.js';
 import type { JobProducer } from './queues.js';
@@ -48,9 +48,6 @@ export interface JobRun {
   readonly log: Logger;
 }
 
-/** The two queues of a country: forced updates apart, so they never wait behind the backlog. */
-export type QueueKind = 'work' | 'update';
-
 /**
  * A kind of job, whole: its payload, where and how urgently it runs, how it retries, what it does,
  * and what happens when it cannot. The worker's processor and the producer are built from the list
@@ -60,11 +57,14 @@ export interface JobKind<N extends string = string, S extends z.ZodType<{ countr
   readonly name: N;
   /** Parsed by the producer before the payload reaches Redis and by the worker when it takes it. */
   readonly payload: S;
-  /** BullMQ priority in the country's queue: lower runs first. */
+  /**
+   * Its class: the country's queue it goes to, and whose share of the quota its calls take
+   * (src/quota/classes.ts). Jobs of the classes shared fairly between accounts (FAIR_CLASSES) carry
+   * their account and start tag.
+   */
+  readonly cls: QuotaClass;
+  /** BullMQ priority in its queue (lower runs first), for a job queued without an account. */
   readonly priority: number;
-  /** Whose share of the quota its upstream calls take. */
-  readonly lane: Lane;
-  readonly queue: QueueKind;
   readonly retry: RetryPolicy;
   run(ctx: JobContext, data: z.output<S>, run: JobRun): Promise<unknown>;
   /**

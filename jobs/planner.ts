@@ -2,7 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { QuotaGovernor } from '../src/quota/governor.js';
 import { claimProducts, countDue } from '../src/scheduler/claims.js';
-import { pickDue } from '../src/scheduler/pick-due.js';
+import { pickDue, type DueProduct } from '../src/scheduler/pick-due.js';
+import { pickAccountShares } from '../src/scheduler/account-shares.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import type { JobContext } from './kind.js';
 
@@ -21,7 +22,13 @@ export interface CountryPlan {
   readonly recheckAt: number | null;
 }
 
-const STATES = ['wait', 'prioritized', 'active', 'delayed'] as const;
+/**
+ * The refreshes a pass counts as booked and not yet run: those waiting and running in the
+ * country's refresh queue. Imports, crawls and forced updates have queues of their own and never
+ * count; delayed refreshes (a retry's backoff, a wait for the upstream) are left out too, so that
+ * none of them can hold the plan up.
+ */
+const BOOKED = ['wait', 'prioritized', 'active'] as const;
 
 function batchId(country: Country, asins: readonly string[], leaseUntil: number): string {
   const h = createHash('sha1').update(asins.join(',')).digest('hex').slice(0, 16);
@@ -41,6 +48,23 @@ export async function sustainableRate(quota: QuotaGovernor, perSecond: number, c
 }
 
 const creditKey = (ctx: JobContext, country: Country): string => `${ctx.redisPrefix}:plan:credit:${country}`;
+
+/**
+ * The accounts' shares, then the global order, once each and `slots` at most; priority 1 ahead of
+ * priority 0 (stable), so batches fill in priority order.
+ */
+function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[], slots: number): DueProduct[] {
+  const seen = new Set<string>();
+  const merged: DueProduct[] = [];
+  for (const p of [...shares, ...global]) {
+    const id = String(p._id);
+    if (seen.has(id)) continue;
+    seen.add(id);
+    merged.push(p);
+    if (merged.length >= slots) break;
+  }
+  return merged.sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0));
+}
 
 /**
  * The credit of a pass: what the sustainable rate accrued since the last pass, the fraction carried,
@@ -76,15 +100,15 @@ async function keepCredit(ctx: JobContext, country: Country, credit: number, now
  * again when the lease ends.
  */
 export async function planCountry(ctx: JobContext, country: Country, now = new Date()): Promise<CountryPlan> {
-  const queue = ctx.jobs.queue(country);
+  const queue = ctx.jobs.queue(country, 'refresh');
   const t = now.getTime();
   const empty = { batches: 0, p1: 0, p0: 0 };
   const idle = { country, budget: 0, credit: 0, queued: 0, enqueued: empty, due: null, paused: false, recheckAt: null };
 
   if (await queue.isPaused()) return { ...idle, paused: true };
   const rate = await sustainableRate(ctx.quota, ctx.config.workers.quota[country].perSecond, country, now);
-  const counts = await queue.getJobCounts(...STATES);
-  const queued = STATES.reduce((n, s) => n + (counts[s] ?? 0), 0);
+  const counts = await queue.getJobCounts(...BOOKED);
+  const queued = BOOKED.reduce((n, s) => n + (counts[s] ?? 0), 0);
   const { credit, cap } = await accrue(ctx, country, rate, t);
   const budget = Math.max(0, Math.min(Math.floor(credit), Math.ceil(cap) - queued));
   if (budget === 0) {
@@ -98,8 +122,11 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
   const capacity = rate * ctx.config.workers.scheduler.horizonS * MAX_ITEMS_PER_CALL;
   ctx.metrics.budgetShortfall.set({ country }, capacity > 0 ? (due.p1 + due.p0) / capacity : 0);
 
-  // Only what this pass can use, read from the plan indexes (src/scheduler/pick-due.ts).
-  const picked = due.p1 + due.p0 === 0 ? [] : await pickDue(ctx.mongo, ctx.config, country, budget * MAX_ITEMS_PER_CALL, now);
+  // Only what this pass can use, read from the plan indexes (src/scheduler/pick-due.ts). Short of
+  // quota, every account's fair share of the pass comes first (src/scheduler/account-shares.ts).
+  const slots = budget * MAX_ITEMS_PER_CALL;
+  const shares = due.p1 + due.p0 > slots ? await pickAccountShares(ctx, country, slots, now) : [];
+  const picked = mergePicks(shares, due.p1 + due.p0 === 0 ? [] : await pickDue(ctx.mongo, ctx.config, country, slots, now), slots);
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
   if (partial > 0) {

@@ -1,6 +1,5 @@
 import type { JobContext } from './kind.js';
-import { JOB_STATES } from './queues.js';
-import { QUEUE_KINDS } from './registry.js';
+import { JOB_STATES, QUEUE_CLASSES, queueName } from './queues.js';
 
 /**
  * Reads the depth of every country queue, and the age of its oldest waiting job, into the gauges.
@@ -19,8 +18,9 @@ async function refreshDeliveryGauges(ctx: Pick<JobContext, 'metrics' | 'deliveri
 
 function countryQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics'>): Promise<void>[] {
   return ctx.config.countries.flatMap((country) =>
-    QUEUE_KINDS.map(async (kind) => {
-      const queue = ctx.jobs.queue(country, kind);
+    QUEUE_CLASSES.map(async (cls) => {
+      const queue = ctx.jobs.queue(country, cls);
+      const kind = queueName(country, cls).split('-')[0]!;
       const counts = await queue.getJobCounts(...JOB_STATES);
       for (const state of JOB_STATES) ctx.metrics.queueJobs.set({ country, queue: kind, state }, counts[state] ?? 0);
       // The next jobs to run (the most urgent first): how long the head of the queue has waited.

@@ -2,14 +2,23 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
-import type { QueueKind } from './kind.js';
-import { kindOf, parseJob, queueKindOf, type JobInput, type JobName } from './registry.js';
+import { kindOf, parseJob, type JobInput, type JobName } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
+import { QUOTA_CLASSES, type QuotaClass } from '../src/quota/classes.js';
+import type { FairTags } from '../src/fairness/fair-tags.js';
+import { fairLane, isFairClass, type AccountRef } from '../src/fairness/fair-classes.js';
 
-/** A country's queues (no `:` in BullMQ names): `upstream-JP` for most work, `update-JP` for forced updates. */
-export function queueName(country: Country, kind: QueueKind = 'work'): string {
-  return kind === 'update' ? `update-${country}` : `upstream-${country}`;
+/**
+ * A country's queue of each class (no `:` in BullMQ names): `update-JP` for forced updates,
+ * `import-JP`, `refresh-JP`, `crawl-JP`. Each class has its own, so the planner counts only the
+ * refreshes it booked, and one class's backlog never holds another's workers.
+ */
+export function queueName(country: Country, cls: QuotaClass = 'refresh'): string {
+  return `${cls === 'ondemand' ? 'update' : cls}-${country}`;
 }
+
+/** Every queue of a country, one per class. */
+export const QUEUE_CLASSES = QUOTA_CLASSES;
 
 /** The job states an operator counts (metrics, `queues:status`): pending, running and finished. */
 export const JOB_STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
@@ -21,15 +30,14 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 };
 
 /** Jobs added to a queue by hand (Bull Board, an operator's script) retry as the queue's kinds do. */
-const QUEUE_DEFAULTS: Readonly<Record<QueueKind, JobsOptions>> = {
-  work: { ...DEFAULT_JOB_OPTIONS, ...DEFAULT_RETRY },
-  update: { ...DEFAULT_JOB_OPTIONS, ...FORCED_RETRY },
-};
+function queueDefaults(cls: QuotaClass): JobsOptions {
+  return { ...DEFAULT_JOB_OPTIONS, ...(cls === 'ondemand' ? FORCED_RETRY : DEFAULT_RETRY) };
+}
 
 /** A job's priority and retry schedule come from its kind; the caller adds ids and the like. */
-function optionsOf(name: JobName, opts: Omit<JobsOptions, 'priority'>): JobsOptions {
+function optionsOf(name: JobName, opts: Omit<JobsOptions, 'priority'>, priority = kindOf(name).priority): JobsOptions {
   const kind = kindOf(name);
-  return { attempts: kind.retry.attempts, backoff: { ...kind.retry.backoff }, ...opts, priority: kind.priority };
+  return { attempts: kind.retry.attempts, backoff: { ...kind.retry.backoff }, ...opts, priority };
 }
 
 /**
@@ -44,22 +52,40 @@ export class JobProducer {
     private readonly connection: Redis,
     private readonly prefix: string,
     private readonly logger: Logger,
+    private readonly fair: FairTags,
   ) {}
 
-  queue(country: Country, kind: QueueKind = 'work'): Queue {
-    const name = queueName(country, kind);
+  queue(country: Country, cls: QuotaClass = 'refresh'): Queue {
+    const name = queueName(country, cls);
     let q = this.#queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: QUEUE_DEFAULTS[kind] });
+      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: queueDefaults(cls) });
       q.on('error', (err) => this.logger.warn({ err: { message: err.message }, queue: name }, 'queue error'));
       this.#queues.set(name, q);
     }
     return q;
   }
 
-  async add<N extends JobName>(name: N, data: JobInput<N>, opts: Omit<JobsOptions, 'priority'> = {}): Promise<string> {
-    const payload = parseJob(name, data);
-    const job = await this.queue(payload.country, queueKindOf(name)).add(name, payload, optionsOf(name, opts));
+  /**
+   * Adds a job. A job of a fair class added for an account goes into its queue at that account's
+   * fair start tag (src/fairness/fair-tags.ts): its priority puts it behind no more than each other
+   * account's fair share of the jobs queued before it.
+   */
+  async add<N extends JobName>(
+    name: N,
+    data: JobInput<N>,
+    opts: Omit<JobsOptions, 'priority'> = {},
+    account?: AccountRef,
+  ): Promise<string> {
+    const kind = kindOf(name);
+    let payload = parseJob(name, data);
+    let priority = kind.priority;
+    if (account && isFairClass(kind.cls)) {
+      const t = await this.fair.tag(fairLane(kind.cls, payload.country), account.id, account.weight);
+      priority = t.priority;
+      payload = parseJob(name, { ...payload, fair: { account: account.id, tag: t.tag } });
+    }
+    const job = await this.queue(payload.country, kind.cls).add(name, payload, optionsOf(name, opts, priority));
     return job.id!;
   }
 
@@ -68,7 +94,7 @@ export class JobProducer {
     const byQueue = new Map<Queue, { name: N; data: unknown; opts: JobsOptions }[]>();
     for (const j of jobs) {
       const payload = parseJob(j.name, j.data);
-      const q = this.queue(payload.country, queueKindOf(j.name));
+      const q = this.queue(payload.country, kindOf(j.name).cls);
       if (!byQueue.has(q)) byQueue.set(q, []);
       byQueue.get(q)!.push({ name: j.name, data: payload, opts: optionsOf(j.name, j.opts ?? {}) });
     }

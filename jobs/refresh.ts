@@ -110,9 +110,8 @@ const giveBack = async (): Promise<void> => undefined;
 export const refreshP1Job = defineJob({
   name: 'refresh.p1',
   payload: refreshPayload,
-  priority: 3,
-  lane: 'scheduled',
-  queue: 'work',
+  cls: 'refresh',
+  priority: 1,
   retry: DEFAULT_RETRY,
   whenDaySpent: giveBack,
   run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p1'),
@@ -121,9 +120,8 @@ export const refreshP1Job = defineJob({
 export const refreshP0Job = defineJob({
   name: 'refresh.p0',
   payload: refreshPayload,
-  priority: 4,
-  lane: 'scheduled',
-  queue: 'work',
+  cls: 'refresh',
+  priority: 2,
   retry: DEFAULT_RETRY,
   whenDaySpent: giveBack,
   run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p0'),

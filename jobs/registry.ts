@@ -1,15 +1,15 @@
 /**
- * The one list of job kinds, and what is derived from it: the payload schema, priority, lane and
- * queue of each job name. Producers parse a payload before adding it and workers parse it again
+ * The one list of job kinds, and what is derived from it: the payload schema, class, queue and
+ * priority of each job name. Producers parse a payload before adding it and workers parse it again
  * when they take it, because data in Redis is untyped at rest (written by an older version, or by
  * hand). Each kind lives, whole, in its own module.
  */
 import type { z } from 'zod';
-import type { Lane } from '../src/quota/lanes.js';
+import type { QuotaClass } from '../src/quota/classes.js';
 import { InvalidJobPayloadError } from '../src/errors/index.js';
 import { browseCrawlJob } from './browse-crawl.js';
 import { eanResolveJob } from './ean-import.js';
-import type { JobKind, QueueKind } from './kind.js';
+import type { JobKind } from './kind.js';
 import { refreshP0Job, refreshP1Job } from './refresh.js';
 import { worldUpdateJob } from './world-update.js';
 
@@ -36,22 +36,15 @@ export function kindOf(name: JobName): JobKind {
   return byName.get(name)!;
 }
 
-/** BullMQ priority of a job name: 1 is the most urgent. */
+/** BullMQ priority of a job name queued without an account: 1 is the most urgent. */
 export function priorityOf(name: JobName): number {
   return kindOf(name).priority;
 }
 
-/** Whose share of the quota a job's calls take (src/quota/lanes.ts). */
-export function laneOf(name: JobName): Lane {
-  return kindOf(name).lane;
+/** A job's class: its queue, and whose share of the quota its calls take (src/quota/classes.ts). */
+export function classOf(name: JobName): QuotaClass {
+  return kindOf(name).cls;
 }
-
-/** Which of its country's queues a job goes to. */
-export function queueKindOf(name: JobName): QueueKind {
-  return kindOf(name).queue;
-}
-
-export const QUEUE_KINDS: readonly QueueKind[] = ['work', 'update'];
 
 /** Parses a payload for `name`; throws InvalidJobPayloadError naming the job. */
 export function parseJob<N extends JobName>(name: N, data: unknown): JobPayload<N> {

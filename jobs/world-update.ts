@@ -13,6 +13,7 @@ import { defineJob, type JobContext } from './kind.js';
 import { queueName } from './queues.js';
 import { refreshBatch } from './refresh.js';
 import { FORCED_RETRY } from '../config/retry.js';
+import { fairSchema } from '../src/fairness/fair-classes.js';
 
 /**
  * The forced update (`GET|POST /api/world/update`): up to 10 ASINs of one country refreshed now.
@@ -22,7 +23,12 @@ import { FORCED_RETRY } from '../config/retry.js';
  * never exceeds it.
  */
 
-const updatePayload = z.object({ country: countrySchema, asins: asinBatchSchema, claim: z.string().max(64).optional() });
+const updatePayload = z.object({
+  country: countrySchema,
+  asins: asinBatchSchema,
+  claim: z.string().max(64).optional(),
+  fair: fairSchema.optional(),
+});
 
 /** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
 export type UpdateOutcome = { status: 'refreshed' } | { status: 'day_spent'; share: boolean; retryAt: number };
@@ -30,9 +36,8 @@ export type UpdateOutcome = { status: 'refreshed' } | { status: 'day_spent'; sha
 export const worldUpdateJob = defineJob({
   name: 'world.update',
   payload: updatePayload,
+  cls: 'ondemand',
   priority: 1,
-  lane: 'ondemand',
-  queue: 'update',
   retry: FORCED_RETRY,
   async run(ctx, data, run): Promise<UpdateOutcome> {
     try {
@@ -108,8 +113,10 @@ export class ForcedUpdates {
     );
     // The same ASINs asked again while their job is pending join it instead of spending another call.
     const dedupe = `update-${country}-${[...asins].sort().join(',')}`;
-    const jobId = await ctx.jobs.add('world.update', { country, asins, claim }, { deduplication: { id: dedupe } });
-    const job = (await ctx.jobs.queue(country, 'update').getJob(jobId)) as Job | undefined;
+    // Each account's forced updates take their fair share of the country's queue, whatever another account has queued.
+    const account = { id: userId.toHexString(), weight: await ctx.weights.of(userId.toHexString()) };
+    const jobId = await ctx.jobs.add('world.update', { country, asins, claim }, { deduplication: { id: dedupe } }, account);
+    const job = (await ctx.jobs.queue(country, 'ondemand').getJob(jobId)) as Job | undefined;
     const waited = job ? await this.wait(job, events) : { kind: 'pending' as const };
     if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
     if (waited.kind === 'failed') throw new UpstreamFailedError(waited.reason);
@@ -156,7 +163,7 @@ export class ForcedUpdates {
     if (!events) {
       const { ctx } = this;
       const connection = createRedis(ctx.redisUrl, 'blocking', ctx.logger, `events-${country}`);
-      const qe = new QueueEvents(queueName(country, 'update'), { connection, prefix: ctx.redisPrefix });
+      const qe = new QueueEvents(queueName(country, 'ondemand'), { connection, prefix: ctx.redisPrefix });
       qe.on('error', (err) => ctx.logger.warn({ err: { message: err.message }, country }, 'queue events error'));
       this.#closers.push(async () => {
         await qe.close();

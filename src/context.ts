@@ -24,6 +24,7 @@ import { WatchService } from './watch/service.js';
 import { nudgePlanner } from './scheduler/nudge.js';
 import { WorldCatalog } from './catalog/world-catalog.js';
 import { AlertService } from './alerts/service.js';
+import { dedupeAlertsForIndex } from './alerts/migrate.js';
 import { DeliveryQueue } from '../jobs/deliveries.js';
 import { FairTags } from './fairness/fair-tags.js';
 import { AccountWeights } from './accounts/weights.js';
@@ -150,13 +151,17 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     registerModels(mongo);
     // Serving roles make sure every index exists (a no-op when it does; builds do not block writes on
     // MongoDB 4.2+). Dropping indexes that the schema no longer has is left to `db:sync-indexes`.
-    if (opts.ensureIndexes) await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
+    if (opts.ensureIndexes) {
+      await dedupeAlertsForIndex(mongo, logger);
+      await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
+    }
     const redis = resources.own('Redis', createRedis(ep.redisUrl, 'command', logger, 'api'), closeRedis);
     await redisReady(redis, 10_000).catch((err: Error) => {
       throw new EmbeddedUnavailableError(`Redis at ${redactUrlText(ep.redisUrl)} does not answer (${err.message}); check REDIS_URL`);
     });
     const redisPrefix = opts.redisPrefix ?? config.redis.prefix;
-    const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger), (j) => j.close());
+    const fair = new FairTags(redis, redisPrefix);
+    const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger, fair), (j) => j.close());
     const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
     const usage = new DailyUsage(mongo);
     const w = config.workers;
@@ -165,18 +170,19 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       new QuotaGovernor(redis, redisPrefix, {
         quotas: w.quota,
         dayTimeZone: w.quotaDayTimeZone,
-        onDemandShare: w.onDemandShare,
+        shares: w.shares,
         onDemandReserve: w.onDemandReserve,
         usage,
         metrics,
       }),
       (g) => g.close(),
     );
-    const fair = new FairTags(redis, redisPrefix);
     const weights = new AccountWeights(mongo);
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
     const alerts = new AlertService(mongo, config, ep.appKey, watches);
-    const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config), (d) => d.close());
+    const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config, fair, weights), (d) =>
+      d.close(),
+    );
     const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
     const forcedUpdates = resources.own(
@@ -190,7 +196,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       redisUrl: ep.redisUrl,
       appKey: ep.appKey,
       users: new UserService(mongo, ep.appKey),
-      imports: new EanImports(mongo, config, jobs),
+      imports: new EanImports(base),
       world: new WorldCatalog(mongo, config.world.totalTtlMs),
       forcedUpdates,
       usage,

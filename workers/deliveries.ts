@@ -1,11 +1,9 @@
-import { Worker } from 'bullmq';
+import { UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DELIVERIES_QUEUE, runDelivery, type DeliveryDeps } from '../jobs/deliveries.js';
+import { DELIVERIES_QUEUE, webhookBackoff } from '../jobs/deliveries.js';
+import { runDelivery, type DeliveryDeps } from '../jobs/deliver.js';
 import { withTimeout } from '../src/db/mongo.js';
 import { once } from '../src/lifecycle/once.js';
-
-/** Webhooks in flight per process: each mostly waits on a receiver, so more than the upstream's. */
-const DELIVERY_CONCURRENCY = 16;
 
 export interface RunningDeliveries {
   readonly worker: Worker;
@@ -13,8 +11,10 @@ export interface RunningDeliveries {
 }
 
 /**
- * The worker of the deliveries queue. On shutdown it lets attempts in flight finish within the
- * deadline (each is bounded by WEBHOOK_TIMEOUT), then closes; an attempt cut off is retried.
+ * The worker of the deliveries queue: WEBHOOK_CONCURRENCY attempts at once per process (each
+ * mostly waits on a receiver), retried on WEBHOOK_RETRY_SCHEDULE by BullMQ's custom backoff. On
+ * shutdown it lets attempts in flight finish within the deadline (each is bounded by
+ * WEBHOOK_TIMEOUT), then closes; an attempt cut off is retried.
  */
 export async function startDeliveryWorker(
   deps: DeliveryDeps & { readonly redisPrefix: string; readonly shutdownMs: number },
@@ -23,10 +23,18 @@ export async function startDeliveryWorker(
   const worker = new Worker(DELIVERIES_QUEUE, (job) => runDelivery(deps, job), {
     connection,
     prefix: deps.redisPrefix,
-    concurrency: DELIVERY_CONCURRENCY,
+    concurrency: deps.config.alerts.concurrency,
+    settings: { backoffStrategy: webhookBackoff(deps.config.alerts.retryScheduleMs) },
     autorun: false,
   });
   worker.on('error', (err) => deps.logger.warn({ queue: DELIVERIES_QUEUE, err: { message: err.message } }, 'worker error'));
+  // A last attempt can end before it recorded itself (a MongoDB write past its deadline): its
+  // record must not stay `pending` for ever, or a replay would never take it.
+  worker.on('failed', (job: Job | undefined, err: Error) => {
+    if (!job || !(err instanceof BullUnrecoverable || job.attemptsMade >= (job.opts.attempts ?? 1))) return;
+    const id = (job.data as { delivery_id?: string } | undefined)?.delivery_id ?? job.id;
+    if (id) void deps.alerts.records.failIfPending(id, err.message).catch(() => undefined);
+  });
   void worker.run();
   await worker.waitUntilReady();
   const close = once(async () => {

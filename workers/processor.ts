@@ -4,8 +4,10 @@ import { withTimeout } from '../src/db/mongo.js';
 import { InvalidJobPayloadError, JobTimeoutError } from '../src/errors/index.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { JobContext, JobKind } from '../jobs/kind.js';
-import { isJobName, kindOf, parseJob, type JobName } from '../jobs/registry.js';
+import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
 import { failureAction } from './failure.js';
+import type { PermitScopes } from '../src/quota/permit-scope.js';
+import { fairLane } from '../src/fairness/fair-classes.js';
 
 /** Called when an upstream error means the country cannot be served until an operator acts. */
 export type StopCountry = (country: Country, err: Error) => Promise<void>;
@@ -22,7 +24,7 @@ async function delayUntil(job: Job, token: string | undefined, at: number): Prom
  * carried out here in terms BullMQ understands: a delay that spends no attempt, BullMQ's
  * UnrecoverableError (no retry), or the error itself (a retry with the kind's backoff).
  */
-export function createProcessor(ctx: JobContext, country: Country, upstreamOf: (name: JobName) => UpstreamPort, stopCountry: StopCountry) {
+export function createProcessor(ctx: JobContext, country: Country, upstream: UpstreamPort, stopCountry: StopCountry, scopes: PermitScopes) {
   return async (job: Job, token?: string): Promise<unknown> => {
     const log = ctx.logger.child({ jobId: job.id, job: job.name, country, attempt: job.attemptsMade + 1 });
     let kind: JobKind | undefined;
@@ -32,14 +34,26 @@ export function createProcessor(ctx: JobContext, country: Country, upstreamOf: (
       kind = kindOf(job.name);
       data = parseJob(job.name, job.data);
       const started = Date.now();
+      // The job has started: an account that was idle now starts at this job's tag (fair queuing).
+      const fair = (data as { fair?: { tag: number } }).fair;
+      if (fair) await ctx.fair.started(fairLane(kind.cls, country), fair.tag).catch(() => undefined);
       // BullMQ keeps extending the lock of a job whose handler never settles (a MongoDB connection
       // black-holed by the network: the driver sets no socket timeout), so without a deadline the
       // job would hold its slot for ever and never be retried. Past it the attempt fails as
-      // retryable; the hung handler may still finish later, which is harmless because every handler
-      // write is an idempotent upsert or a conditional update.
+      // retryable, and a call still waiting for its permit stops waiting; the hung handler may still
+      // finish later, which is harmless because every handler write is an idempotent upsert or a
+      // conditional update.
       const ms = ctx.config.workers.jobTimeoutMs;
-      const run = kind.run(ctx, data, { id: job.id, upstream: upstreamOf(job.name), log });
-      const result = await withTimeout(run, ms, 'job', () => new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`));
+      const deadline = new AbortController();
+      const scope = { cls: kind.cls, rank: job.priority || kind.priority, signal: deadline.signal };
+      const k = kind;
+      const d = data;
+      const run = scopes.run(scope, () => k.run(ctx, d, { id: job.id, upstream, log }));
+      const result = await withTimeout(run, ms, 'job', () => {
+        const err = new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`);
+        deadline.abort(err);
+        return err;
+      });
       log.debug({ ms: Date.now() - started }, 'job done');
       return result;
     } catch (err) {

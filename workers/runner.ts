@@ -1,21 +1,33 @@
 import { Queue, UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { createProcessor } from './processor.js';
+import { drainWorkers } from './drain.js';
 import type { JobContext } from '../jobs/kind.js';
-import { queueName } from '../jobs/queues.js';
-import { isJobName, kindOf, parseJob, QUEUE_KINDS, type JobName } from '../jobs/registry.js';
+import { QUEUE_CLASSES, queueName } from '../jobs/queues.js';
+import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
 import type { Country } from '../src/catalog/identifiers.js';
-import { withTimeout } from '../src/db/mongo.js';
-import { once } from '../src/lifecycle/once.js';
+import type { QuotaClass } from '../src/quota/classes.js';
+import type { PermitScopes } from '../src/quota/permit-scope.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 
 export interface RunningWorkers {
-  /** The work queue's worker of each country. */
+  /** Each country's worker of each class's queue. */
+  readonly byClass: ReadonlyMap<Country, ReadonlyMap<QuotaClass, Worker>>;
+  /** The refresh queue's worker of each country. */
   readonly workers: ReadonlyMap<Country, Worker>;
   /** The forced updates' worker of each country. */
   readonly updates: ReadonlyMap<Country, Worker>;
-  /** Lets active jobs finish within the deadline, then closes for good (those jobs stall and are retried). */
-  close(): Promise<void>;
+  /** The EAN imports' worker of each country. */
+  readonly imports: ReadonlyMap<Country, Worker>;
+  /** The browse crawls' worker of each country. */
+  readonly crawls: ReadonlyMap<Country, Worker>;
+  /** Every BullMQ worker started here, for the role's drain (workers/drain.ts). */
+  readonly all: readonly Worker[];
+  /**
+   * Drains every worker at once within `deadlineMs` (WORKER_SHUTDOWN_MS unless told), then closes
+   * the queues they use to pause a country. Once: later calls wait for the first.
+   */
+  close(deadlineMs?: number): Promise<void>;
 }
 
 function finallyFailed(job: Job | undefined, err: Error): job is Job {
@@ -36,26 +48,27 @@ async function afterFinalFailure(ctx: JobContext, job: Job, err: Error): Promise
 }
 
 /**
- * One BullMQ worker per country queue (the work queue and the forced updates' queue). The quota
- * governor paces every upstream call of the country for every process together, so the workers
- * have no BullMQ limiter: it would only add a second, coarser pace that leaves the quota unspent.
- * Concurrency keeps enough calls in flight, and waiting for permits, to use the quota. Any number of
- * processes may run this on any number of machines.
+ * One BullMQ worker per country and class (src/quota/classes.ts): forced updates, imports, refreshes
+ * and crawls each have their queue, so one class's backlog never holds another's workers. The
+ * quota governor paces every upstream call of the country for every process together and shares
+ * the pace between the classes, so the workers have no BullMQ limiter: it would only add a second,
+ * coarser pace that leaves the quota unspent. Concurrency keeps enough calls in flight, and waiting
+ * for permits, to use the quota. Any number of processes may run this on any number of machines.
  */
 export async function startWorkers(
   ctx: JobContext,
   connection: Redis,
-  upstream: (country: Country, job: JobName) => UpstreamPort,
+  upstream: (country: Country) => UpstreamPort,
+  scopes: PermitScopes,
   logger = ctx.logger,
 ): Promise<RunningWorkers> {
   const prefix = ctx.redisPrefix;
 
-  const workers = new Map<Country, Worker>();
-  const updates = new Map<Country, Worker>();
+  const byClass = new Map<Country, Map<QuotaClass, Worker>>();
   const queues: Queue[] = [];
   for (const country of ctx.config.countries) {
-    const countryQueues = QUEUE_KINDS.map((kind) => {
-      const queue = new Queue(queueName(country, kind), { connection, prefix });
+    const countryQueues = QUEUE_CLASSES.map((cls) => {
+      const queue = new Queue(queueName(country, cls), { connection, prefix });
       // Without a listener BullMQ prints connection errors to stderr (QueueBase.emit falls back to
       // console.error); they belong in the log, like the worker's own.
       queue.on('error', (err) => logger.warn({ country, err: { message: err.message } }, 'queue error'));
@@ -70,25 +83,23 @@ export async function startWorkers(
       );
       await Promise.all(countryQueues.map((q) => q.pause()));
     };
-    for (const kind of QUEUE_KINDS) {
-      const name = queueName(country, kind);
-      const worker = new Worker(
-        name,
-        createProcessor({ ...ctx, logger }, country, (job) => upstream(country, job), stopCountry),
-        {
-          connection,
-          prefix,
-          concurrency: ctx.config.workers.concurrency(country),
-          lockDuration: ctx.config.workers.lockMs,
-          // A job whose worker died (SIGKILL, OOM, lost machine) comes back only when a stalled check
-          // finds its lock gone, and it takes two checks (mark, then move). BullMQ checks every 30 s
-          // whatever the lock is, so a short WORKER_LOCK_MS still left the batch stuck for up to a
-          // minute. Checking once per lock duration bounds the recovery at about twice WORKER_LOCK_MS
-          // (30 s when unset, BullMQ's default).
-          stalledInterval: Math.min(30_000, ctx.config.workers.lockMs),
-          autorun: false,
-        },
-      );
+    const mine = new Map<QuotaClass, Worker>();
+    byClass.set(country, mine);
+    for (const cls of QUEUE_CLASSES) {
+      const name = queueName(country, cls);
+      const worker = new Worker(name, createProcessor({ ...ctx, logger }, country, upstream(country), stopCountry, scopes), {
+        connection,
+        prefix,
+        concurrency: ctx.config.workers.concurrency(country),
+        lockDuration: ctx.config.workers.lockMs,
+        // A job whose worker died (SIGKILL, OOM, lost machine) comes back only when a stalled check
+        // finds its lock gone, and it takes two checks (mark, then move). BullMQ checks every 30 s
+        // whatever the lock is, so a short WORKER_LOCK_MS still left the batch stuck for up to a
+        // minute. Checking once per lock duration bounds the recovery at about twice WORKER_LOCK_MS
+        // (30 s when unset, BullMQ's default).
+        stalledInterval: Math.min(30_000, ctx.config.workers.lockMs),
+        autorun: false,
+      });
       worker.on('error', (err) => logger.warn({ country, queue: name, err: { message: err.message } }, 'worker error'));
       worker.on('completed', (job) => ctx.metrics.jobs.inc({ country, name: job.name, outcome: 'completed' }));
       worker.on('failed', (job, err) => {
@@ -96,11 +107,12 @@ export async function startWorkers(
         ctx.metrics.jobs.inc({ country, name: job?.name ?? 'unknown', outcome: final ? 'failed' : 'retry' });
         if (final) void afterFinalFailure(ctx, job, err);
       });
-      (kind === 'update' ? updates : workers).set(country, worker);
+      mine.set(cls, worker);
       void worker.run();
     }
   }
-  await Promise.all([...workers.values(), ...updates.values()].map((w) => w.waitUntilReady()));
+  const all = [...byClass.values()].flatMap((m) => [...m.values()]);
+  await Promise.all(all.map((w) => w.waitUntilReady()));
   logger.info(
     {
       countries: ctx.config.countries,
@@ -108,19 +120,21 @@ export async function startWorkers(
     },
     'workers started',
   );
-
-  const close = once(async () => {
-    await Promise.all(
-      [...workers.values(), ...updates.values()].map(async (w) => {
-        try {
-          await withTimeout(w.close(), ctx.config.workers.shutdownMs, 'worker drain');
-        } catch {
-          logger.warn('active jobs did not finish in time: closing anyway (they will be retried after their lock expires)');
-          await w.close(true);
-        }
-      }),
-    );
-    await Promise.allSettled(queues.map((q) => q.close()));
-  });
-  return { workers, updates, close };
+  const pick = (cls: QuotaClass) => new Map([...byClass].map(([c, m]) => [c, m.get(cls)!]));
+  let closing: Promise<void> | undefined;
+  return {
+    byClass,
+    workers: pick('refresh'),
+    updates: pick('ondemand'),
+    imports: pick('import'),
+    crawls: pick('crawl'),
+    all,
+    close(deadlineMs = ctx.config.workers.shutdownMs) {
+      closing ??= (async () => {
+        await drainWorkers(all, deadlineMs, logger);
+        await Promise.allSettled(queues.map((q) => q.close()));
+      })();
+      return closing;
+    },
+  };
 }

@@ -30,7 +30,9 @@ export function benchJobContext(parts: {
   const { config, logger, mongo, redis, prefix } = parts;
   const watches = new WatchService(mongo, config);
   const alerts = new AlertService(mongo, config, randomBytes(32), watches);
-  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config);
+  const fair = new FairTags(redis, prefix);
+  const weights = new AccountWeights(mongo);
+  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config, fair, weights);
   onCleanup('delivery queue', () => deliveries.close());
   return {
     config,
@@ -44,7 +46,7 @@ export function benchJobContext(parts: {
     watches,
     alerts,
     deliveries,
-    fair: new FairTags(redis, prefix),
-    weights: new AccountWeights(mongo),
+    fair,
+    weights,
   };
 }

@@ -2,8 +2,13 @@ import { z } from 'zod';
 import { countrySchema } from '../catalog/identifiers.js';
 import { historyPointRecordSchema } from '../catalog/history.js';
 import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../dates.js';
-import { ALERT_KINDS, type AlertFields } from '../models/alert.js';
-import { DELIVERY_STATUSES, type DeliveryFields } from '../models/delivery.js';
+import { ALERT_KINDS } from '../models/alert.js';
+import { DELIVERY_STATUSES } from '../models/delivery.js';
+import { ACCOUNT_EVENT_TYPES } from '../models/account-event.js';
+import type { AlertView } from './service.js';
+import { endpointState, type Endpoint } from './endpoints.js';
+import type { DeliveryRecord } from './delivery-records.js';
+import type { AccountEvent } from './events.js';
 
 export const alertRecordSchema = z
   .object({
@@ -14,7 +19,10 @@ export const alertRecordSchema = z
     price: z.number().int().nullable().meta({ description: 'price_below: the threshold in minor units.' }),
     percent: z.number().int().nullable().meta({ description: 'price_drop: the least drop against the last point, in percent.' }),
     webhook_url: z.string(),
-    active: z.boolean().meta({ description: 'false once the receiver answered 410 Gone.' }),
+    endpoint_id: z.string().nullable().meta({
+      description: 'The webhook endpoint it delivers to (GET /api/webhooks); null for an alert of before endpoints not yet moved to one.',
+    }),
+    active: z.boolean().meta({ description: 'false while its endpoint is disabled (a 410 Gone, or failures for WEBHOOK_DISABLE_AFTER).' }),
     disabled_reason: z.string().nullable(),
     last_delivery_at: dateText.nullable(),
     created_at: dateText,
@@ -22,16 +30,26 @@ export const alertRecordSchema = z
   .meta({ id: 'Alert' });
 export type AlertRecord = z.infer<typeof alertRecordSchema>;
 
-/** Creation's answer: the alert and, this once, its signing secret. */
+/** Creation's answer: the alert and its endpoint's signing secret. */
 export const createdAlertSchema = alertRecordSchema
-  .extend({ secret: z.string().meta({ description: 'The webhook signing secret (Standard Webhooks, whsec_…). Shown only here.' }) })
+  .extend({
+    secret: z.string().meta({
+      description:
+        "The signing secret (Standard Webhooks, whsec_…) of the account's endpoint for webhook_url: the same for every alert of the account on that URL.",
+    }),
+  })
   .meta({ id: 'CreatedAlert' });
+
+const firedAlertSchema = z.object({ id: z.string(), kind: z.enum(ALERT_KINDS) }).meta({ id: 'FiredAlert' });
 
 export const deliveryRecordSchema = z
   .object({
-    id: z.string().meta({ description: "The delivery's webhook-id: the same on every attempt." }),
+    id: z.string().meta({ description: "The delivery's webhook-id: the same on every attempt and every replay." }),
     status: z.enum(DELIVERY_STATUSES),
-    attempts: z.number().int(),
+    endpoint_id: z.string().nullable().meta({ description: 'null for a delivery of before endpoints.' }),
+    alert_ids: z.array(z.string()).meta({ description: 'The alerts the change fired at the endpoint.' }),
+    attempts: z.number().int().meta({ description: 'Attempts since it was queued (or last replayed).' }),
+    replays: z.number().int(),
     response_code: z.number().int().nullable(),
     last_error: z.string().nullable(),
     created_at: dateText,
@@ -39,11 +57,40 @@ export const deliveryRecordSchema = z
   })
   .meta({ id: 'Delivery' });
 
-/** The body of a webhook: the alert, the product, and the points before and after the change. */
+export const webhookEndpointRecordSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    state: z.enum(['active', 'failing', 'disabled']).meta({
+      description: 'disabled: no deliveries until POST /api/webhooks/{id}/enable; failing: the last attempt failed; else active.',
+    }),
+    failing_since: dateText.nullable().meta({ description: 'The first failed attempt since the last success.' }),
+    disabled_at: dateText.nullable(),
+    disabled_reason: z.string().nullable(),
+    last_success_at: dateText.nullable(),
+    created_at: dateText,
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+export const accountEventRecordSchema = z
+  .object({
+    id: z.string(),
+    type: z.enum(ACCOUNT_EVENT_TYPES),
+    endpoint_id: z.string(),
+    url: z.string(),
+    reason: z.string(),
+    at: dateText,
+  })
+  .meta({ id: 'AccountEvent' });
+
+/** The body of a webhook: the alerts the change fired, the product, and the points before and after it. */
 export const webhookPayloadSchema = z
   .object({
-    alert_id: z.string(),
-    kind: z.enum(ALERT_KINDS),
+    alert_id: z.string().meta({ description: 'The first alert the change fired (alerts[0].id).' }),
+    kind: z.enum(ALERT_KINDS).meta({ description: "That alert's kind." }),
+    alerts: z
+      .array(firedAlertSchema)
+      .meta({ description: 'Every alert of the account on this endpoint that the change fired, in creation order.' }),
     asin: z.string(),
     country: countrySchema,
     before: historyPointRecordSchema.nullable(),
@@ -52,7 +99,7 @@ export const webhookPayloadSchema = z
   .meta({ id: 'WebhookPayload' });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;
 
-export function presentAlert(a: Omit<AlertFields, 'secret_sealed'>, timeZone: string): AlertRecord {
+export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string): AlertRecord {
   return {
     id: a._id.toHexString(),
     asin: a.asin,
@@ -61,21 +108,49 @@ export function presentAlert(a: Omit<AlertFields, 'secret_sealed'>, timeZone: st
     price: a.price,
     percent: a.percent,
     webhook_url: a.webhook_url,
-    active: a.disabled_at === null,
-    disabled_reason: a.disabled_reason,
+    endpoint_id: a.endpoint_id?.toHexString() ?? null,
+    active: !a.disabled_at && !endpoint?.disabled_at,
+    disabled_reason: a.disabled_reason ?? endpoint?.disabled_reason ?? null,
     last_delivery_at: formatNullableDateTime(a.last_delivery_at, timeZone),
     created_at: formatDateTime(a.created_at, timeZone),
   };
 }
 
-export function presentDelivery(d: DeliveryFields, timeZone: string): z.infer<typeof deliveryRecordSchema> {
+export function presentDelivery(d: DeliveryRecord, timeZone: string): z.infer<typeof deliveryRecordSchema> {
   return {
     id: d._id,
     status: d.status,
+    endpoint_id: d.endpoint_id?.toHexString() ?? null,
+    alert_ids: (d.alert_ids ?? [d.alert_id]).map((id) => id.toHexString()),
     attempts: d.attempts,
+    replays: d.replays ?? 0,
     response_code: d.response_code,
     last_error: d.last_error,
     created_at: formatDateTime(d.created_at, timeZone),
     delivered_at: formatNullableDateTime(d.delivered_at, timeZone),
+  };
+}
+
+export function presentEndpoint(e: Endpoint, timeZone: string): z.infer<typeof webhookEndpointRecordSchema> {
+  return {
+    id: e._id.toHexString(),
+    url: e.url,
+    state: endpointState(e),
+    failing_since: formatNullableDateTime(e.failing_since, timeZone),
+    disabled_at: formatNullableDateTime(e.disabled_at, timeZone),
+    disabled_reason: e.disabled_reason,
+    last_success_at: formatNullableDateTime(e.last_success_at, timeZone),
+    created_at: formatDateTime(e.created_at, timeZone),
+  };
+}
+
+export function presentEvent(e: AccountEvent, timeZone: string): z.infer<typeof accountEventRecordSchema> {
+  return {
+    id: e._id.toHexString(),
+    type: e.type,
+    endpoint_id: e.endpoint_id.toHexString(),
+    url: e.url,
+    reason: e.reason,
+    at: formatDateTime(e.at, timeZone),
   };
 }

@@ -1,14 +1,18 @@
 /**
  * One signed webhook POST (Standard Webhooks: https://www.standardwebhooks.com). node:http rather
- * than fetch, because only it takes an http.Agent, and the agent is what refuses private addresses
- * at connection time, after the DNS answer that is actually used.
+ * than fetch, because only it takes an http.Agent and a `lookup`, which is where private addresses
+ * are refused at connection time, after the DNS answer that is actually used.
  */
 import { randomBytes } from 'node:crypto';
+import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
 import { useAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../errors/index.js';
+import { describeClass, nonPublic, type AddressClass } from './address-class.js';
+import type { ResolvedAddress } from './webhook-target.js';
 
 export interface WebhookSignatureHeaders {
   'webhook-id': string;
@@ -16,9 +20,16 @@ export interface WebhookSignatureHeaders {
   'webhook-signature': string;
 }
 
+/** Resolves a host name to every address it has (dns.lookup with `all`, by default). */
+export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
 export interface WebhookRequest {
   url: string;
-  secret: string;
+  /**
+   * The signing secret, or several: the endpoint's, then any an alert of before endpoints had. Each
+   * signs, and the signatures go together in `webhook-signature`, so a receiver that knows any one verifies.
+   */
+  secret: string | readonly string[];
   /** The message id: the same on every attempt, so a receiver can drop duplicates. */
   id: string;
   /** When this attempt is made: receivers refuse a timestamp more than 5 minutes off their clock. */
@@ -27,6 +38,8 @@ export interface WebhookRequest {
   timeoutMs: number;
   maxResponseBytes: number;
   allowPrivate: boolean;
+  /** Tests: where names resolve (the system's resolver otherwise). */
+  resolve?: HostResolver;
 }
 
 export interface WebhookResponse {
@@ -39,30 +52,73 @@ export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
-export function signWebhook(secret: string, id: string, timestamp: Date, body: string): WebhookSignatureHeaders {
+/** The signature headers; several secrets give several `v1,…` signatures, space-separated as the standard says. */
+export function signWebhook(secrets: string | readonly string[], id: string, timestamp: Date, body: string): WebhookSignatureHeaders {
+  const all = typeof secrets === 'string' ? [secrets] : [...new Set(secrets)];
   return {
     'webhook-id': id,
     'webhook-timestamp': String(Math.floor(timestamp.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(id, timestamp, body),
+    'webhook-signature': all.map((secret) => new Webhook(secret).sign(id, timestamp, body)).join(' '),
   };
 }
 
+const refusal = (c: AddressClass) =>
+  new WebhookTargetRefusedError(`webhook_url resolves to ${describeClass(c)} at connection time: refused.`);
+
 /**
  * request-filtering-agent refuses with a plain Error (no class, no code), so its message is the
- * only thing that tells a refusal from a network failure; the send-webhook test pins it.
+ * only thing that tells a refusal from a network failure; the send-webhook test pins its form. Its
+ * message names the address, which the delivery's record must not show: only the class is kept.
  */
-const FILTER_REFUSAL = /^DNS lookup (\S+?)\(family:.*\bis not allowed\b/;
+export const FILTER_REFUSAL = /^DNS lookup (\S+?)\(family:.*\bis not allowed\b/;
 
 function deliveryFailure(err: Error): Error {
+  if (err instanceof WebhookTargetRefusedError) return err;
   const refused = FILTER_REFUSAL.exec(err.message);
   if (refused) {
-    return new WebhookTargetRefusedError(`webhook_url resolves to ${refused[1]}, not a public address: refused.`, { cause: err });
+    const error = refusal(nonPublic(refused[1]!) ?? { words: 'a non-public', embedded: false });
+    return new WebhookTargetRefusedError(error.message, { cause: err });
   }
   // "socket hang up" says nothing without its code (ECONNRESET); "connect ECONNREFUSED …" has it.
   const code = (err as NodeJS.ErrnoException).code;
   const detail = code && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
   return new WebhookDeliveryError(`webhook delivery failed: ${detail}`, null, { cause: err });
 }
+
+const systemResolver: HostResolver = (host) => dns.lookup(host, { all: true, verbatim: true });
+
+/**
+ * A `lookup` for net.connect that resolves every address of the name and refuses the connection
+ * when any is not public (address-class.ts), IPv6 forms that carry an IPv4 address included,
+ * which request-filtering-agent judges by their IPv6 range alone (it lets `::7f00:1`, which is
+ * 127.0.0.1, through).
+ */
+export function guardedLookup(resolve: HostResolver = systemResolver): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname).then(
+      (addresses) => {
+        for (const { address } of addresses) {
+          const c = nonPublic(address);
+          if (c) return callback(refusal(c), '');
+        }
+        const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
+        const usable = family === 0 ? addresses : addresses.filter((a) => a.family === family);
+        if (usable.length === 0) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), '');
+        if (options.all) return callback(null, usable);
+        return callback(null, usable[0]!.address, usable[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, ''),
+    );
+  };
+}
+
+/**
+ * The IPv6 ranges that carry an IPv4 address and that request-filtering-agent refuses whole (as
+ * not unicast), public IPv4 inside included: it leaves them to guardedLookup and the literal check,
+ * which judge the IPv4 address, and keeps judging everything else itself as a second line. (It
+ * takes IPv4-compatible `::a.b.c.d` for unicast, so those need no entry here.)
+ */
+const CARRYING_IPV4 = ['::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96', '2002::/16'];
 
 /**
  * POSTs `req.body` once, signed. Resolves with whatever status arrived (redirects are not
@@ -75,6 +131,12 @@ export function sendWebhook(req: WebhookRequest): Promise<WebhookResponse> {
   const started = performance.now();
   const url = new URL(req.url);
   const transport = url.protocol === 'https:' ? https : http;
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (!req.allowPrivate && isIP(host) !== 0) {
+    // net.connect does not call `lookup` for an address: the literal is judged here.
+    const c = nonPublic(host);
+    if (c) return Promise.reject(refusal(c));
+  }
   return new Promise<WebhookResponse>((resolve, reject) => {
     let settled = false;
     const settle = (outcome: { status: number } | { error: Error }) => {
@@ -95,8 +157,9 @@ export function sendWebhook(req: WebhookRequest): Promise<WebhookResponse> {
         'user-agent': 'shelfwatch-webhooks/1',
         ...signWebhook(req.secret, req.id, req.timestamp, req.body),
       },
-      // agent: false gives a one-off plain agent.
-      agent: req.allowPrivate ? false : useAgent(url.href),
+      // agent: false gives a one-off plain agent; the filtering one is made per request, with no keep-alive.
+      agent: req.allowPrivate ? false : useAgent(url.href, { allowIPAddressList: CARRYING_IPV4 }),
+      ...(req.allowPrivate ? {} : { lookup: guardedLookup(req.resolve) }),
     });
     const timer = setTimeout(() => {
       settle({ error: new WebhookDeliveryError(`webhook got no complete answer within ${req.timeoutMs} ms`, null) });

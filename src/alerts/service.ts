@@ -1,17 +1,25 @@
 import mongoose, { Types, type Connection } from 'mongoose';
 import type { Config } from '../../config/env.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
 import type { Country } from '../catalog/identifiers.js';
 import { alertModel, type AlertFields, type AlertKind } from '../models/alert.js';
-import { deliveryModel, type DeliveryFields, type DeliveryStatus } from '../models/delivery.js';
-import { decryptToken, encryptToken } from '../users/token.js';
 import { ValidationError, WebhookTargetRefusedError } from '../errors/index.js';
-import { OBJECT_ID_RE } from '../db/mongo.js';
+import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { WatchService } from '../watch/service.js';
-import { checkWebhookTarget } from './webhook-target.js';
-import { generateWebhookSecret } from './send-webhook.js';
+import { AccountCounters } from '../accounts/counters.js';
+import { checkWebhookTarget, type WebhookLookup } from './webhook-target.js';
+import { WebhookEndpoints, type Endpoint } from './endpoints.js';
+import { DeliveryRecords, type DeliveryRecord } from './delivery-records.js';
+import { AccountEvents } from './events.js';
 
 export type Alert = Omit<AlertFields, 'secret_sealed'>;
+
+/** An alert with the endpoint it delivers to (null: an alert of before endpoints, not yet moved). */
+export interface AlertView {
+  readonly alert: Alert;
+  readonly endpoint: Endpoint | null;
+}
 
 export interface NewAlert {
   readonly asin: string;
@@ -22,155 +30,227 @@ export interface NewAlert {
   readonly webhookUrl: string;
 }
 
-const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
-
-/** What an attempt of a delivery ended with, for its record. */
-export interface AttemptRecord {
-  readonly status: DeliveryStatus;
-  readonly attempts: number;
-  readonly responseCode: number | null;
-  readonly error: string | null;
+/** What POST /api/alerts did: made a new alert (201) or updated the account's alert of that product and kind (200). */
+export interface SavedAlert extends AlertView {
+  readonly created: boolean;
+  /** The endpoint's signing secret: the same for every alert of the account on that URL. */
+  readonly secret: string;
 }
 
+const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
+
+/** How long a creation refused at the cap waits for reservations in flight: 20 × 25 ms at most. */
+const RESERVATION_WAITS = 20;
+const RESERVATION_WAIT_MS = 25;
+
 /**
- * Alerts of accounts on products, and their deliveries' records. An account sees only its own
- * alerts: another's id answers as if it did not exist.
+ * Alerts of accounts on products, one per account, country, ASIN and kind, each delivering to its
+ * account's endpoint for its URL. An account sees only its own alerts: another's id answers as if
+ * it did not exist. Endpoints, deliveries' records and the account's events are the parts below.
  */
 export class AlertService {
+  readonly events: AccountEvents;
+  readonly endpoints: WebhookEndpoints;
+  readonly records: DeliveryRecords;
+  readonly counters: AccountCounters<'alerts'>;
+
   constructor(
     private readonly conn: Connection,
     private readonly config: Pick<Config, 'accounts' | 'alerts'>,
-    private readonly appKey: Buffer,
+    appKey: Buffer,
     private readonly watches: WatchService,
-  ) {}
+    /** Tests: where webhook hosts resolve at creation. */
+    private readonly lookup?: WebhookLookup,
+  ) {
+    this.events = new AccountEvents(conn);
+    this.endpoints = new WebhookEndpoints(conn, appKey, this.events);
+    this.records = new DeliveryRecords(conn);
+    this.counters = new AccountCounters(conn, { alerts: (userId) => this.alerts.countDocuments({ user_id: userId }) });
+  }
 
   private get alerts() {
     return alertModel(this.conn);
   }
 
-  private get deliveryRecords() {
-    return deliveryModel(this.conn);
-  }
-
   /**
-   * Checks the account's cap and where the URL resolves, watches the ASIN if the account does not,
-   * and stores the alert with a new signing secret, which only this answer carries.
+   * Creates the account's alert on the product and kind, or updates the one it has (threshold and
+   * URL): posting an alert twice is one alert. Checks where the URL resolves first, and takes a
+   * place under ACCOUNT_MAX_ALERTS before inserting (given back if the insert fails), so concurrent
+   * creations cannot pass the cap. Concurrent identical creations meet at the unique index: the
+   * loser reads the winner's alert and applies its input to it.
    */
-  async create(userId: Types.ObjectId, input: NewAlert): Promise<{ alert: Alert; secret: string }> {
-    const { maxAlerts } = this.config.accounts;
-    if (maxAlerts > 0 && (await this.alerts.countDocuments({ user_id: userId })) >= maxAlerts) {
-      throw new ValidationError({ kind: [`You may hold at most ${maxAlerts} alerts (ACCOUNT_MAX_ALERTS).`] });
-    }
+  async create(userId: Types.ObjectId, input: NewAlert): Promise<SavedAlert> {
     try {
-      await checkWebhookTarget(input.webhookUrl, { allowPrivate: this.config.alerts.allowPrivate });
+      await checkWebhookTarget(input.webhookUrl, { allowPrivate: this.config.alerts.allowPrivate, lookup: this.lookup });
     } catch (err) {
       if (err instanceof WebhookTargetRefusedError) throw new ValidationError({ webhook_url: [err.message] });
       throw err;
     }
-    await this.watches.ensureAsinWatched(userId, input.asin);
-    const secret = generateWebhookSecret();
-    const doc = await this.alerts.create({
-      user_id: userId,
-      asin: input.asin,
-      country: input.country,
-      kind: input.kind,
-      price: input.price,
-      percent: input.percent,
-      webhook_url: input.webhookUrl,
-      secret_sealed: encryptToken(secret, this.appKey),
-      disabled_at: null,
-      disabled_reason: null,
-      last_delivery_at: null,
-    });
-    const { secret_sealed: _sealed, ...alert } = doc.toObject();
-    return { alert, secret };
+    const existing = await this.existing(userId, input);
+    if (existing) return this.update(existing, input);
+    const made = await this.reservePlace(userId, input);
+    if (made) return this.update(made, input);
+    try {
+      await this.watches.ensureAsinWatched(userId, input.asin);
+      const { endpoint, secret } = await this.endpoints.upsert(userId, input.webhookUrl);
+      const doc = await this.alerts.create({
+        user_id: userId,
+        asin: input.asin,
+        country: input.country,
+        kind: input.kind,
+        price: input.price,
+        percent: input.percent,
+        webhook_url: input.webhookUrl,
+        endpoint_id: endpoint._id,
+        disabled_at: null,
+        disabled_reason: null,
+        last_delivery_at: null,
+      });
+      return { alert: doc.toObject(), endpoint, secret, created: true };
+    } catch (err) {
+      await this.counters.release(userId, 'alerts');
+      if (!isDuplicateKey(err)) throw err;
+      const winner = await this.existing(userId, input);
+      if (!winner) throw err;
+      return this.update(winner, input);
+    }
   }
 
-  list(userId: Types.ObjectId, page: PageRequest): Promise<Page<Alert>> {
-    return findPage(this.alerts, { user_id: userId }, NEWEST_FIRST, page);
+  /**
+   * Takes a place under ACCOUNT_MAX_ALERTS for a new alert. At the cap, concurrent identical POSTs
+   * may hold the places (each reserves before the one that wins inserts): while the counter is
+   * above the real count such reservations are in flight, so a refused request waits for them to
+   * end, briefly, and answers an update when one of them made this very alert.
+   */
+  private async reservePlace(userId: Types.ObjectId, input: NewAlert): Promise<Alert | null> {
+    const { maxAlerts } = this.config.accounts;
+    for (let waited = 0; ; waited++) {
+      if (await this.counters.reserve(userId, 'alerts', maxAlerts)) return null;
+      const made = await this.existing(userId, input);
+      if (made) return made;
+      const held = (await this.counters.value(userId, 'alerts')) ?? 0;
+      if (waited >= RESERVATION_WAITS || held <= (await this.alerts.countDocuments({ user_id: userId }))) {
+        throw new ValidationError({ kind: [`You may hold at most ${maxAlerts} alerts (ACCOUNT_MAX_ALERTS).`] });
+      }
+      await new Promise((r) => setTimeout(r, RESERVATION_WAIT_MS));
+    }
+  }
+
+  private existing(userId: Types.ObjectId, input: NewAlert): Promise<Alert | null> {
+    return this.alerts.findOne({ user_id: userId, country: input.country, asin: input.asin, kind: input.kind }).lean();
+  }
+
+  /**
+   * The account's alert of that product and kind takes the input's threshold and URL. An alert of
+   * before endpoints moves to its endpoint first (keeping its secret there); one that a 410
+   * disabled under the old per-alert rule is enabled again: posting it is asking for it.
+   */
+  private async update(alert: Alert, input: NewAlert): Promise<SavedAlert> {
+    if (!alert.endpoint_id) await this.endpoints.adopt(alert);
+    const { endpoint, secret } = await this.endpoints.upsert(alert.user_id, input.webhookUrl);
+    const updated = await this.alerts
+      .findOneAndUpdate(
+        { _id: alert._id },
+        {
+          $set: {
+            price: input.price,
+            percent: input.percent,
+            webhook_url: input.webhookUrl,
+            endpoint_id: endpoint._id,
+            disabled_at: null,
+            disabled_reason: null,
+          },
+        },
+        { returnDocument: 'after' },
+      )
+      .lean();
+    // Deleted between the read and this write: create it as new.
+    if (!updated) return this.create(alert.user_id, input);
+    return { alert: updated, endpoint, secret, created: false };
+  }
+
+  async list(userId: Types.ObjectId, page: PageRequest): Promise<Page<AlertView>> {
+    const { items, total } = await findPage(this.alerts, { user_id: userId }, NEWEST_FIRST, page);
+    return { items: await this.withEndpoints(items), total };
   }
 
   /** The account's alert with this id; null for a malformed id, another account's, or none. */
-  async find(userId: Types.ObjectId, id: string): Promise<Alert | null> {
-    if (!OBJECT_ID_RE.test(id)) return null;
-    return this.alerts.findOne({ _id: new Types.ObjectId(id), user_id: userId }).lean();
+  async find(userId: Types.ObjectId, id: string): Promise<AlertView | null> {
+    const alert = await this.own(userId, id);
+    return alert ? (await this.withEndpoints([alert]))[0]! : null;
   }
 
-  /** Deletes the alert and its deliveries' records; deliveries still queued find it gone and stop. */
-  async remove(userId: Types.ObjectId, id: string): Promise<Alert | null> {
+  /**
+   * Deletes the alert, gives its place under the cap back, and deletes the records of deliveries
+   * it alone fired; a delivery still queued finds none of its alerts left and stops.
+   */
+  async remove(userId: Types.ObjectId, id: string): Promise<AlertView | null> {
     if (!OBJECT_ID_RE.test(id)) return null;
     const removed = await this.alerts.findOneAndDelete({ _id: new Types.ObjectId(id), user_id: userId }).lean();
-    if (removed) await this.deliveryRecords.deleteMany({ alert_id: removed._id });
-    return removed;
+    if (!removed) return null;
+    await this.counters.release(userId, 'alerts');
+    await this.records.removeForAlert(removed._id);
+    return (await this.withEndpoints([removed]))[0]!;
   }
 
   /** The alert's deliveries, newest first; null when the account has no such alert. */
-  async deliveries(userId: Types.ObjectId, id: string, page: PageRequest): Promise<Page<DeliveryFields> | null> {
-    const alert = await this.find(userId, id);
+  async deliveries(userId: Types.ObjectId, id: string, page: PageRequest): Promise<Page<DeliveryRecord> | null> {
+    const alert = await this.own(userId, id);
     if (!alert) return null;
-    return findPage(this.deliveryRecords, { alert_id: alert._id }, NEWEST_FIRST, page);
+    return this.records.forAlert(alert._id, page);
   }
 
   /** The active alerts on these products of a country (one query per batch that changed something). */
   activeOn(country: Country, asins: readonly string[]): Promise<Alert[]> {
-    return this.alerts.find({ country, asin: mongoose.trusted({ $in: [...asins] }), disabled_at: null }).lean();
-  }
-
-  /** An alert still to deliver to, with its secret; null once deleted or disabled. */
-  async forDelivery(alertId: string): Promise<{ alert: Alert; secret: string } | null> {
-    if (!OBJECT_ID_RE.test(alertId)) return null;
-    const doc = await this.alerts
-      .findOne({ _id: new Types.ObjectId(alertId), disabled_at: null })
-      .select('+secret_sealed')
+    return this.alerts
+      .find({ country, asin: mongoose.trusted({ $in: [...asins] }), disabled_at: null })
+      .sort({ _id: 1 })
+      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
       .lean();
-    if (!doc) return null;
-    const { secret_sealed, ...alert } = doc;
-    return { alert, secret: decryptToken(secret_sealed, this.appKey) };
   }
 
-  async disable(alertId: string, reason: string): Promise<void> {
-    if (!OBJECT_ID_RE.test(alertId)) return;
-    await this.alerts.updateOne({ _id: new Types.ObjectId(alertId) }, { $set: { disabled_at: new Date(), disabled_reason: reason } });
+  /** Which of these alerts still exist and are not disabled (a queued delivery's, checked before sending). */
+  async live(ids: readonly Types.ObjectId[]): Promise<Alert[]> {
+    return this.alerts
+      .find({ _id: mongoose.trusted({ $in: [...ids] }), disabled_at: null })
+      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
+      .lean();
+  }
+
+  /** An alert of before endpoints, as a delivery queued then names it; null once deleted or disabled. */
+  async legacy(alertId: string): Promise<Alert | null> {
+    if (!OBJECT_ID_RE.test(alertId)) return null;
+    return this.alerts
+      .findOne({ _id: new Types.ObjectId(alertId), disabled_at: null })
+      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
+      .lean();
   }
 
   /** When the oldest delivery still waiting for an acknowledgement was queued; null when none waits. */
-  async oldestPendingDelivery(): Promise<Date | null> {
-    const oldest = await this.deliveryRecords.findOne({ status: 'pending' }).sort({ created_at: 1 }).select({ created_at: 1 }).lean();
-    return oldest?.created_at ?? null;
+  oldestPendingDelivery(): Promise<Date | null> {
+    return this.records.oldestPending();
   }
 
-  /** A delivery's record as queued: made once, left as it is when the same change is seen again. */
-  async recordQueued(deliveries: readonly { id: string; alert: Alert }[]): Promise<void> {
-    if (deliveries.length === 0) return;
-    await this.deliveryRecords.bulkWrite(
-      deliveries.map((d) => ({
-        updateOne: {
-          filter: { _id: d.id },
-          update: { $setOnInsert: { alert_id: d.alert._id, user_id: d.alert.user_id, status: 'pending' as const, attempts: 0 } },
-          upsert: true,
-        },
-      })),
-      { ordered: false },
+  /** A delivery acknowledged: its alerts' `last_delivery_at`. */
+  async stampDelivered(ids: readonly Types.ObjectId[], now: Date): Promise<void> {
+    await withTimeout(
+      this.alerts.updateMany({ _id: mongoose.trusted({ $in: [...ids] }) }, { $set: { last_delivery_at: now } }).exec(),
+      DELIVERY_DB_TIMEOUT_MS,
+      'alert delivery stamp',
     );
   }
 
-  /** What an attempt got. A delivered one also stamps the alert's `last_delivery_at`. */
-  async recordAttempt(id: string, alert: Alert, attempt: AttemptRecord): Promise<void> {
-    const now = new Date();
-    await this.deliveryRecords.updateOne(
-      { _id: id },
-      {
-        $set: {
-          status: attempt.status,
-          attempts: attempt.attempts,
-          response_code: attempt.responseCode,
-          last_error: attempt.error,
-          ...(attempt.status === 'delivered' ? { delivered_at: now } : {}),
-        },
-        $setOnInsert: { alert_id: alert._id, user_id: alert.user_id },
-      },
-      { upsert: true },
-    );
-    if (attempt.status === 'delivered') await this.alerts.updateOne({ _id: alert._id }, { $set: { last_delivery_at: now } });
+  private own(userId: Types.ObjectId, id: string): Promise<Alert | null> {
+    if (!OBJECT_ID_RE.test(id)) return Promise.resolve(null);
+    return this.alerts.findOne({ _id: new Types.ObjectId(id), user_id: userId }).lean();
+  }
+
+  private async withEndpoints(alerts: readonly Alert[]): Promise<AlertView[]> {
+    const ids = alerts.flatMap((a) => (a.endpoint_id ? [a.endpoint_id] : []));
+    const endpoints = await this.endpoints.byIds(ids);
+    return alerts.map((alert) => ({
+      alert,
+      endpoint: alert.endpoint_id ? (endpoints.get(alert.endpoint_id.toHexString()) ?? null) : null,
+    }));
   }
 }

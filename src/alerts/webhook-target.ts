@@ -5,9 +5,11 @@
  */
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
-import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { isLoopbackHost } from '../../config/parsers.js';
+import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
+import { withTimeout } from '../db/mongo.js';
+import { describeClass, nonPublic } from './address-class.js';
 import { WebhookTargetRefusedError } from '../errors/index.js';
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
@@ -52,38 +54,23 @@ export function webhookUrlSchema(allowPrivate: boolean) {
   });
 }
 
-const RANGE_WORDS: Readonly<Record<string, string>> = {
-  private: 'a private',
-  loopback: 'a loopback',
-  linkLocal: 'a link-local',
-  uniqueLocal: 'a unique-local',
-  carrierGradeNat: 'a carrier-grade NAT',
-  multicast: 'a multicast',
-  unspecified: 'an unspecified',
-  broadcast: 'a broadcast',
-  reserved: 'a reserved',
-};
-
-/** Why `address` is not one we call, or undefined when it is public unicast. */
-function nonPublic(address: string): string | undefined {
-  let range: string;
-  try {
-    // process() turns ::ffff:a.b.c.d into a.b.c.d, so a mapped loopback is judged as loopback.
-    range = ipaddr.process(address).range();
-  } catch {
-    return 'an unreadable';
-  }
-  return range === 'unicast' ? undefined : (RANGE_WORDS[range] ?? `a non-public (${range})`);
-}
-
 const systemLookup: WebhookLookup = (host) => dns.lookup(host, { all: true, verbatim: true });
 
+export interface TargetCheckOptions {
+  readonly allowPrivate: boolean;
+  readonly lookup?: WebhookLookup;
+  /** How long to wait for the DNS answer (WEBHOOK_LOOKUP_TIMEOUT_MS). */
+  readonly lookupTimeoutMs?: number;
+}
+
 /**
- * The addresses `url`'s host resolves to; WebhookTargetRefusedError when it resolves to none, or
- * (unless `allowPrivate`) when any of them is not public unicast: a client connecting may pick
- * any of them, so one private answer among public ones is enough to refuse.
+ * The addresses `url`'s host resolves to; WebhookTargetRefusedError when it resolves to none or not
+ * within the timeout, or (unless `allowPrivate`) when any of them is not public unicast: a client
+ * connecting may pick any of them, so one private answer among public ones is enough to refuse.
+ * The refusal names the class of address, never the address: the answer must not tell a caller
+ * what a name resolves to inside our network.
  */
-export async function checkWebhookTarget(url: string, opts: { allowPrivate: boolean; lookup?: WebhookLookup }): Promise<ResolvedAddress[]> {
+export async function checkWebhookTarget(url: string, opts: TargetCheckOptions): Promise<ResolvedAddress[]> {
   const hostname = new URL(url).hostname;
   const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   let addresses: ResolvedAddress[];
@@ -91,9 +78,14 @@ export async function checkWebhookTarget(url: string, opts: { allowPrivate: bool
   if (family !== 0) {
     addresses = [{ address: host, family }];
   } else {
+    const timeoutMs = opts.lookupTimeoutMs ?? WEBHOOK_LOOKUP_TIMEOUT_MS;
+    const within = timeoutMs % 1_000 === 0 ? `${timeoutMs / 1_000} s` : `${timeoutMs} ms`;
+    const late = () => new WebhookTargetRefusedError(`webhook_url's host ${host} does not resolve in time (within ${within}).`);
     try {
-      addresses = await (opts.lookup ?? systemLookup)(host);
+      // getaddrinfo cannot be cancelled; the lookup may finish later, unread.
+      addresses = await withTimeout((opts.lookup ?? systemLookup)(host), timeoutMs, 'DNS lookup', late);
     } catch (err) {
+      if (err instanceof WebhookTargetRefusedError) throw err;
       throw new WebhookTargetRefusedError(`webhook_url's host ${host} does not resolve.`, { cause: err });
     }
   }
@@ -101,7 +93,7 @@ export async function checkWebhookTarget(url: string, opts: { allowPrivate: bool
   if (!opts.allowPrivate) {
     for (const { address } of addresses) {
       const what = nonPublic(address);
-      if (what) throw new WebhookTargetRefusedError(`webhook_url resolves to ${address}, ${what} address: refused.`);
+      if (what) throw new WebhookTargetRefusedError(`webhook_url resolves to ${describeClass(what)}: refused.`);
     }
   }
   return addresses;

@@ -1,4 +1,5 @@
 import type { Country } from '../catalog/identifiers.js';
+import { CLASS_WORDS, SHARE_VARIABLE, type QuotaClass } from '../quota/classes.js';
 
 /**
  * Every named error the program throws (but configuration and usage errors, which their own layers
@@ -69,6 +70,14 @@ export class NotFoundError extends HttpError {
   override readonly name = 'NotFoundError';
   constructor(message = 'Not Found.') {
     super(404, message);
+  }
+}
+
+/** 409: the resource is not in a state the request applies to (a delivery that is not undelivered, replayed). */
+export class ConflictError extends HttpError {
+  override readonly name = 'ConflictError';
+  constructor(message: string) {
+    super(409, message);
   }
 }
 
@@ -228,8 +237,8 @@ export type DaySpentReason = 'cap' | 'share' | 'spent';
 
 /**
  * The quota day has no call left for this kind of work (QUOTA_PER_DAY, less what is kept for
- * forced updates, or the on-demand share of it). Retryable, but not before `retryAt`: the start of
- * the next quota day.
+ * forced updates, or the class's share of it). Retryable, but not before `retryAt`: the start of
+ * the next quota day. `cls` names the class whose share is spent, when it is a share.
  */
 export class DayQuotaSpentError extends RetryableError {
   override readonly name = 'DayQuotaSpentError';
@@ -237,10 +246,11 @@ export class DayQuotaSpentError extends RetryableError {
     readonly country: Country,
     readonly reason: DaySpentReason,
     readonly retryAt: number,
+    readonly cls: QuotaClass = 'ondemand',
   ) {
     super(
       reason === 'share'
-        ? `the on-demand share of today's upstream quota in ${country} is spent (ON_DEMAND_SHARE); it renews at ${new Date(retryAt).toISOString()}`
+        ? `the share of today's upstream quota in ${country} kept for ${CLASS_WORDS[cls]} is spent (${SHARE_VARIABLE[cls]}); it renews at ${new Date(retryAt).toISOString()}`
         : `today's upstream quota in ${country} is spent${reason === 'spent' ? ' (the upstream said so)' : ' (QUOTA_PER_DAY)'}; it renews at ${new Date(retryAt).toISOString()}`,
     );
   }
@@ -261,6 +271,19 @@ export class DailyUpdateLimitError extends TooManyRequestsError {
     retryAfterSeconds: number,
   ) {
     super(`You may force at most ${limit} updates a day (ACCOUNT_MAX_UPDATES_PER_DAY).`, retryAfterSeconds);
+  }
+}
+
+/** 429 for an account that has used up a daily allowance other than forced updates (EAN imports, crawl pages). */
+export class DailyAccountLimitError extends TooManyRequestsError {
+  override readonly name = 'DailyAccountLimitError';
+  constructor(
+    readonly limit: number,
+    what: string,
+    variable: string,
+    retryAfterSeconds: number,
+  ) {
+    super(`You may start at most ${limit} ${what} a day (${variable}); the count renews with the quota day.`, retryAfterSeconds);
   }
 }
 

@@ -1,4 +1,4 @@
-import { QUEUE_KINDS } from '../../jobs/registry.js';
+import { QUEUE_CLASSES } from '../../jobs/queues.js';
 import { Router, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -33,7 +33,7 @@ export function bullBoardRoutes(ctx: AppContext): Router {
   createBullBoard({
     queues: [
       ...ctx.config.countries.flatMap((c) =>
-        QUEUE_KINDS.map((kind) => new BullMQAdapter(ctx.jobs.queue(c, kind), { readOnlyMode: conf.readOnly })),
+        QUEUE_CLASSES.map((cls) => new BullMQAdapter(ctx.jobs.queue(c, cls), { readOnlyMode: conf.readOnly })),
       ),
       new BullMQAdapter(ctx.deliveries.queue, { readOnlyMode: conf.readOnly }),
     ],

@@ -56,7 +56,7 @@ export class Metrics {
 
   readonly queueJobs = new Gauge({
     name: 'shelfwatch_queue_jobs',
-    help: 'Jobs in each country queue (work: refreshes, EAN pages, crawls; update: forced updates), by state',
+    help: 'Jobs in each country queue (update: forced updates; import: EAN pages; refresh: planned refreshes; crawl: browse pages), by state',
     labelNames: ['country', 'queue', 'state'] as const,
     registers: [this.registry],
   });
@@ -98,15 +98,15 @@ export class Metrics {
 
   readonly permits = new Counter({
     name: 'shelfwatch_quota_permits_total',
-    help: 'Permits the quota governor granted this process, by country and lane (scheduled, ondemand): one per upstream call',
-    labelNames: ['country', 'lane'] as const,
+    help: 'Permits the quota governor granted this process, by country and class (ondemand, import, refresh, crawl): one per upstream call',
+    labelNames: ['country', 'class'] as const,
     registers: [this.registry],
   });
 
   readonly permitWait = new Histogram({
     name: 'shelfwatch_quota_permit_wait_seconds',
-    help: 'How long a call waited for its permit, by country and lane',
-    labelNames: ['country', 'lane'] as const,
+    help: 'How long a call waited for its permit, by country and class',
+    labelNames: ['country', 'class'] as const,
     buckets: [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [this.registry],
   });

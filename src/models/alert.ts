@@ -4,10 +4,16 @@ import type { Country } from '../catalog/identifiers.js';
 export const ALERT_KINDS = ['price_below', 'price_drop', 'back_in_stock', 'any_change'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
+/** The unique index that makes an account's alerts one per country, ASIN and kind. */
+export const ALERT_PER_PRODUCT_INDEX = 'alert_per_product_kind';
+
 /**
  * An account's alert on one product in one country: when a refresh sees the change it describes, a
- * signed webhook goes to `webhook_url`. The signing secret is kept sealed under APP_KEY, as API
- * tokens are: the delivery needs it back, and a database dump alone must not let anyone sign.
+ * signed webhook goes to its endpoint (`endpoint_id`, the account's endpoint for `webhook_url`),
+ * which holds the signing secret. An account has at most one alert per country, ASIN and kind.
+ *
+ * Alerts stored before endpoints existed have no `endpoint_id` and a secret of their own
+ * (`secret_sealed`); they move to an endpoint the first time they are needed (src/alerts/endpoints.ts).
  */
 export interface AlertFields {
   _id: Types.ObjectId;
@@ -20,8 +26,14 @@ export interface AlertFields {
   /** price_drop: the least drop against the last point, in percent. */
   percent: number | null;
   webhook_url: string;
-  secret_sealed: string;
-  /** Set when the receiver answered 410 Gone: no more deliveries. */
+  /** null (or absent) only on an alert stored before endpoints existed and not yet moved to one. */
+  endpoint_id?: Types.ObjectId | null;
+  /** Only on an alert stored before endpoints existed: its own secret, sealed under APP_KEY. */
+  secret_sealed?: string;
+  /**
+   * A 410 Gone disables the endpoint, not the alert: this is set only on alerts stored before
+   * endpoints existed, which a 410 disabled one by one. Cleared when the alert is posted again.
+   */
   disabled_at: Date | null;
   disabled_reason: string | null;
   last_delivery_at: Date | null;
@@ -38,7 +50,8 @@ export const alertSchema = new Schema<AlertFields>(
     price: { type: Number, default: null },
     percent: { type: Number, default: null },
     webhook_url: { type: String, required: true },
-    secret_sealed: { type: String, required: true, select: false },
+    endpoint_id: { type: Schema.Types.ObjectId, default: null },
+    secret_sealed: { type: String, select: false },
     disabled_at: { type: Date, default: null },
     disabled_reason: { type: String, default: null },
     last_delivery_at: { type: Date, default: null },
@@ -46,10 +59,14 @@ export const alertSchema = new Schema<AlertFields>(
   { collection: 'alerts', versionKey: false, strict: 'throw', timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
 );
 
-// An account's list, newest first; and its count for ACCOUNT_MAX_ALERTS.
+// An account's list, newest first; and its count, which seeds the account's alert counter.
 alertSchema.index({ user_id: 1, created_at: -1, _id: -1 });
 // The alerts on a batch's changed products: one query per batch that changed something.
 alertSchema.index({ country: 1, asin: 1 });
+// One alert per account, country, ASIN and kind: a second POST of the same updates the first.
+alertSchema.index({ user_id: 1, country: 1, asin: 1, kind: 1 }, { unique: true, name: ALERT_PER_PRODUCT_INDEX });
+// An endpoint's alerts; and an account's alerts still to move to an endpoint (endpoint_id null).
+alertSchema.index({ user_id: 1, endpoint_id: 1 });
 
 export type AlertModel = Model<AlertFields>;
 export type AlertDoc = HydratedDocument<AlertFields>;

@@ -33,6 +33,8 @@ export interface EanImportFields {
    * makes a second pending import of the same code impossible, even under concurrent requests.
    */
   pending_key?: string;
+  /** Set when the import settles: a TTL index removes the record then (SETTLED_IMPORT_DAYS later). */
+  expires_at?: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -57,6 +59,7 @@ export const eanImportSchema = new Schema<EanImportFields>(
     status: { type: String, enum: IMPORT_STATUSES, default: 'queued' },
     countries: { type: [countrySchema], default: [] },
     pending_key: { type: String },
+    expires_at: { type: Date, default: null },
   },
   { collection: 'ean_imports', versionKey: false, strict: 'throw', timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
 );
@@ -65,6 +68,8 @@ eanImportSchema.index({ pending_key: 1 }, { unique: true, sparse: true });
 eanImportSchema.index({ user_id: 1, created_at: -1 });
 // The scheduler's sweep for imports whose jobs Redis may have lost.
 eanImportSchema.index({ status: 1, updated_at: 1 });
+// Settled imports expire; pending ones (expires_at null) never do.
+eanImportSchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 
 export type EanImportModel = Model<EanImportFields>;
 export type EanImportDoc = HydratedDocument<EanImportFields>;

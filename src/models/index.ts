@@ -8,6 +8,9 @@ import { quotaUsageModel } from './quota-usage.js';
 import { historyPointModel } from './history-point.js';
 import { alertModel } from './alert.js';
 import { deliveryModel } from './delivery.js';
+import { webhookEndpointModel } from './webhook-endpoint.js';
+import { accountEventModel } from './account-event.js';
+import { accountCounterModel } from './account-counter.js';
 
 /**
  * Registers every model on a connection, so that index builds (`syncIndexes`) see them all.
@@ -23,4 +26,7 @@ export function registerModels(conn: Connection): void {
   historyPointModel(conn);
   alertModel(conn);
   deliveryModel(conn);
+  webhookEndpointModel(conn);
+  accountEventModel(conn);
+  accountCounterModel(conn);
 }

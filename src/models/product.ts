@@ -40,6 +40,12 @@ export interface ProductFields {
   rate_obs: { hours: number; changed: boolean }[];
   /** The time of the product's last history point; null before its first. */
   history_at: Date | null;
+  /**
+   * The accounts it is refreshed for (OWNERS_KEPT at most): its watchers, most urgent and oldest
+   * first, or the account whose crawl found it. When a country is short of quota, each account's
+   * fair share of the planned refreshes is taken from the products it owns (src/scheduler/account-shares.ts).
+   */
+  owners: Types.ObjectId[];
   created_at: Date;
   updated_at: Date | null;
 }
@@ -70,6 +76,7 @@ export const productSchema = new Schema<ProductFields>(
     last_attempt_at: { type: Date, default: null },
     plan_token: { type: String, default: null },
     history_at: { type: Date, default: null },
+    owners: { type: [Schema.Types.ObjectId], default: [] },
     change_rate: { type: Number, default: null },
     rate_obs: { type: [new Schema({ hours: Number, changed: Boolean }, { _id: false })], default: [] },
     created_at: { type: Date, required: true },
@@ -94,6 +101,8 @@ productSchema.index({ country: 1, priority: -1, next_refresh_at: 1 }, { name: 'p
 // Adaptive scheduling: the due products that change fastest, so the planner weighs them even when
 // a long backlog of slower ones is more overdue.
 productSchema.index({ country: 1, priority: -1, change_rate: -1, next_refresh_at: 1 }, { name: 'plan_rate' });
+// Each account's due products, for its fair share of a plan when the country is short of quota.
+productSchema.index({ country: 1, owners: 1, priority: -1, next_refresh_at: 1 }, { name: 'plan_owner' });
 
 export type ProductModel = Model<ProductFields>;
 export type ProductDoc = HydratedDocument<ProductFields>;

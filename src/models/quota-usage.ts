@@ -11,8 +11,10 @@ export interface QuotaUsageFields {
   country: string;
   day: string;
   calls: number;
-  /** Of them, on-demand calls (forced updates, EAN resolves), which have a share of the day. */
+  /** Of them, forced updates' calls, EAN imports' and browse crawls': each class has a share of the day. */
   od_calls: number;
+  import_calls: number;
+  crawl_calls: number;
 }
 
 export const quotaUsageSchema = new Schema<QuotaUsageFields>(
@@ -22,6 +24,8 @@ export const quotaUsageSchema = new Schema<QuotaUsageFields>(
     day: { type: String, required: true },
     calls: { type: Number, default: 0 },
     od_calls: { type: Number, default: 0 },
+    import_calls: { type: Number, default: 0 },
+    crawl_calls: { type: Number, default: 0 },
   },
   { collection: 'quota_usage', versionKey: false, strict: 'throw' },
 );

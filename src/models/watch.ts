@@ -15,6 +15,11 @@ export interface WatchFields {
   last_crawl_count: number | null;
   /** Browse entries: set while the node's crawl waits for the next quota day (the day's quota is spent). */
   crawl_waiting_until?: Date | null;
+  /**
+   * Browse entries: when the node's next crawl is due (null: now). Planning a crawl moves it a lease
+   * ahead, so a crawl under way is not planned twice; its last page sets it an interval ahead.
+   */
+  next_crawl_at?: Date | null;
   /** Where the entry came from: the API, or the EAN import that found the ASIN. */
   source: 'api' | 'ean';
   created_at: Date;
@@ -30,6 +35,7 @@ export const watchSchema = new Schema<WatchFields>(
     last_crawl_at: { type: Date, default: null },
     last_crawl_count: { type: Number, default: null },
     crawl_waiting_until: { type: Date, default: null },
+    next_crawl_at: { type: Date, default: null },
     source: { type: String, enum: ['api', 'ean'], default: 'api' },
   },
   { collection: 'watches', versionKey: false, strict: 'throw', timestamps: { createdAt: 'created_at', updatedAt: 'updated_at' } },
@@ -40,6 +46,8 @@ watchSchema.index({ user_id: 1, kind: 1, key: 1 }, { unique: true });
 watchSchema.index({ user_id: 1, created_at: -1, _id: -1 });
 // Effective priority of an ASIN: the highest among its watchers; and the crawl plan of browse nodes.
 watchSchema.index({ kind: 1, key: 1, priority: -1 });
+// The crawl plan: browse entries due, the longest due first, a bounded batch a pass.
+watchSchema.index({ kind: 1, next_crawl_at: 1 });
 // ACCOUNT_MAX_P1_WATCHES: counts an account's priority-1 entries from the index alone (the unique
 // index would fetch every entry of the account to read its priority).
 watchSchema.index({ user_id: 1, kind: 1, priority: 1 });

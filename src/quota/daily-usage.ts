@@ -1,14 +1,26 @@
 import type { Connection } from 'mongoose';
 import type { Country } from '../catalog/identifiers.js';
 import { quotaUsageModel } from '../models/quota-usage.js';
-import type { Lane } from './lanes.js';
+import type { QuotaClass } from './classes.js';
 
 export interface DayCount {
   /** Upstream calls of the day, every kind of work. */
   readonly calls: number;
-  /** Of them, on-demand calls (forced updates, EAN resolves). */
+  /** Of them, forced updates'. */
   readonly onDemand: number;
+  /** Of them, EAN imports'. */
+  readonly imports: number;
+  /** Of them, browse crawls'. */
+  readonly crawls: number;
 }
+
+/** The MongoDB field that counts a class's own calls, beside `calls`. */
+const OWN_FIELD: Readonly<Record<QuotaClass, 'od_calls' | 'import_calls' | 'crawl_calls' | null>> = {
+  ondemand: 'od_calls',
+  import: 'import_calls',
+  refresh: null,
+  crawl: 'crawl_calls',
+};
 
 /**
  * The MongoDB copy of the day's upstream calls per country. The quota governor counts every permit
@@ -24,8 +36,9 @@ export class DailyUsage {
 
   constructor(private readonly mongo: Connection) {}
 
-  record(country: Country, day: string, lane: Lane, calls = 1): void {
-    const inc = lane === 'ondemand' ? { calls, od_calls: calls } : { calls };
+  record(country: Country, day: string, cls: QuotaClass, calls = 1): void {
+    const own = OWN_FIELD[cls];
+    const inc = own ? { calls, [own]: calls } : { calls };
     const write = quotaUsageModel(this.mongo)
       .updateOne({ _id: `${country}:${day}` }, { $inc: inc, $setOnInsert: { country, day } }, { upsert: true })
       .catch(() => undefined)
@@ -40,6 +53,6 @@ export class DailyUsage {
 
   async read(country: Country, day: string): Promise<DayCount> {
     const doc = await quotaUsageModel(this.mongo).findById(`${country}:${day}`).lean();
-    return { calls: doc?.calls ?? 0, onDemand: doc?.od_calls ?? 0 };
+    return { calls: doc?.calls ?? 0, onDemand: doc?.od_calls ?? 0, imports: doc?.import_calls ?? 0, crawls: doc?.crawl_calls ?? 0 };
   }
 }

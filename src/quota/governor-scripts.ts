@@ -28,102 +28,138 @@ end
 `;
 
 /**
- * KEYS: 1 tat, 2 on-demand tat, 3 the day's hash (total, od, spent), 4 "scheduled work waits" flag,
- * 5 the most urgent priority each process waits with (field: process id, value: 'priority:expiry').
- * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 lane ('s' | 'd'),
- * 5 ahead ms, 6 the lane's limit of the day's total, 7 on-demand limit of the day,
- * 8 on-demand interval ms, 9 on-demand burst, 10 day key TTL ms, 11 waits-flag TTL ms,
- * 12 '1' when scheduled callers wait in the caller's own process, 13 the caller's process id,
- * 14 the caller's priority (BullMQ's: lower first), 15 the most urgent priority waiting in the
- * caller's process, 16 how long that word holds (ms).
+ * One ask of a process's line: which of the classes it waits in may take the next start, if any.
+ *
+ * Classes share the pace by start-time fair queuing: each class has a finish tag F, and the key
+ * holds V, the tag of the last start granted. A class that waits claims S = max(V, F); the class
+ * with the least S among those waiting in any process (ties: the order of the class table) takes
+ * the start, V moves to its S and its F to S + 1/weight. Over time each class that keeps work
+ * waiting gets its weight's share of the starts, and a class that had none waiting claims V, so it
+ * takes the next start: a share is never a debt, and nothing banks credit while idle.
+ *
+ * Processes say what they wait in: the `waiting` hash has a field per class and process holding the
+ * most urgent rank (lower first: the job's BullMQ priority) of that process's callers and how long
+ * the word holds. A process whose best rank in the chosen class is worse than another's waits, so
+ * priority-0 refreshes never start while another process holds priority-1 ones, and each class's
+ * order holds across processes.
+ *
+ * KEYS: 1 tat, 2 the classes' tags (hash: V, F:<class>), 3 the day's hash (total, spent, and a
+ * field per class with a day limit of its own), 4 waiting (hash: <class>|<process> → rank|expiry).
+ * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 ahead ms, 5 day key TTL ms,
+ * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
+ * ranks ('class=rank,…'), 9 the class table in tie order
+ * ('class:weight:limit of the day's total:own day field:own day limit;…', own field '' when none).
  * Returns one of:
- *   {'ok', delay ms, total, od, start} a permit starting `delay` ms from now (`start`: that time on the script's clock)
- *   {'wait', ms, 'rate' | 'share' | 'priority'}  ask again in `ms` ('priority': another process
- *                                     waits with more urgent scheduled work, which goes first)
- *   {'day', total, od, 'cap' | 'share' | 'spent'}
- *   {'seed'}                          the day's count is unknown here (a new day, or Redis lost it)
+ *   {'ok', class, delay ms, total, own count, start}  a start `delay` ms from now for a caller of `class`
+ *   {'wait', ms, 'rate' | 'share' | 'priority'}      ask again in `ms` ('share': another class goes
+ *                                                    first; 'priority': another process's caller in
+ *                                                    the same class is more urgent)
+ *   {'day', class, 'cap' | 'share' | 'spent', total}  the day has no call left for `class`
+ *   {'seed'}                                          the day's count is unknown here (a new day, or Redis lost it)
  */
 export const TAKE_PERMIT = `
 ${NOW}local interval = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
-local lane = ARGV[4]
-local ahead = tonumber(ARGV[5])
-local laneLimit = tonumber(ARGV[6])
-local odLimit = tonumber(ARGV[7])
-local odInterval = tonumber(ARGV[8])
-local odBurst = tonumber(ARGV[9])
+local ahead = tonumber(ARGV[4])
+local me = ARGV[7]
+local holds = tonumber(ARGV[6])
 
-local day = redis.call('HMGET', KEYS[3], 'total', 'od', 'spent')
-if not day[1] then return {'seed'} end
-local total = tonumber(day[1])
-local od = tonumber(day[2] or '0')
-if day[3] then return {'day', tostring(total), tostring(od), 'spent'} end
-if total >= laneLimit then return {'day', tostring(total), tostring(od), 'cap'} end
-if lane == 'd' and od >= odLimit then return {'day', tostring(total), tostring(od), 'share'} end
+local order = {}
+local info = {}
+for entry in string.gmatch(ARGV[9], '[^;]+') do
+  local name, w, limit, field, own = string.match(entry, '^([^:]+):([^:]+):([^:]+):([^:]*):([^:]+)$')
+  table.insert(order, name)
+  info[name] = { w = tonumber(w), limit = tonumber(limit), field = field, own = tonumber(own) }
+end
+local mine = {}
+local first = nil
+for name, rank in string.gmatch(ARGV[8], '([^=,]+)=([^,]+)') do
+  mine[name] = tonumber(rank)
+  if first == nil then first = name end
+end
 
--- Scheduled work goes in priority order across processes too: a process whose line holds only
--- less urgent jobs than another's waits, so priority-0 refreshes never overtake priority-1 ones.
-if lane == 's' then
-  redis.call('HSET', KEYS[5], ARGV[13], ARGV[15] .. ':' .. string.format('%.4f', now + tonumber(ARGV[16])))
-  redis.call('PEXPIRE', KEYS[5], math.ceil(tonumber(ARGV[16]) * 2))
-  local all = redis.call('HGETALL', KEYS[5])
-  local best = nil
-  for i = 1, #all, 2 do
-    local sep = string.find(all[i + 1], ':', 1, true)
-    local p = tonumber(string.sub(all[i + 1], 1, sep - 1))
-    if tonumber(string.sub(all[i + 1], sep + 1)) < now then
-      redis.call('HDEL', KEYS[5], all[i])
-    elseif all[i] ~= ARGV[13] and (best == nil or p < best) then
-      best = p
+local fields = {'total', 'spent'}
+for _, name in ipairs(order) do
+  if info[name].field ~= '' then table.insert(fields, info[name].field) end
+end
+local got = redis.call('HMGET', KEYS[3], unpack(fields))
+if not got[1] then return {'seed'} end
+local total = tonumber(got[1])
+if got[2] then return {'day', first, 'spent', tostring(total)} end
+local counts = {}
+for i = 3, #fields do counts[fields[i]] = tonumber(got[i] or '0') end
+local function dayLeft(name)
+  local c = info[name]
+  if total >= c.limit then return 'cap' end
+  if c.field ~= '' and counts[c.field] >= c.own then return 'share' end
+  return nil
+end
+for _, name in ipairs(order) do
+  if mine[name] then
+    local why = dayLeft(name)
+    if why then return {'day', name, why, tostring(total)} end
+  end
+end
+
+local others = {}
+local all = redis.call('HGETALL', KEYS[4])
+for i = 1, #all, 2 do
+  local f = all[i]
+  local v = all[i + 1]
+  local sep = string.find(f, '|', 1, true)
+  local name = string.sub(f, 1, sep - 1)
+  local proc = string.sub(f, sep + 1)
+  local vsep = string.find(v, '|', 1, true)
+  local rank = tonumber(string.sub(v, 1, vsep - 1))
+  if proc == me or tonumber(string.sub(v, vsep + 1)) < now then
+    redis.call('HDEL', KEYS[4], f)
+  elseif info[name] and (others[name] == nil or rank < others[name]) then
+    others[name] = rank
+  end
+end
+for name, rank in pairs(mine) do
+  redis.call('HSET', KEYS[4], name .. '|' .. me, tostring(rank) .. '|' .. string.format('%.4f', now + holds))
+end
+redis.call('PEXPIRE', KEYS[4], math.ceil(holds * 2))
+
+local vt = redis.call('HGET', KEYS[2], 'V')
+local v = tonumber(vt or '0')
+local best = nil
+local bestS = nil
+for _, name in ipairs(order) do
+  if (mine[name] or others[name]) and not dayLeft(name) then
+    local s = math.max(v, tonumber(redis.call('HGET', KEYS[2], 'F:' .. name) or '0'))
+    if best == nil or s < bestS - 1e-9 then
+      best = name
+      bestS = s
     end
   end
-  if best ~= nil and tonumber(ARGV[14]) > best then return {'wait', tostring(interval), 'priority'} end
 end
+if not mine[best] then return {'wait', tostring(interval), 'share'} end
+if others[best] and others[best] < mine[best] then return {'wait', tostring(interval), 'priority'} end
 
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local start = math.max(now, tat - (burst - 1) * interval)
-local why = 'rate'
-local odTat = 0
-if lane == 'd' then
-  odTat = tonumber(redis.call('GET', KEYS[2]) or '0')
-  -- The share binds only while scheduled work waits (here or in another process); otherwise
-  -- on-demand work may use all of Q.
-  if ARGV[12] == '1' then redis.call('SET', KEYS[4], '1', 'PX', ARGV[11]) end
-  if ARGV[12] == '1' or redis.call('EXISTS', KEYS[4]) == 1 then
-    local odStart = math.max(now, odTat - (odBurst - 1) * odInterval)
-    if odStart > start then
-      start = odStart
-      why = 'share'
-    end
-  end
-end
-if start - now > ahead then
-  if lane == 's' then redis.call('SET', KEYS[4], '1', 'PX', ARGV[11]) end
-  return {'wait', tostring(start - now - ahead), why}
-end
-if lane == 's' and start > now then redis.call('SET', KEYS[4], '1', 'PX', ARGV[11]) end
+if start - now > ahead then return {'wait', tostring(start - now - ahead), 'rate'} end
 
-local keep = math.ceil(burst * interval + 60000)
-redis.call('SET', KEYS[1], string.format('%.4f', math.max(tat, start) + interval), 'PX', keep)
-if lane == 'd' then
-  -- Charged even while the share does not bind, so on-demand work cannot bank credit for later.
-  redis.call('SET', KEYS[2], string.format('%.4f', math.max(odTat, start) + odInterval), 'PX', math.ceil(odBurst * odInterval + 60000))
-  od = redis.call('HINCRBY', KEYS[3], 'od', 1)
-end
+redis.call('SET', KEYS[1], string.format('%.4f', math.max(tat, start) + interval), 'PX', math.ceil(burst * interval + 60000))
+redis.call('HSET', KEYS[2], 'V', string.format('%.6f', bestS), 'F:' .. best, string.format('%.6f', bestS + 1 / info[best].w))
+redis.call('PEXPIRE', KEYS[2], ARGV[5])
 total = redis.call('HINCRBY', KEYS[3], 'total', 1)
-redis.call('PEXPIRE', KEYS[3], ARGV[10])
-return {'ok', tostring(start - now), tostring(total), tostring(od), string.format('%.4f', start)}
+local own = 0
+if info[best].field ~= '' then own = redis.call('HINCRBY', KEYS[3], info[best].field, 1) end
+redis.call('PEXPIRE', KEYS[3], ARGV[5])
+return {'ok', best, tostring(start - now), tostring(total), tostring(own), string.format('%.4f', start)}
 `;
 
 /**
  * Sets the day's count where Redis has none, from the copy kept in MongoDB; a count already there
  * (another process seeded first, or calls were made) is kept.
- * KEYS: 1 the day's hash. ARGV: 1 total, 2 on-demand, 3 TTL ms.
+ * KEYS: 1 the day's hash. ARGV: 1 TTL ms, then field, value pairs (`total` first).
  */
 export const SEED_DAY = `
-redis.call('HSETNX', KEYS[1], 'total', ARGV[1])
-redis.call('HSETNX', KEYS[1], 'od', ARGV[2])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
+for i = 2, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return 1
 `;
 

@@ -5,7 +5,7 @@ import type { Metrics } from '../metrics/registry.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../errors/index.js';
 import { HOLD, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
-import type { Lane } from './lanes.js';
+import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from './classes.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from './quota-day.js';
 
 export interface GovernedQuota {
@@ -21,9 +21,12 @@ export interface GovernorOptions {
   readonly quotas: Readonly<Partial<Record<Country, GovernedQuota>>>;
   /** Time zone whose calendar days the daily quota counts (QUOTA_DAY_TZ). */
   readonly dayTimeZone: string;
-  /** Largest share of Q (while scheduled work waits) and of the day that on-demand work may use. */
-  readonly onDemandShare: number;
-  /** Share of the rest of the day's calls that scheduled work leaves to forced updates. */
+  /**
+   * Each class's share of Q under contention (its weight in the script's fair queuing), and for
+   * every class but refresh the most of the day it may spend.
+   */
+  readonly shares: ClassShares;
+  /** Share of the rest of the day's calls that the other classes leave to forced updates. */
   readonly onDemandReserve: number;
   /** The MongoDB copy of the day's count. */
   readonly usage: DailyUsage;
@@ -41,9 +44,11 @@ export interface DayStatus {
   readonly limit: number;
   readonly used: number;
   readonly onDemandUsed: number;
-  /** What scheduled work may have spent by now: the day less the reserve for forced updates. */
+  /** What scheduled work (refreshes, imports, crawls) may have spent by now: the day less the reserve for forced updates. */
   readonly scheduledLimit: number;
   readonly onDemandLimit: number;
+  /** Each class with a day limit of its own: its calls today and that limit. */
+  readonly classes: Readonly<Record<Exclude<QuotaClass, 'refresh'>, { readonly used: number; readonly limit: number }>>;
   /** True when the upstream said the day's quota is spent. */
   readonly spent: boolean;
   /** Mean wait for a permit today, every process together (ms). */
@@ -51,9 +56,9 @@ export interface DayStatus {
 }
 
 type Answer =
-  | { kind: 'ok'; delay: number; total: number; od: number; start: number }
+  | { kind: 'ok'; cls: QuotaClass; delay: number; total: number; own: number; start: number }
   | { kind: 'wait'; ms: number; why: 'rate' | 'share' | 'priority' }
-  | { kind: 'day'; total: number; od: number; reason: DaySpentReason }
+  | { kind: 'day'; cls: QuotaClass; reason: DaySpentReason }
   | { kind: 'seed' };
 
 /** A granted permit. */
@@ -67,14 +72,23 @@ export interface Permit {
 }
 
 interface Waiter {
-  readonly lane: Lane;
-  /** BullMQ's job priority: lower goes first. */
-  readonly priority: number;
+  readonly cls: QuotaClass;
+  /** Lower goes first within the class: the job's BullMQ priority. */
+  readonly rank: number;
   readonly since: number;
   readonly resolve: (permit: Permit) => void;
   readonly reject: (err: Error) => void;
   readonly signal?: AbortSignal;
   onAbort?: () => void;
+}
+
+interface Line {
+  readonly waiters: Waiter[];
+  running: boolean;
+  /** What this process last told Redis it waits in: each class's best rank. */
+  told: Map<QuotaClass, number>;
+  /** Ends the line's current wait early: a caller came that Redis has not been told of. */
+  wake?: () => void;
 }
 
 const DAY_TTL_MS = 3 * 86_400_000;
@@ -83,30 +97,41 @@ function parse(raw: unknown): Answer {
   const a = raw as string[];
   switch (a[0]) {
     case 'ok':
-      return { kind: 'ok', delay: Number(a[1]), total: Number(a[2]), od: Number(a[3]), start: Number(a[4]) };
+      return { kind: 'ok', cls: a[1] as QuotaClass, delay: Number(a[2]), total: Number(a[3]), own: Number(a[4]), start: Number(a[5]) };
     case 'wait':
       return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
     case 'day':
-      return { kind: 'day', total: Number(a[1]), od: Number(a[2]), reason: a[3] as DaySpentReason };
+      return { kind: 'day', cls: a[1] as QuotaClass, reason: a[2] as DaySpentReason };
     default:
       return { kind: 'seed' };
   }
 }
 
+/** The most urgent rank of each class among `waiters`. */
+function bestRanks(waiters: readonly Waiter[]): Map<QuotaClass, number> {
+  const best = new Map<QuotaClass, number>();
+  for (const w of waiters) {
+    const r = best.get(w.cls);
+    if (r === undefined || w.rank < r) best.set(w.cls, w.rank);
+  }
+  return best;
+}
+
 /**
  * One governor per country, shared by every process through Redis: every upstream catalog call
- * takes a permit right before it goes on the wire (src/quota/governor-scripts.ts holds the pace and
- * the day's count). Within a process, callers wait in line per country, on-demand first, and only
- * the head of the line asks Redis, so a process sends Redis about one request per permit however
- * many jobs wait.
+ * takes a permit right before it goes on the wire (src/quota/governor-scripts.ts holds the pace,
+ * the classes' fair shares of it and the day's count). Within a process, callers wait in one line
+ * per country and only the line asks Redis, telling it which classes it waits in; the script picks
+ * the class, and the line gives the start to that class's most urgent caller. So a process sends
+ * Redis about one request per permit however many jobs wait.
  */
 export class QuotaGovernor {
-  readonly #lines = new Map<Country, { waiters: Waiter[]; running: boolean; onDemandBlockedUntil: number }>();
+  readonly #lines = new Map<Country, Line>();
   readonly #timers = new Set<NodeJS.Timeout>();
   /** Callers whose start is reserved and who sleep until it. */
   readonly #granted = new Map<NodeJS.Timeout, Waiter>();
   #closed = false;
-  /** Names this process's word in Redis on how urgent its waiting work is. */
+  /** Names this process's word in Redis on what it waits in. */
   readonly #processId = randomUUID();
 
   constructor(
@@ -130,114 +155,125 @@ export class QuotaGovernor {
     const base = `${this.prefix}:gov:${country}`;
     return {
       tat: `${base}:tat`,
-      odTat: `${base}:od-tat`,
+      tags: `${base}:tags`,
       day: `${base}:day:${day}`,
-      schedWaits: `${base}:sched-waits`,
-      priority: `${base}:priority`,
+      waiting: `${base}:waiting`,
     };
   }
 
   /**
    * How far ahead a caller may book a start: enough to absorb a late timer or a busy event loop (a
    * few ms on a loaded machine, which would otherwise lose slots at high rates), short enough that
-   * on-demand work arriving meanwhile waits at most 1/Q plus this.
+   * a forced update arriving meanwhile waits at most 1/Q plus this.
    */
   #aheadMs(interval: number): number {
     return Math.min(25, Math.max(10, 3 * interval));
   }
 
+  /** How long a process's word on what it waits in holds without being said again. */
+  #holdsMs(interval: number): number {
+    return Math.max(500, 4 * interval);
+  }
+
   /**
    * Resolves when the caller may send one call; rejects with DayQuotaSpentError when the day has no
-   * call left for its lane, or with the signal's reason when it aborts first. `priority` is the
-   * job's (BullMQ's numbers: lower first); scheduled work goes in its order across processes.
+   * call left for its class, or with the signal's reason when it aborts first. `rank` orders the
+   * callers of one class, in this process and across processes (BullMQ's priority: lower first).
    */
-  permit(country: Country, lane: Lane, priority = 0, signal?: AbortSignal): Promise<Permit> {
+  permit(country: Country, cls: QuotaClass, rank = 0, signal?: AbortSignal): Promise<Permit> {
     this.#quota(country);
     if (this.#closed) return Promise.reject(new GovernorClosedError('the quota governor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     let line = this.#lines.get(country);
-    if (!line) this.#lines.set(country, (line = { waiters: [], running: false, onDemandBlockedUntil: 0 }));
+    if (!line) this.#lines.set(country, (line = { waiters: [], running: false, told: new Map() }));
+    const l = line;
     return new Promise<Permit>((resolve, reject) => {
-      const waiter: Waiter = { lane, priority, since: performance.now(), resolve, reject, signal };
+      const waiter: Waiter = { cls, rank, since: performance.now(), resolve, reject, signal };
       if (signal) {
         waiter.onAbort = () => {
-          const i = line.waiters.indexOf(waiter);
-          if (i >= 0) line.waiters.splice(i, 1);
+          const i = l.waiters.indexOf(waiter);
+          if (i >= 0) l.waiters.splice(i, 1);
           reject(signal.reason as Error);
         };
         signal.addEventListener('abort', waiter.onAbort, { once: true });
       }
-      // On-demand waiters go before every scheduled one, then by priority, first come first served.
-      const rank = (w: Waiter): number => (w.lane === 'ondemand' ? 0 : 1_000_000) + w.priority;
-      const at = line.waiters.findIndex((w) => rank(w) > rank(waiter));
-      if (at < 0) line.waiters.push(waiter);
-      else line.waiters.splice(at, 0, waiter);
-      if (!line.running) void this.#serve(country, line);
+      l.waiters.push(waiter);
+      // Redis must hear at once of a class (or a more urgent caller) it was not told of: until it
+      // does, other processes may take the starts this caller has a claim to.
+      const told = l.told.get(cls);
+      if (told === undefined || rank < told) l.wake?.();
+      if (!l.running) void this.#serve(country, l);
     });
   }
 
-  async #serve(country: Country, line: { waiters: Waiter[]; running: boolean; onDemandBlockedUntil: number }): Promise<void> {
+  async #serve(country: Country, line: Line): Promise<void> {
     line.running = true;
     try {
       while (line.waiters.length && !this.#closed) {
-        const now = performance.now();
-        // An on-demand head held back by its share lets scheduled waiters have the slots meanwhile.
-        const head = line.onDemandBlockedUntil > now ? line.waiters.find((w) => w.lane === 'scheduled') : line.waiters[0];
-        if (!head) {
-          await this.#sleep(line.onDemandBlockedUntil - now);
-          continue;
-        }
+        const mine = bestRanks(line.waiters);
         let answer: Answer;
         try {
-          answer = await this.#take(country, head, line.waiters);
+          answer = await this.#take(country, mine);
+          line.told = mine;
         } catch (err) {
-          this.#settle(line, head, err as Error);
+          // Redis is away: every caller fails (its job retries) rather than waiting blind.
+          for (const w of [...line.waiters]) this.#settle(line, w, err as Error);
           continue;
         }
         if (answer.kind === 'ok') {
-          this.#grant(country, line, head, answer);
+          const head = this.#first(line, answer.cls);
+          if (head) this.#grant(country, line, head, answer);
         } else if (answer.kind === 'wait') {
-          if (head.lane === 'ondemand' && answer.why === 'share') line.onDemandBlockedUntil = performance.now() + answer.ms;
-          else await this.#sleep(answer.ms);
+          await this.#sleep(answer.ms, line);
         } else if (answer.kind === 'day') {
           const day = quotaDayOf(this.#now(), this.opts.dayTimeZone);
-          this.#settle(line, head, new DayQuotaSpentError(country, answer.reason, day.end));
+          for (const w of line.waiters.filter((x) => x.cls === answer.cls)) {
+            this.#settle(line, w, new DayQuotaSpentError(country, answer.reason, day.end, answer.cls));
+          }
         } else {
           try {
             await this.#seed(country);
           } catch (err) {
-            this.#settle(line, head, err as Error);
+            for (const w of [...line.waiters]) this.#settle(line, w, err as Error);
           }
         }
       }
     } finally {
       line.running = false;
+      line.told = new Map();
       // Nothing of this process waits any more: other processes need not wait for it.
-      if (!line.waiters.length) void this.redis.hdel(this.#keys(country).priority, this.#processId).catch(() => undefined);
+      if (!line.waiters.length) {
+        const fields = QUOTA_CLASSES.map((c) => `${c}|${this.#processId}`);
+        void this.redis.hdel(this.#keys(country).waiting, ...fields).catch(() => undefined);
+      }
     }
   }
 
-  #grant(
-    country: Country,
-    line: { waiters: Waiter[] },
-    head: Waiter,
-    answer: { delay: number; total: number; od: number; start: number },
-  ): void {
+  /** The most urgent caller of a class, first come first served among equals. */
+  #first(line: Line, cls: QuotaClass): Waiter | undefined {
+    let best: Waiter | undefined;
+    for (const w of line.waiters) if (w.cls === cls && (!best || w.rank < best.rank)) best = w;
+    return best;
+  }
+
+  #grant(country: Country, line: Line, head: Waiter, answer: { delay: number; total: number; own: number; start: number }): void {
     const i = line.waiters.indexOf(head);
     if (i >= 0) line.waiters.splice(i, 1);
     if (head.onAbort) head.signal?.removeEventListener('abort', head.onAbort);
     const day = quotaDayOf(this.#now(), this.opts.dayTimeZone);
-    this.opts.usage.record(country, day.key, head.lane);
+    this.opts.usage.record(country, day.key, head.cls);
     const waitedMs = performance.now() - head.since + Math.max(0, answer.delay);
     // For `queues:status`: the day's total wait, whichever process waited. Best effort.
     this.redis.hincrby(this.#keys(country, day.key).day, 'wait_ms', Math.round(waitedMs)).catch(() => undefined);
     const m = this.opts.metrics;
     if (m) {
       const q = this.#quota(country);
-      m.permits.inc({ country, lane: head.lane });
-      m.permitWait.observe({ country, lane: head.lane }, waitedMs / 1_000);
+      m.permits.inc({ country, class: head.cls });
+      m.permitWait.observe({ country, class: head.cls }, waitedMs / 1_000);
       m.callsLeftToday.set({ country }, Math.max(0, q.perDay - answer.total));
-      m.onDemandShareUsed.set({ country }, answer.od / Math.max(1, Math.floor(q.perDay * this.opts.onDemandShare)));
+      if (head.cls === 'ondemand') {
+        m.onDemandShareUsed.set({ country }, answer.own / Math.max(1, Math.floor(q.perDay * this.opts.shares.ondemand)));
+      }
     }
     // The start is reserved: resolve when it comes, while the line goes on to the next waiter.
     const permit = { bookedAt: answer.start };
@@ -252,68 +288,73 @@ export class QuotaGovernor {
     this.#granted.set(timer, head);
   }
 
-  #settle(line: { waiters: Waiter[] }, head: Waiter, err: Error): void {
-    const i = line.waiters.indexOf(head);
+  #settle(line: Line, w: Waiter, err: Error): void {
+    const i = line.waiters.indexOf(w);
     if (i >= 0) line.waiters.splice(i, 1);
-    if (head.onAbort) head.signal?.removeEventListener('abort', head.onAbort);
-    head.reject(err);
+    if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
+    w.reject(err);
   }
 
-  #sleep(ms: number): Promise<void> {
+  /** Waits `ms`, or less when the line is woken. */
+  #sleep(ms: number, line?: Line): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(
-        () => {
-          this.#timers.delete(timer);
-          resolve();
-        },
-        Math.max(0, ms),
-      );
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#timers.delete(timer);
+        if (line?.wake === done) line.wake = undefined;
+        resolve();
+      };
+      const timer = setTimeout(done, Math.max(0, ms));
       this.#timers.add(timer);
+      if (line) line.wake = done;
     });
   }
 
-  #limits(country: Country, at: number): { day: QuotaDay; scheduled: number; onDemand: number } {
+  #limits(country: Country, at: number): { day: QuotaDay; scheduled: number; own: Record<Exclude<QuotaClass, 'refresh'>, number> } {
     const q = this.#quota(country);
     const day = quotaDayOf(at, this.opts.dayTimeZone);
-    // The reserve shrinks with the day, so by midnight scheduled work may have spent all of it.
+    // The reserve shrinks with the day, so by midnight the other classes may have spent all of it.
     const reserve = Math.ceil(q.perDay * this.opts.onDemandReserve * dayLeftFraction(day, at));
-    return { day, scheduled: Math.max(0, q.perDay - reserve), onDemand: Math.floor(q.perDay * this.opts.onDemandShare) };
+    const share = this.opts.shares;
+    return {
+      day,
+      scheduled: Math.max(0, q.perDay - reserve),
+      own: {
+        ondemand: Math.floor(q.perDay * share.ondemand),
+        import: Math.floor(q.perDay * share.import),
+        crawl: Math.floor(q.perDay * share.crawl),
+      },
+    };
   }
 
-  async #take(country: Country, head: Waiter, waiters: readonly Waiter[]): Promise<Answer> {
-    const lane = head.lane;
-    const scheduled = waiters.filter((w) => w.lane === 'scheduled');
-    const mostUrgent = Math.min(head.priority, ...scheduled.map((w) => w.priority));
+  async #take(country: Country, mine: ReadonlyMap<QuotaClass, number>): Promise<Answer> {
     const q = this.#quota(country);
     const at = this.#now();
-    const { day, scheduled: scheduledLimit, onDemand } = this.#limits(country, at);
+    const { day, scheduled, own } = this.#limits(country, at);
     const interval = 1_000 / q.perSecond;
-    const odInterval = interval / this.opts.onDemandShare;
+    const table = QUOTA_CLASSES.map((c) => {
+      const limit = c === 'ondemand' ? q.perDay : scheduled;
+      const field = DAY_FIELD[c] ?? '';
+      const ownLimit = c === 'refresh' ? q.perDay : own[c];
+      return `${c}:${this.opts.shares[c]}:${limit}:${field}:${ownLimit}`;
+    }).join(';');
     const k = this.#keys(country, day.key);
     const raw = await this.redis.eval(
       TAKE_PERMIT,
-      5,
+      4,
       k.tat,
-      k.odTat,
+      k.tags,
       k.day,
-      k.schedWaits,
-      k.priority,
+      k.waiting,
       this.opts.clock ? String(at) : '',
       String(interval),
       String(q.burst),
-      lane === 'ondemand' ? 'd' : 's',
       String(this.#aheadMs(interval)),
-      String(lane === 'ondemand' ? q.perDay : scheduledLimit),
-      String(onDemand),
-      String(odInterval),
-      String(Math.max(1, Math.floor(q.burst * this.opts.onDemandShare))),
       String(DAY_TTL_MS),
-      String(Math.ceil(Math.max(1_000, 2 * interval))),
-      scheduled.length ? '1' : '0',
+      String(this.#holdsMs(interval)),
       this.#processId,
-      String(head.priority),
-      String(mostUrgent),
-      String(Math.max(500, 4 * interval)),
+      [...mine].map(([c, r]) => `${c}=${r}`).join(','),
+      table,
     );
     return parse(raw);
   }
@@ -321,7 +362,8 @@ export class QuotaGovernor {
   async #seed(country: Country, at = this.#now()): Promise<void> {
     const day = quotaDayOf(at, this.opts.dayTimeZone);
     const copy = await this.opts.usage.read(country, day.key);
-    await this.redis.eval(SEED_DAY, 1, this.#keys(country, day.key).day, String(copy.calls), String(copy.onDemand), String(DAY_TTL_MS));
+    const pairs = ['total', String(copy.calls), 'od', String(copy.onDemand), 'im', String(copy.imports), 'cr', String(copy.crawls)];
+    await this.redis.eval(SEED_DAY, 1, this.#keys(country, day.key).day, String(DAY_TTL_MS), ...pairs);
   }
 
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
@@ -346,7 +388,7 @@ export class QuotaGovernor {
     this.#quota(country);
     const day = quotaDayOf(this.#now(), this.opts.dayTimeZone);
     const key = this.#keys(country, day.key).day;
-    await this.redis.multi().hset(key, 'spent', '1').hsetnx(key, 'total', '0').hsetnx(key, 'od', '0').pexpire(key, DAY_TTL_MS).exec();
+    await this.redis.multi().hset(key, 'spent', '1').hsetnx(key, 'total', '0').pexpire(key, DAY_TTL_MS).exec();
     return new DayQuotaSpentError(country, 'spent', day.end);
   }
 
@@ -359,25 +401,36 @@ export class QuotaGovernor {
   async day(country: Country, at = this.#now()): Promise<DayStatus> {
     const q = this.#quota(country);
     const limits = this.#limits(country, at);
-    const [inRedis, odInRedis, spent, waitMs] = await this.redis.hmget(
+    const [inRedis, od, im, cr, spent, waitMs] = await this.redis.hmget(
       this.#keys(country, limits.day.key).day,
       'total',
       'od',
+      'im',
+      'cr',
       'spent',
       'wait_ms',
     );
     // Not counted in Redis yet today (or Redis lost it): the MongoDB copy is what the next permit starts from.
     const copy = inRedis === null ? await this.opts.usage.read(country, limits.day.key) : undefined;
     const total = copy ? copy.calls : Number(inRedis);
-    const od = copy ? copy.onDemand : Number(odInRedis ?? 0);
+    const used = {
+      ondemand: copy ? copy.onDemand : Number(od ?? 0),
+      import: copy ? copy.imports : Number(im ?? 0),
+      crawl: copy ? copy.crawls : Number(cr ?? 0),
+    };
     return {
       country,
       day: limits.day,
       limit: q.perDay,
       used: total,
-      onDemandUsed: od,
+      onDemandUsed: used.ondemand,
       scheduledLimit: limits.scheduled,
-      onDemandLimit: limits.onDemand,
+      onDemandLimit: limits.own.ondemand,
+      classes: {
+        ondemand: { used: used.ondemand, limit: limits.own.ondemand },
+        import: { used: used.import, limit: limits.own.import },
+        crawl: { used: used.crawl, limit: limits.own.crawl },
+      },
       spent: spent !== null,
       meanWaitMs: total > 0 && waitMs !== null ? Number(waitMs) / total : 0,
     };
@@ -394,6 +447,7 @@ export class QuotaGovernor {
     }
     this.#granted.clear();
     for (const line of this.#lines.values()) {
+      line.wake?.();
       for (const w of line.waiters.splice(0)) {
         if (w.onAbort) w.signal?.removeEventListener('abort', w.onAbort);
         w.reject(new GovernorClosedError('the quota governor closed while the call waited for its permit'));

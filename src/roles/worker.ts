@@ -5,39 +5,56 @@ import { instrumentPort } from '../upstream/instrumented.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { Country } from '../catalog/identifiers.js';
 import { governPort } from '../quota/governed-port.js';
-import { JOB_NAMES, laneOf, priorityOf, type JobName } from '../../jobs/registry.js';
+import { createPermitScopes } from '../quota/permit-scope.js';
 import { startWorkers, type RunningWorkers } from '../../workers/runner.js';
 import { startDeliveryWorker } from '../../workers/deliveries.js';
+import { drainWorkers } from '../../workers/drain.js';
+
+/** What the rest of shutdown (queues, Redis, MongoDB) needs after the workers have drained. */
+const AFTER_DRAIN_MS = 1_500;
 
 /**
- * The worker role: BullMQ workers on each country's queues, calling the upstream of that country.
- * Each country has a port per job kind, so every request takes its permit from the quota governor in
- * the lane and priority of the job that makes it; the ports share connections and tokens.
- * Opened in this order so that shutdown closes the workers (letting active jobs finish), then their
- * Redis connection, then the upstream's connections.
+ * The worker role: BullMQ workers on each country's queues, calling the upstream of that country,
+ * and the webhook deliveries' worker. Every request takes its permit from the quota governor in the
+ * class and rank of the job that makes it (read from the job's permit scope); the ports share
+ * connections and tokens. On shutdown every worker stops taking jobs at once and all drain in
+ * parallel under one deadline (workers/drain.ts), then their Redis connection and the upstream's
+ * connections close.
  */
 export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: string } = {}): Promise<RunningWorkers> {
   const shared = ctx.resources.own('upstream connections', createUpstreamShared(), (s) => s.close());
-  const ports = new Map<string, UpstreamPort>();
+  const scopes = createPermitScopes();
+  const ports = new Map<Country, UpstreamPort>();
   for (const country of ctx.config.countries) {
-    for (const job of JOB_NAMES) {
-      const beforeSend = async (): Promise<void> => void (await ctx.quota.permit(country, laneOf(job), priorityOf(job)));
-      const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
-      ports.set(`${country}:${job}`, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
-    }
+    const beforeSend = async (): Promise<void> => {
+      const scope = scopes.getStore();
+      if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
+      await ctx.quota.permit(country, scope.cls, scope.rank, scope.signal);
+    };
+    const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
+    ports.set(country, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
   }
   const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisUrl, 'blocking', ctx.logger, 'worker'), closeRedis);
-  const upstream = (country: Country, job: JobName): UpstreamPort => {
-    const port = ports.get(`${country}:${job}`);
+  const upstream = (country: Country): UpstreamPort => {
+    const port = ports.get(country);
     if (!port) throw new Error(`no upstream for ${country}`);
     return port;
   };
-  const running = await startWorkers(ctx, connection, upstream, ctx.logger.child({ role: 'worker' }));
-  ctx.resources.own('workers', running, (r) => r.close());
-  const deliveries = await startDeliveryWorker(
-    { ...ctx, logger: ctx.logger.child({ role: 'worker' }), shutdownMs: ctx.config.workers.shutdownMs },
-    connection,
-  );
-  ctx.resources.own('delivery worker', deliveries, (d) => d.close());
+  const logger = ctx.logger.child({ role: 'worker' });
+  let closingSince = Number.POSITIVE_INFINITY;
+  ctx.resources.stopping.addEventListener('abort', () => (closingSince = Date.now()), { once: true });
+  const running = await startWorkers(ctx, connection, upstream, scopes, logger);
+  const deliveries = startDeliveryWorker({ ...ctx, logger, shutdownMs: ctx.config.workers.shutdownMs }, connection);
+  // Owned before the delivery worker has started, so a signal during start-up drains what runs.
+  ctx.resources.own('workers', running, async (r) => {
+    // One deadline for every worker: WORKER_SHUTDOWN_MS, and never past what SHUTDOWN_TIMEOUT_MS
+    // leaves once the rest of shutdown is counted.
+    const now = Date.now();
+    const end = Math.min(now + ctx.config.workers.shutdownMs, Math.min(closingSince, now) + ctx.config.shutdownTimeoutMs - AFTER_DRAIN_MS);
+    const ms = Math.max(100, end - now);
+    const d = await deliveries.catch(() => undefined);
+    await Promise.all([r.close(ms), d ? drainWorkers([d.worker], ms, logger).then(() => d.close()) : undefined]);
+  });
+  await deliveries;
   return running;
 }

@@ -1,4 +1,4 @@
-import type { Connection } from 'mongoose';
+import type { Connection, Types } from 'mongoose';
 import mongoose from 'mongoose';
 import type { Config } from '../../config/env.js';
 import { productModel } from '../models/product.js';
@@ -8,14 +8,33 @@ import { refreshIntervalMs } from '../scheduler/change-rate.js';
 
 type Priority = 0 | 1;
 
+/** The accounts a product keeps as its owners, at most: enough that no one account can crowd the others out of it. */
+export const OWNERS_KEPT = 8;
+
 /** The highest priority among the watchers of each ASIN; ASINs nobody watches are absent. */
 export async function effectivePriorities(conn: Connection, asins: readonly string[]): Promise<Map<string, Priority>> {
-  const rows = await watchModel(conn).aggregate<{ _id: string; priority: number }>([
+  return new Map([...(await watchersOf(conn, asins))].map(([asin, w]) => [asin, w.priority]));
+}
+
+/**
+ * Each watched ASIN's effective priority (the highest among its watchers) and its owners: its
+ * watchers, the most urgent and the oldest first, OWNERS_KEPT at most. ASINs nobody watches are absent.
+ */
+export async function watchersOf(
+  conn: Connection,
+  asins: readonly string[],
+): Promise<Map<string, { priority: Priority; owners: Types.ObjectId[] }>> {
+  const rows = await watchModel(conn).aggregate<{ _id: string; priority: number; owners: Types.ObjectId[] }>([
     // Aggregation pipelines are not sanitised by mongoose; this filter is ours alone.
     { $match: { kind: 'asin', key: { $in: [...asins] } } },
-    { $group: { _id: '$key', priority: { $max: '$priority' } } },
+    { $sort: { key: 1, priority: -1, created_at: 1 } },
+    { $group: { _id: '$key', priority: { $max: '$priority' }, owners: { $push: '$user_id' } } },
   ]);
-  return new Map(rows.map((r) => [r._id, r.priority === 1 ? 1 : 0]));
+  return new Map(rows.map((r) => [r._id, { priority: r.priority === 1 ? 1 : 0, owners: r.owners.slice(0, OWNERS_KEPT) }]));
+}
+
+function sameOwners(a: readonly Types.ObjectId[] | undefined, b: readonly Types.ObjectId[]): boolean {
+  return (a?.length ?? 0) === b.length && b.every((o, i) => String(a![i]) === String(o));
 }
 
 /**
@@ -35,11 +54,12 @@ export async function applyWatchChange(
   attempt = 0,
 ): Promise<number> {
   if (asins.length === 0) return 0;
-  const priorities = await effectivePriorities(conn, asins);
+  const watchers = await watchersOf(conn, asins);
+  const priorities = new Map([...watchers].map(([asin, w]) => [asin, w.priority]));
   const products = productModel(conn);
   const existing = await products
     .find({ asin: mongoose.trusted({ $in: [...asins] }), country: mongoose.trusted({ $in: [...config.countries] }) })
-    .select({ country: 1, asin: 1, priority: 1, last_attempt_at: 1, change_rate: 1 })
+    .select({ country: 1, asin: 1, priority: 1, last_attempt_at: 1, change_rate: 1, owners: 1 })
     .lean();
   const byKey = new Map(existing.map((p) => [`${p.country}:${p.asin}`, p]));
 
@@ -47,11 +67,12 @@ export async function applyWatchChange(
   let dueNow = 0;
   for (const asin of asins) {
     const priority = priorities.get(asin) ?? null;
+    const owners = watchers.get(asin)?.owners ?? [];
     for (const country of config.countries) {
       const current = byKey.get(`${country}:${asin}`);
       if (priority === null) {
         if (current && current.priority !== null) {
-          ops.push({ updateOne: { filter: { country, asin }, update: { $set: { priority: null, next_refresh_at: null } } } });
+          ops.push({ updateOne: { filter: { country, asin }, update: { $set: { priority: null, next_refresh_at: null, owners: [] } } } });
         }
         continue;
       }
@@ -60,7 +81,7 @@ export async function applyWatchChange(
         ops.push({
           updateOne: {
             filter: { country, asin },
-            update: { $setOnInsert: { created_at: now, status: 'pending' }, $set: { priority, next_refresh_at: now } },
+            update: { $setOnInsert: { created_at: now, status: 'pending' }, $set: { priority, next_refresh_at: now, owners } },
             upsert: true,
           },
         });
@@ -71,9 +92,11 @@ export async function applyWatchChange(
         ops.push({
           updateOne: {
             filter: { country, asin },
-            update: { $set: { priority, next_refresh_at: new Date(base + interval) } },
+            update: { $set: { priority, next_refresh_at: new Date(base + interval), owners } },
           },
         });
+      } else if (!sameOwners(current.owners, owners)) {
+        ops.push({ updateOne: { filter: { country, asin }, update: { $set: { owners } } } });
       }
     }
   }

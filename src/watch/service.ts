@@ -128,7 +128,20 @@ export class WatchService {
     return removed;
   }
 
+  /**
+   * Adds a browse node; past ACCOUNT_MAX_BROWSE_WATCHES a new one is refused (422) before anything
+   * is written, while re-sending a node the account watches is always allowed. As with ASINs,
+   * concurrent adds of one account may each pass the count and leave it a few over.
+   */
   async watchBrowse(userId: Types.ObjectId, nodeId: string): Promise<{ entry: WatchDoc; created: boolean }> {
+    const { maxBrowseWatches } = this.config.accounts;
+    if (
+      maxBrowseWatches > 0 &&
+      !(await this.watches.exists({ user_id: userId, kind: 'browse', key: nodeId })) &&
+      (await this.watches.countDocuments({ user_id: userId, kind: 'browse' })) >= maxBrowseWatches
+    ) {
+      throw new ValidationError({ browse: [`You may watch at most ${maxBrowseWatches} browse nodes (ACCOUNT_MAX_BROWSE_WATCHES).`] });
+    }
     return this.upsertEntry(userId, 'browse', nodeId, {}, 'api');
   }
 

@@ -3,7 +3,16 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { generateWebhookSecret, sendWebhook, signWebhook, type WebhookRequest } from '../../src/alerts/send-webhook.js';
+import {
+  FILTER_REFUSAL,
+  generateWebhookSecret,
+  guardedLookup,
+  sendWebhook,
+  signWebhook,
+  type WebhookRequest,
+} from '../../src/alerts/send-webhook.js';
+import http from 'node:http';
+import { useAgent } from 'request-filtering-agent';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../src/errors/index.js';
 
 interface Received {
@@ -162,8 +171,118 @@ describe('sendWebhook', () => {
     receiver = await startReceiver((res) => res.writeHead(200).end());
     const err = await sendWebhook(request(toUrl(receiver.url), { allowPrivate: false })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WebhookTargetRefusedError);
-    expect((err as Error).message).toMatch(/^webhook_url resolves to \S+, not a public address: refused\.$/);
+    expect((err as Error).message).toMatch(
+      /^webhook_url resolves to a loopback address( \(an IPv4 address inside an IPv6 one\))? at connection time: refused\.$/,
+    );
+    expect((err as Error).message).not.toMatch(/127\.0\.0\.1|::ffff/);
     expect(receiver.received).toHaveLength(0);
     expect(receiver.connections()).toBe(0);
+  });
+});
+
+describe('the check at connection time', () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>> | undefined;
+  afterEach(async () => {
+    await receiver?.close();
+    receiver = undefined;
+  });
+
+  const secret = generateWebhookSecret();
+  const post = (url: string, over: Partial<WebhookRequest> = {}) =>
+    sendWebhook({
+      url,
+      secret,
+      id: 'msg_connect',
+      timestamp: new Date(),
+      body: '{}',
+      timeoutMs: 5_000,
+      maxResponseBytes: 1_024,
+      allowPrivate: false,
+      ...over,
+    });
+
+  it.each([
+    ['IPv4-mapped', '::ffff:127.0.0.1'],
+    ['IPv4-translated', '::ffff:0:7f00:1'],
+    ['IPv4-compatible', '::7f00:1'],
+    ['NAT64', '64:ff9b::7f00:1'],
+    ['6to4', '2002:7f00:1::1'],
+  ])('refuses a name resolving to a loopback address in %s form (%s), before connecting', async (_form, address) => {
+    receiver = await startReceiver((res) => res.writeHead(200).end());
+    const port = new URL(receiver.url).port;
+    const resolve = async (): Promise<{ address: string; family: number }[]> => [{ address, family: 6 }];
+    const err = await post(`http://hooks.test:${port}/hook`, { resolve }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+    expect((err as Error).message).toBe(
+      'webhook_url resolves to a loopback address (an IPv4 address inside an IPv6 one) at connection time: refused.',
+    );
+    expect(receiver.connections()).toBe(0);
+  });
+
+  it.each(['[::7f00:1]', '[64:ff9b::7f00:1]', '[2002:7f00:1::1]', '[::ffff:0:7f00:1]'])(
+    'refuses the literal %s without a connection',
+    async (host) => {
+      const err = await post(`http://${host}:9/hook`).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+      expect((err as Error).message).toMatch(/^webhook_url resolves to a loopback address .* at connection time: refused\.$/);
+    },
+  );
+
+  it('refuses when any address of the name is private, whatever its place', async () => {
+    receiver = await startReceiver((res) => res.writeHead(200).end());
+    const port = new URL(receiver.url).port;
+    const resolve = async () => [
+      { address: '127.0.0.1', family: 4 },
+      { address: '93.184.216.34', family: 4 },
+    ];
+    await expect(post(`http://hooks.test:${port}/hook`, { resolve })).rejects.toThrow(/a loopback address at connection time/);
+    expect(receiver.connections()).toBe(0);
+  });
+
+  it('signs with every secret given, so a receiver that knows any of them verifies', async () => {
+    receiver = await startReceiver((res) => res.writeHead(204).end());
+    const other = generateWebhookSecret();
+    await post(receiver.url, { allowPrivate: true, secret: [secret, other] });
+    const got = receiver.received[0]!;
+    const headers = got.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(new Webhook(secret).verify(got.body, headers)).toEqual({});
+    expect(new Webhook(other).verify(got.body, headers)).toEqual({});
+    expect(() => new Webhook(generateWebhookSecret()).verify(got.body, headers)).toThrow(WebhookVerificationError);
+  });
+});
+
+describe('guardedLookup', () => {
+  const resolve = async () => [
+    { address: '93.184.216.34', family: 4 },
+    { address: '2606:2800:220:1::', family: 6 },
+  ];
+  const call = (options: Parameters<ReturnType<typeof guardedLookup>>[1]) =>
+    new Promise<{ err: unknown; address: unknown; family: unknown }>((done) =>
+      guardedLookup(resolve)('hooks.example.com', options, (err, address, family) => done({ err, address, family })),
+    );
+
+  it('answers as dns.lookup does: every address with `all`, else the first (of the family asked)', async () => {
+    expect(await call({ all: true })).toMatchObject({ err: null, address: await resolve() });
+    expect(await call({})).toMatchObject({ err: null, address: '93.184.216.34', family: 4 });
+    expect(await call({ family: 6 })).toMatchObject({ err: null, address: '2606:2800:220:1::', family: 6 });
+  });
+
+  it('passes a resolver failure on as it is', async () => {
+    const fail = () => Promise.reject(Object.assign(new Error('getaddrinfo ENOTFOUND x'), { code: 'ENOTFOUND' }));
+    const err = await new Promise((done) => guardedLookup(fail)('x', {}, (e) => done(e)));
+    expect(err).toMatchObject({ code: 'ENOTFOUND' });
+  });
+});
+
+describe('request-filtering-agent, the second line', () => {
+  it('still refuses in the words FILTER_REFUSAL reads', async () => {
+    const agent = useAgent('http://127.0.0.1/');
+    const err = await new Promise<Error>((done) => {
+      const req = http.request('http://127.0.0.1:9/hook', { agent }, () => done(new Error('connected')));
+      req.on('error', done);
+      req.end();
+    });
+    expect(FILTER_REFUSAL.exec(err.message)?.[1]).toBe('127.0.0.1');
   });
 });

@@ -20,7 +20,7 @@ beforeAll(async () => {
   p = await startPipeline(
     {
       WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_RETRY_BASE: '50ms',
+      WEBHOOK_RETRY_SCHEDULE: '50ms,50ms',
       WEBHOOK_TIMEOUT: '5s',
       SIMULATOR_DRIFT_MS: String(DRIFT_MS),
       SIMULATOR_NOT_FOUND_RATE: '0',
@@ -91,7 +91,15 @@ describe('alert webhooks', () => {
     const payload = verified(alert.secret, got!) as Record<string, unknown>;
     expect(() => verified('whsec_' + Buffer.alloc(24, 7).toString('base64'), got!)).toThrow();
     const points = await history(asin);
-    expect(payload).toEqual({ alert_id: alert.id, kind: 'price_drop', asin, country: 'JP', before: points.at(-2), after: points.at(-1) });
+    expect(payload).toEqual({
+      alert_id: alert.id,
+      kind: 'price_drop',
+      alerts: [{ id: alert.id, kind: 'price_drop' }],
+      asin,
+      country: 'JP',
+      before: points.at(-2),
+      after: points.at(-1),
+    });
     expect(got!.headers['content-type']).toMatch(/^application\/json/);
 
     // The same state seen again is no change: no point, no delivery.

@@ -63,8 +63,17 @@ describe('config', () => {
       maxPendingEan: 20,
       maxUpdatesPerDay: 500,
       maxAlerts: 1_000,
+      maxBrowseWatches: 100,
+      maxEanPerDay: 1_000,
+      maxCrawlPagesPerDay: 2_000,
     });
-    expect(capped.config.accounts).toEqual({ maxWatches: 3, maxP1Watches: 2, maxPendingEan: 2, maxUpdatesPerDay: 3, maxAlerts: 1_000 });
+    expect(capped.config.accounts).toMatchObject({
+      maxWatches: 3,
+      maxP1Watches: 2,
+      maxPendingEan: 2,
+      maxUpdatesPerDay: 3,
+      maxAlerts: 1_000,
+    });
   });
 });
 

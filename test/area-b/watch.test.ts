@@ -121,7 +121,7 @@ describe('POST /api/watch/ean', () => {
     const id = res.body.data.id as string;
     expect(res.body.data).toMatchObject({ ean: '4901234567894', status: 'queued', asins: [] });
     for (const country of ['JP', 'US'] as const) {
-      const job = await t.ctx.jobs.queue(country).getJob(`ean-${id}-${country}`);
+      const job = await t.ctx.jobs.queue(country, 'import').getJob(`ean-${id}-${country}`);
       expect(job?.name).toBe('ean.resolve');
       expect(job?.data).toMatchObject({ country, ean: '4901234567894', importId: id });
     }
@@ -131,7 +131,7 @@ describe('POST /api/watch/ean', () => {
     expect(again.body.created).toBe(false);
     expect(again.body.data.id).toBe(id);
     expect(await eanImportModel(t.ctx.mongo).countDocuments({ ean: '4901234567894' })).toBe(1);
-    expect(await t.ctx.jobs.queue('JP').getJobCountByTypes('prioritized', 'waiting')).toBe(1);
+    expect(await t.ctx.jobs.queue('JP', 'import').getJobCountByTypes('prioritized', 'waiting')).toBe(1);
 
     const status = await t.http.get(`/api/watch/ean/${id}`).set(auth);
     expect(status.status).toBe(200);

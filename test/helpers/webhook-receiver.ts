@@ -8,6 +8,8 @@ export interface Received {
   readonly body: string;
   /** What the receiver answered. */
   readonly status: number;
+  /** When the request arrived (its answer may come later: `delay`). */
+  readonly at: number;
 }
 
 /**
@@ -18,6 +20,7 @@ export class WebhookReceiver {
   readonly received: Received[] = [];
   readonly #events = new EventEmitter();
   readonly #scripts = new Map<string, number[]>();
+  readonly #delays = new Map<string, number>();
   #server: Server | undefined;
   url = '';
 
@@ -28,9 +31,14 @@ export class WebhookReceiver {
       req.on('end', () => {
         const path = req.url ?? '/';
         const status = this.#scripts.get(path)?.shift() ?? 200;
-        const got = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status };
+        const got = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, at: Date.now() };
         this.received.push(got);
-        res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+        const answer = () => {
+          if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+        };
+        const delay = this.#delays.get(path) ?? 0;
+        if (delay > 0) setTimeout(answer, delay);
+        else answer();
         this.#events.emit('request', got);
       });
     });
@@ -43,6 +51,11 @@ export class WebhookReceiver {
   /** The next answers to `path`, in order; after them it answers 200. */
   script(path: string, statuses: number[]): void {
     this.#scripts.set(path, [...statuses]);
+  }
+
+  /** Answers `path` only `ms` after each request arrived (a slow receiver); the request counts on arrival. */
+  delay(path: string, ms: number): void {
+    this.#delays.set(path, ms);
   }
 
   at(path: string): Received[] {

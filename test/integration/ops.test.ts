@@ -31,11 +31,15 @@ describe('Bull Board', () => {
     const api = await withBoard.http.get('/admin/queues/api/queues').set('Authorization', basic('ops', 'correct horse battery'));
     expect(api.status).toBe(200);
     expect(api.body.queues.map((q: { name: string }) => q.name).sort()).toEqual([
+      'crawl-JP',
+      'crawl-US',
       'deliveries',
+      'import-JP',
+      'import-US',
+      'refresh-JP',
+      'refresh-US',
       'update-JP',
       'update-US',
-      'upstream-JP',
-      'upstream-US',
     ]);
   });
 });
@@ -46,7 +50,7 @@ describe('GET /metrics', () => {
     const res = await without.http.get('/metrics');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
-    expect(res.text).toMatch(/shelfwatch_queue_jobs\{country="JP",queue="work",state="prioritized"\} 1/);
+    expect(res.text).toMatch(/shelfwatch_queue_jobs\{country="JP",queue="refresh",state="prioritized"\} 1/);
     for (const name of [
       'shelfwatch_upstream_calls_total',
       'shelfwatch_refresh_lag_seconds',

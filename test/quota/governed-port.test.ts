@@ -1,3 +1,4 @@
+import { classShares } from '../../src/quota/classes.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { Redis } from 'ioredis';
@@ -44,7 +45,7 @@ describe('governPort', () => {
     new QuotaGovernor(redis, prefix, {
       quotas: { JP: { perSecond: 5, burst: 1, perDay: 1_000 } },
       dayTimeZone: 'UTC',
-      onDemandShare: 0.3,
+      shares: classShares({ ondemand: 0.3 }),
       onDemandReserve: 0,
       usage,
     });

@@ -1,3 +1,4 @@
+import { classShares } from '../../src/quota/classes.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { Redis } from 'ioredis';
@@ -5,6 +6,7 @@ import mongoose, { type Connection } from 'mongoose';
 import { QuotaGovernor, type GovernedQuota } from '../../src/quota/governor.js';
 import { DailyUsage } from '../../src/quota/daily-usage.js';
 import { DayQuotaSpentError } from '../../src/errors/index.js';
+import type { QuotaClass } from '../../src/quota/classes.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';
 import { registerModels } from '../../src/models/index.js';
 import { mongoUriFor, uniqueName } from '../helpers/context.js';
@@ -53,7 +55,7 @@ function governor(
   const g = new QuotaGovernor(redis, prefix, {
     quotas: { JP: { perSecond: 10, burst: 1, perDay: 1e9, ...quota } },
     dayTimeZone: 'UTC',
-    onDemandShare: opts.share ?? 0.3,
+    shares: classShares({ ondemand: opts.share ?? 0.3 }),
     onDemandReserve: opts.reserve ?? 0,
     usage,
     clock: opts.clock,
@@ -67,7 +69,7 @@ function governor(
  * which both share). The calls go out when each process's timer fires, a millisecond or so either
  * side; the booked starts are what the pace promises, and they do not depend on this machine's load.
  */
-async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'scheduled' | 'ondemand' = 'scheduled'): Promise<number[]> {
+async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'refresh' | 'ondemand' = 'refresh'): Promise<number[]> {
   const out: number[] = [];
   let left = n;
   await Promise.all(
@@ -124,10 +126,10 @@ describe('the pace', () => {
 
   it('hold() keeps every start back for the given time (an upstream 429 for the second)', async () => {
     const g = governor(redisA, { perSecond: 100 });
-    await g.permit('JP', 'scheduled');
+    await g.permit('JP', 'refresh');
     const held = performance.now();
     await g.hold('JP', 300);
-    await g.permit('JP', 'scheduled');
+    await g.permit('JP', 'refresh');
     expect(performance.now() - held).toBeGreaterThan(300 - 15);
   });
 });
@@ -135,8 +137,8 @@ describe('the pace', () => {
 describe('the day', () => {
   it('refuses every lane once QUOTA_PER_DAY calls were made, with the next day as the retry time', async () => {
     const g = governor(redisA, { perSecond: 1_000, perDay: 5 }, { share: 1 });
-    for (let i = 0; i < 5; i++) await g.permit('JP', i % 2 ? 'ondemand' : 'scheduled');
-    for (const lane of ['scheduled', 'ondemand'] as const) {
+    for (let i = 0; i < 5; i++) await g.permit('JP', i % 2 ? 'ondemand' : 'refresh');
+    for (const lane of ['refresh', 'ondemand'] as const) {
       const err = await g.permit('JP', lane).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DayQuotaSpentError);
       expect((err as DayQuotaSpentError).retryAt).toBe(quotaDayOf(Date.now(), 'UTC').end);
@@ -150,7 +152,7 @@ describe('the day', () => {
     for (let i = 0; i < 3; i++) await g.permit('JP', 'ondemand');
     const err = await g.permit('JP', 'ondemand').catch((e: unknown) => e);
     expect((err as DayQuotaSpentError).reason).toBe('share');
-    await g.permit('JP', 'scheduled');
+    await g.permit('JP', 'refresh');
   });
 
   it('leaves scheduled work a reserve short of the day, the reserve shrinking to nothing by midnight', async () => {
@@ -160,8 +162,8 @@ describe('the day', () => {
     // At noon the reserve is 20 % of the half day left: 10 calls.
     const status = await g.day('JP');
     expect(status.scheduledLimit).toBe(90);
-    for (let i = 0; i < 90; i++) await g.permit('JP', 'scheduled');
-    await expect(g.permit('JP', 'scheduled')).rejects.toBeInstanceOf(DayQuotaSpentError);
+    for (let i = 0; i < 90; i++) await g.permit('JP', 'refresh');
+    await expect(g.permit('JP', 'refresh')).rejects.toBeInstanceOf(DayQuotaSpentError);
     await g.permit('JP', 'ondemand');
   });
 
@@ -173,14 +175,14 @@ describe('the day', () => {
 
   it("starts the day's count from the MongoDB copy when Redis lost it", async () => {
     const g = governor(redisA, { perSecond: 1_000, perDay: 8 });
-    for (let i = 0; i < 6; i++) await g.permit('JP', 'scheduled');
+    for (let i = 0; i < 6; i++) await g.permit('JP', 'refresh');
     await usage.settled();
     expect((await usage.read('JP', quotaDayOf(Date.now(), 'UTC').key)).calls).toBe(6);
     const keys = await redisA.keys(`${prefix}:gov:*`);
     await redisA.del(...keys);
-    await g.permit('JP', 'scheduled');
-    await g.permit('JP', 'scheduled');
-    await expect(g.permit('JP', 'scheduled')).rejects.toBeInstanceOf(DayQuotaSpentError);
+    await g.permit('JP', 'refresh');
+    await g.permit('JP', 'refresh');
+    await expect(g.permit('JP', 'refresh')).rejects.toBeInstanceOf(DayQuotaSpentError);
   });
 });
 
@@ -189,10 +191,10 @@ describe('priority across processes', () => {
     const a = governor(redisA, { perSecond: 50 });
     const b = governor(redisB, { perSecond: 50 }, { fresh: false });
     const order: string[] = [];
-    const urgent = Array.from({ length: 10 }, () => b.permit('JP', 'scheduled', 3).then(() => order.push('p1')));
+    const urgent = Array.from({ length: 10 }, () => b.permit('JP', 'refresh', 3).then(() => order.push('p1')));
     // B's line has asked Redis once (and said how urgent it is) before A's less urgent work arrives.
     await urgent[0];
-    const later = Array.from({ length: 10 }, () => a.permit('JP', 'scheduled', 4).then(() => order.push('p0')));
+    const later = Array.from({ length: 10 }, () => a.permit('JP', 'refresh', 4).then(() => order.push('p0')));
     await Promise.all([...urgent, ...later]);
     expect(order.lastIndexOf('p1')).toBeLessThan(order.indexOf('p0'));
   });
@@ -202,37 +204,11 @@ describe('on-demand work', () => {
   it('goes ahead of scheduled callers waiting in the same process', async () => {
     const g = governor(redisA, { perSecond: 20 });
     const order: string[] = [];
-    const scheduled = Array.from({ length: 6 }, (_, i) => g.permit('JP', 'scheduled').then(() => order.push(`s${i}`)));
+    const scheduled = Array.from({ length: 6 }, (_, i) => g.permit('JP', 'refresh').then(() => order.push(`s${i}`)));
     const urgent = g.permit('JP', 'ondemand').then(() => order.push('d'));
     await Promise.all([...scheduled, urgent]);
     // The first scheduled permit was granted before the on-demand caller came; it is next.
     expect(order.indexOf('d')).toBeLessThanOrEqual(1);
-  });
-
-  it('has at most its share of Q while scheduled work waits', async () => {
-    const g = governor(redisA, { perSecond: 50 }, { share: 0.2 });
-    const t0 = performance.now();
-    let od = 0;
-    let sched = 0;
-    const until = t0 + 1_000;
-    await Promise.all([
-      ...Array.from({ length: 4 }, async () => {
-        while (performance.now() < until) {
-          await g.permit('JP', 'scheduled');
-          sched++;
-        }
-      }),
-      ...Array.from({ length: 4 }, async () => {
-        while (performance.now() < until) {
-          await g.permit('JP', 'ondemand');
-          od++;
-        }
-      }),
-    ]);
-    // 50/s for 1 s: on-demand at most 20 % (10) plus its burst and the calls in flight at the end.
-    expect(od).toBeLessThanOrEqual(10 + 1 + 4);
-    expect(od).toBeGreaterThanOrEqual(5);
-    expect(sched).toBeGreaterThan(20);
   });
 
   it('may use all of Q when no scheduled work waits', async () => {
@@ -240,5 +216,128 @@ describe('on-demand work', () => {
     const times = await starts([g], 20, 4, 'ondemand');
     // At the share alone (5/s) 20 calls would take 4 s.
     expect(times.at(-1)! - times[0]!).toBeLessThan(1_500);
+  });
+});
+
+/** Backlogged callers: each keeps asking until `ms` have passed. The permits each class got within them. */
+async function contend(
+  spec: readonly { g: QuotaGovernor; cls: QuotaClass; callers: number; rank?: number }[],
+  ms: number,
+): Promise<Record<QuotaClass, number>> {
+  const got: Record<QuotaClass, number> = { ondemand: 0, import: 0, refresh: 0, crawl: 0 };
+  const until = performance.now() + ms;
+  await Promise.all(
+    spec.flatMap(({ g, cls, callers, rank }) =>
+      Array.from({ length: callers }, async () => {
+        while (performance.now() < until) {
+          await g.permit('JP', cls, rank ?? 0);
+          if (performance.now() < until) got[cls]++;
+        }
+      }),
+    ),
+  );
+  return got;
+}
+
+describe('classes share the pace (fair queuing between them)', () => {
+  it('gives every backlogged class its share of Q, across two processes', async () => {
+    const a = governor(redisA, { perSecond: 100 }, { share: 0.3 });
+    const b = governor(redisB, { perSecond: 100 }, { share: 0.3, fresh: false });
+    const got = await contend(
+      [
+        { g: a, cls: 'ondemand', callers: 3 },
+        { g: b, cls: 'import', callers: 3 },
+        { g: a, cls: 'refresh', callers: 3 },
+        { g: b, cls: 'crawl', callers: 3 },
+      ],
+      2_000,
+    );
+    const total = got.ondemand + got.import + got.refresh + got.crawl;
+    // The whole pace is used (a few starts are lost to the window's edges and timers).
+    expect(total).toBeGreaterThanOrEqual(190);
+    expect(total).toBeLessThanOrEqual(202);
+    // Shares 0.3 / 0.1 / 0.5 / 0.1, within a few starts.
+    expect(Math.abs(got.ondemand - 0.3 * total)).toBeLessThanOrEqual(6);
+    expect(Math.abs(got.import - 0.1 * total)).toBeLessThanOrEqual(6);
+    expect(Math.abs(got.refresh - 0.5 * total)).toBeLessThanOrEqual(6);
+    expect(Math.abs(got.crawl - 0.1 * total)).toBeLessThanOrEqual(6);
+  });
+
+  it('hands what idle classes leave to those with work: the pace is used whoever asks', async () => {
+    const g = governor(redisA, { perSecond: 100 }, { share: 0.3 });
+    const got = await contend(
+      [
+        { g, cls: 'refresh', callers: 3 },
+        { g, cls: 'crawl', callers: 3 },
+      ],
+      1_500,
+    );
+    expect(got.refresh + got.crawl).toBeGreaterThanOrEqual(143);
+    // Crawl's share among the two that want starts: 0.1 / (0.1 + 0.5).
+    expect(Math.abs(got.crawl - (got.refresh + got.crawl) / 6)).toBeLessThanOrEqual(5);
+  });
+
+  it('keeps no debt: a class that ran alone at the full pace gets its share at once when others come', async () => {
+    const g = governor(redisA, { perSecond: 50 }, { share: 0.2 });
+    // On-demand alone for a second: all 50 starts, far beyond its 20 %.
+    expect((await contend([{ g, cls: 'ondemand', callers: 3 }], 1_000)).ondemand).toBeGreaterThanOrEqual(45);
+    // Then both: on-demand is not silenced for what it used alone, and refresh waits for nothing it does not owe.
+    const t0 = performance.now();
+    const first = g.permit('JP', 'refresh').then(() => performance.now() - t0);
+    const got = await contend(
+      [
+        { g, cls: 'ondemand', callers: 3 },
+        { g, cls: 'refresh', callers: 3 },
+      ],
+      1_000,
+    );
+    expect(await first).toBeLessThan(3 * 20 + 30);
+    // Shares among the two: 0.2 / 0.8 and 0.6 / 0.8 of about 50.
+    expect(got.ondemand).toBeGreaterThanOrEqual(9);
+    expect(got.ondemand).toBeLessThanOrEqual(16);
+    expect(got.refresh).toBeGreaterThanOrEqual(33);
+  });
+
+  it("gives a forced update in one process the next start, ahead of another process's backlog", async () => {
+    const a = governor(redisA, { perSecond: 10 });
+    const b = governor(redisB, { perSecond: 10 }, { fresh: false });
+    const backlog = contend([{ g: a, cls: 'refresh', callers: 6 }], 2_000);
+    await new Promise((r) => setTimeout(r, 500));
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = performance.now();
+      await b.permit('JP', 'ondemand');
+      waits.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+    await backlog;
+    // One interval (100 ms) and the most a start is booked ahead (25 ms), with room for timers.
+    expect(Math.max(...waits)).toBeLessThan(100 + 25 + 30);
+  });
+
+  it('keeps imports and crawls within their shares of the day', async () => {
+    const g = governor(redisA, { perSecond: 1_000, perDay: 20 }, { share: 0.3 });
+    for (let i = 0; i < 2; i++) await g.permit('JP', 'import');
+    const err = (await g.permit('JP', 'import').catch((e: unknown) => e)) as DayQuotaSpentError;
+    expect(err).toBeInstanceOf(DayQuotaSpentError);
+    expect(err).toMatchObject({ reason: 'share', cls: 'import' });
+    expect(err.message).toMatch(/EAN imports.*IMPORT_SHARE/);
+    await g.permit('JP', 'crawl');
+    await g.permit('JP', 'refresh');
+    const day = await g.day('JP');
+    expect(day.classes.import).toEqual({ used: 2, limit: 2 });
+    expect(day.classes.crawl).toEqual({ used: 1, limit: 2 });
+    expect(day.used).toBe(4);
+  });
+
+  it("ends a caller's wait when its signal aborts (its job's deadline), leaving the others their turn", async () => {
+    const g = governor(redisA, { perSecond: 5 });
+    await g.permit('JP', 'refresh');
+    const deadline = new AbortController();
+    const waiting = g.permit('JP', 'import', 0, deadline.signal).catch((e: unknown) => e);
+    const other = g.permit('JP', 'refresh');
+    deadline.abort(new Error('job deadline'));
+    expect(((await waiting) as Error).message).toBe('job deadline');
+    await other;
   });
 });

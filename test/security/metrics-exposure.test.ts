@@ -74,7 +74,7 @@ describe('GET /metrics', () => {
   });
 
   it('reads the queues from Redis once for many scrapes, concurrent or in a row', async () => {
-    const queue = plain.ctx.jobs.queue('JP', 'work');
+    const queue = plain.ctx.jobs.queue('JP', 'refresh');
     // Past any read an earlier scrape made.
     await new Promise((r) => setTimeout(r, 5_100));
     const counts = vi.spyOn(queue, 'getJobCounts');
@@ -83,7 +83,7 @@ describe('GET /metrics', () => {
       for (let i = 0; i < 8; i++) answers.push(await plain.http.get('/metrics'));
       for (const res of answers) {
         expect(res.status).toBe(200);
-        expect(res.text).toContain('shelfwatch_queue_jobs{country="JP",queue="work"');
+        expect(res.text).toContain('shelfwatch_queue_jobs{country="JP",queue="refresh"');
       }
       expect(counts).toHaveBeenCalledTimes(1);
     } finally {

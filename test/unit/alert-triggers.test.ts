@@ -2,7 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { firesOn, type AlertRule } from '../../src/alerts/triggers.js';
 import { changeOf, type Point, type PriorState } from '../../src/catalog/history.js';
 import type { UpstreamItem } from '../../src/catalog/product.js';
-import { deliveryAttempts } from '../../config/alerts.js';
+import { loadConfig } from '../../config/env.js';
+import { deliveryJobOptions, webhookBackoff } from '../../jobs/deliveries.js';
+import { configProblems } from '../helpers/config.js';
 
 const at = new Date('2026-11-24T00:00:00Z');
 const point = (patch: Partial<Point> = {}): Point => ({
@@ -112,13 +114,29 @@ describe('changeOf', () => {
   });
 });
 
-describe('deliveryAttempts', () => {
-  it('fits the doubling retries within a day', () => {
-    for (const base of [50, 1_000, 20_000, 3_600_000]) {
-      const n = deliveryAttempts(base);
-      expect(base * (2 ** (n - 1) - 1)).toBeLessThanOrEqual(86_400_000);
-      expect(base * (2 ** n - 1)).toBeGreaterThan(86_400_000);
-    }
-    expect(deliveryAttempts(20_000)).toBe(13);
+describe('WEBHOOK_RETRY_SCHEDULE', () => {
+  it("is Standard Webhooks' schedule by default: 8 attempts over about 27 hours", () => {
+    const { alerts } = loadConfig({});
+    expect(alerts.retryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+    expect(alerts.attempts).toBe(8);
+    const span = alerts.retryScheduleMs.reduce((a, b) => a + b, 0);
+    expect(span).toBe(((27 * 60 + 35) * 60 + 5) * 1_000);
+  });
+
+  it('gives the delay before each retry in order, and no retry past the schedule', () => {
+    const backoff = webhookBackoff(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '50ms, 2s,1m' }).alerts.retryScheduleMs);
+    expect([1, 2, 3, 4].map(backoff)).toEqual([50, 2_000, 60_000, -1]);
+  });
+
+  it('makes jobs of that many attempts, kept past the whole schedule', () => {
+    const config = loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10h,10h,10h,10h,10h' });
+    const opts = deliveryJobOptions(config);
+    expect(opts.attempts).toBe(6);
+    expect(opts.backoff).toEqual({ type: 'webhook-schedule' });
+    expect((opts.removeOnComplete as { age: number }).age).toBe((50 + 24) * 3_600);
+  });
+
+  it.each(['x', '5s,,5m', '8d', '0', '5s;5m'])('refuses %j', (value) => {
+    expect(configProblems({ WEBHOOK_RETRY_SCHEDULE: value })).toEqual([expect.stringMatching(/^WEBHOOK_RETRY_SCHEDULE /)]);
   });
 });

@@ -103,7 +103,7 @@ describe('quota and lease configuration', () => {
     expect(c.workers.quota.JP).toEqual({ perSecond: 0.5, burst: 1, perDay: 8_640 });
     expect(c.workers.quota.US.burst).toBe(3);
     expect(c.workers.quotaDayTimeZone).toBe('America/Los_Angeles');
-    expect(c.workers.onDemandShare).toBe(0.25);
+    expect(c.workers.shares).toEqual({ ondemand: 0.25, import: 0.1, refresh: 0.55, crawl: 0.1 });
     expect(c.workers.concurrency('JP')).toBe(2);
     expect(c.redis.prefix).toBe('{shelfwatch}');
   });
@@ -119,7 +119,11 @@ describe('quota and lease configuration', () => {
   it.each([
     [{ QUOTA_RPS: '0' }, /^QUOTA_RPS must be at least/],
     [{ QUOTA_DAY_TZ: 'Nowhere/Land' }, /^QUOTA_DAY_TZ must be an IANA time zone/],
-    [{ ON_DEMAND_SHARE: '1.5' }, /^ON_DEMAND_SHARE must be at most 1/],
+    [{ ON_DEMAND_SHARE: '1.5' }, /^ON_DEMAND_SHARE must be at most 0.9/],
+    [
+      { ON_DEMAND_SHARE: '0.5', IMPORT_SHARE: '0.3', CRAWL_SHARE: '0.2' },
+      /^ON_DEMAND_SHARE \+ IMPORT_SHARE \+ CRAWL_SHARE must be at most 0.9/,
+    ],
     [{ REDIS_PREFIX: '{open' }, /^REDIS_PREFIX /],
   ])('refuses %j', (env, line) => {
     expect(problemsOf(env)).toEqual([expect.stringMatching(line)]);

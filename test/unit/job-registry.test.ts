@@ -1,17 +1,9 @@
 import { Backoffs, type MinimalJob } from 'bullmq';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import {
-  isJobName,
-  JOB_KINDS,
-  JOB_NAMES,
-  kindOf,
-  laneOf,
-  parseJob,
-  priorityOf,
-  QUEUE_KINDS,
-  queueKindOf,
-  type JobName,
-} from '../../jobs/registry.js';
+import { isJobName, JOB_KINDS, JOB_NAMES, kindOf, classOf, parseJob, priorityOf, type JobName } from '../../jobs/registry.js';
+import { queueName } from '../../jobs/queues.js';
+import { QUOTA_CLASSES } from '../../src/quota/classes.js';
+import { isFairClass } from '../../src/fairness/fair-classes.js';
 import { eanResolveJobId } from '../../jobs/ean-import.js';
 import { DEFAULT_RETRY, FORCED_RETRY, retrySpanMs, type RetryPolicy } from '../../config/retry.js';
 import { InvalidJobPayloadError } from '../../src/errors/index.js';
@@ -55,9 +47,10 @@ describe('the job kinds', () => {
     expect(JOB_NAMES).toEqual(names);
   });
 
-  it('gives each kind a priority of its own, a positive integer BullMQ accepts (1 … 2 097 152)', () => {
+  it('gives each kind a priority that BullMQ accepts (1 … 2 097 152), distinct within its queue', () => {
     const priorities = JOB_KINDS.map((k) => k.priority);
-    expect(new Set(priorities).size).toBe(priorities.length);
+    const refresh = JOB_KINDS.filter((k) => k.cls === 'refresh').map((k) => k.priority);
+    expect(new Set(refresh).size).toBe(refresh.length);
     for (const p of priorities) {
       expect(Number.isInteger(p)).toBe(true);
       expect(p).toBeGreaterThanOrEqual(1);
@@ -65,12 +58,10 @@ describe('the job kinds', () => {
     }
   });
 
-  it('puts every kind on one of the two queues and one of the two lanes', () => {
-    expect(QUEUE_KINDS).toEqual(['work', 'update']);
-    for (const k of JOB_KINDS) {
-      expect(QUEUE_KINDS, k.name).toContain(k.queue);
-      expect(['scheduled', 'ondemand'], k.name).toContain(k.lane);
-    }
+  it('puts every kind in one of the four classes, each class a queue of its own per country', () => {
+    expect(QUOTA_CLASSES).toEqual(['ondemand', 'import', 'refresh', 'crawl']);
+    for (const k of JOB_KINDS) expect(QUOTA_CLASSES, k.name).toContain(k.cls);
+    expect(QUOTA_CLASSES.map((c) => queueName('JP', c))).toEqual(['update-JP', 'import-JP', 'refresh-JP', 'crawl-JP']);
   });
 });
 
@@ -95,38 +86,30 @@ describe('isJobName', () => {
   });
 });
 
-describe('kindOf, priorityOf, laneOf and queueKindOf agree with the kind objects', () => {
+describe('kindOf, priorityOf and classOf agree with the kind objects', () => {
   it.each(JOB_KINDS.map((k) => [k.name, k] as const))('%s', (name, kind) => {
     expect(kindOf(name)).toBe(kind);
     expect(priorityOf(name)).toBe(kind.priority);
-    expect(laneOf(name)).toBe(kind.lane);
-    expect(queueKindOf(name)).toBe(kind.queue);
+    expect(classOf(name)).toBe(kind.cls);
   });
 });
 
 describe('where and how urgently each kind runs (jobs/*.ts)', () => {
-  it('runs the forced update (world.update) on its own "update" queue, in the on-demand lane, first of all', () => {
-    expect(queueKindOf('world.update')).toBe('update');
-    expect(laneOf('world.update')).toBe('ondemand');
-    expect(priorityOf('world.update')).toBe(Math.min(...JOB_KINDS.map((k) => k.priority)));
+  it('runs each kind in its class: forced updates on demand, EAN pages as imports, refreshes, crawls', () => {
+    expect(classOf('world.update')).toBe('ondemand');
+    expect(classOf('ean.resolve')).toBe('import');
+    expect(classOf('refresh.p1')).toBe('refresh');
+    expect(classOf('refresh.p0')).toBe('refresh');
+    expect(classOf('browse.crawl')).toBe('crawl');
   });
 
-  it('keeps every other kind on the "work" queue', () => {
-    for (const name of JOB_NAMES.filter((n) => n !== 'world.update')) expect(queueKindOf(name), name).toBe('work');
+  it('queues the kinds one account asks for fairly between accounts, and the planned refreshes by priority', () => {
+    for (const name of ['world.update', 'ean.resolve', 'browse.crawl'] as const) expect(isFairClass(classOf(name)), name).toBe(true);
+    expect(isFairClass('refresh')).toBe(false);
   });
 
-  it('runs EAN resolves on-demand (a client waits), ahead of every scheduled kind', () => {
-    expect(laneOf('ean.resolve')).toBe('ondemand');
-    for (const name of ['refresh.p1', 'refresh.p0', 'browse.crawl'] as const) {
-      expect(laneOf(name), name).toBe('scheduled');
-      expect(priorityOf('ean.resolve')).toBeLessThan(priorityOf(name));
-      expect(priorityOf('world.update')).toBeLessThan(priorityOf(name));
-    }
-  });
-
-  it('runs priority-1 refreshes before priority-0 ones, and both before browse crawls (lower runs first)', () => {
+  it('runs priority-1 refreshes before priority-0 ones (lower runs first)', () => {
     expect(priorityOf('refresh.p1')).toBeLessThan(priorityOf('refresh.p0'));
-    expect(priorityOf('refresh.p0')).toBeLessThan(priorityOf('browse.crawl'));
   });
 
   it('gives the forced update the quick forced retry and every other kind the default one', () => {

@@ -1,3 +1,4 @@
+import { classShares } from '../../src/quota/classes.js';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
@@ -216,7 +217,7 @@ function fakeRedis(day: { total?: string; od?: string; spent?: string; wait_ms?:
 }
 
 /** The MongoDB copy of the day's count, in memory. */
-function fakeUsage(copy: DayCount = { calls: 0, onDemand: 0 }) {
+function fakeUsage(copy: DayCount = { calls: 0, onDemand: 0, imports: 0, crawls: 0 }) {
   const reads: { country: Country; day: string }[] = [];
   const usage = {
     async read(country: Country, day: string): Promise<DayCount> {
@@ -238,7 +239,7 @@ function governor(
   return new QuotaGovernor(redis, 'pfx', {
     quotas: { JP: { perSecond: 2, burst: 1, perDay: 8_000, ...opts.quota } },
     dayTimeZone: opts.tz ?? 'UTC',
-    onDemandShare: opts.share ?? 0.25,
+    shares: classShares({ ondemand: opts.share ?? 0.25 }),
     onDemandReserve: opts.reserve ?? 0.5,
     usage,
     clock: () => {
@@ -252,7 +253,7 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
     const { redis, asked } = fakeRedis({ total: '100', od: '10' });
     const g = governor(redis, fakeUsage().usage, { tz: 'Asia/Tokyo' });
     const status = await g.day('JP', at('2026-03-04T15:30:00Z'));
-    expect(asked).toEqual([{ key: 'pfx:gov:JP:day:2026-03-05', fields: ['total', 'od', 'spent', 'wait_ms'] }]);
+    expect(asked).toEqual([{ key: 'pfx:gov:JP:day:2026-03-05', fields: ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] }]);
     expect(status.day).toEqual(quotaDayOf(at('2026-03-04T15:30:00Z'), 'Asia/Tokyo'));
     expect(status).toMatchObject({ country: 'JP', limit: 8_000, used: 100, onDemandUsed: 10, spent: false });
   });
@@ -298,7 +299,7 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
 
   it('starts from the MongoDB copy of the day (read by the day’s key) when Redis has no count', async () => {
     const { redis } = fakeRedis(null);
-    const { usage, reads } = fakeUsage({ calls: 321, onDemand: 21 });
+    const { usage, reads } = fakeUsage({ calls: 321, onDemand: 21, imports: 0, crawls: 0 });
     const status = await governor(redis, usage, { tz: 'Asia/Tokyo' }).day('JP', at('2026-03-04T15:30:00Z'));
     expect(reads).toEqual([{ country: 'JP', day: '2026-03-05' }]);
     expect(status).toMatchObject({ used: 321, onDemandUsed: 21, spent: false, meanWaitMs: 0 });
@@ -306,7 +307,7 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
 
   it('does not read the MongoDB copy while Redis has the count', async () => {
     const { redis } = fakeRedis({ total: '0' });
-    const { usage, reads } = fakeUsage({ calls: 999, onDemand: 9 });
+    const { usage, reads } = fakeUsage({ calls: 999, onDemand: 9, imports: 0, crawls: 0 });
     const status = await governor(redis, usage).day('JP', at('2026-03-04T12:00:00Z'));
     expect(reads).toEqual([]);
     expect(status).toMatchObject({ used: 0, onDemandUsed: 0 });
@@ -335,6 +336,7 @@ function dayOnly(status: Partial<DayStatus> & { end: number }) {
         onDemandUsed: 0,
         scheduledLimit: 100_000,
         onDemandLimit: 25_000,
+        classes: { ondemand: { used: 0, limit: 25_000 }, import: { used: 0, limit: 10_000 }, crawl: { used: 0, limit: 10_000 } },
         spent: false,
         meanWaitMs: 0,
         ...status,
@@ -380,7 +382,7 @@ describe('sustainableRate (jobs/planner.ts)', () => {
     const g = new QuotaGovernor(redis, 'pfx', {
       quotas: { JP: { perSecond: 2, burst: 1, perDay: 86_400 } },
       dayTimeZone: 'UTC',
-      onDemandShare: 0.3,
+      shares: classShares({ ondemand: 0.3 }),
       onDemandReserve: 0.1,
       usage: fakeUsage().usage,
     });

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkWebhookTarget, webhookUrlSchema, type ResolvedAddress } from '../../src/alerts/webhook-target.js';
 import { WebhookTargetRefusedError } from '../../src/errors/index.js';
+import { embeddedIPv4, nonPublic } from '../../src/alerts/address-class.js';
+import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
+import ipaddr from 'ipaddr.js';
 
 const firstMessage = (allowPrivate: boolean, input: unknown) => {
   const r = webhookUrlSchema(allowPrivate).safeParse(input);
@@ -67,8 +70,8 @@ describe('checkWebhookTarget', () => {
     ['fc00::1', 'a unique-local'],
     ['fd12:3456::1', 'a unique-local'],
     ['fe80::1', 'a link-local'],
-    ['::ffff:127.0.0.1', 'a loopback'],
-    ['::ffff:10.1.2.3', 'a private'],
+    ['::ffff:127.0.0.1', 'a loopback address (an IPv4 address inside an IPv6 one)'],
+    ['::ffff:10.1.2.3', 'a private address (an IPv4 address inside an IPv6 one)'],
     ['0.0.0.0', 'an unspecified'],
     ['::', 'an unspecified'],
     ['100.64.0.1', 'a carrier-grade NAT'],
@@ -76,12 +79,14 @@ describe('checkWebhookTarget', () => {
     ['ff02::1', 'a multicast'],
     ['255.255.255.255', 'a broadcast'],
     ['192.0.2.1', 'a reserved'],
-  ])('refuses a host resolving to %s (%s address)', async (address, what) => {
+  ])('refuses a host resolving to %s (%s address), naming the class but never the address', async (address, what) => {
     const err = await checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(address) }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(WebhookTargetRefusedError);
-    expect((err as Error).message).toBe(`webhook_url resolves to ${address}, ${what} address: refused.`);
+    const words = what.endsWith(')') ? what : `${what} address`;
+    expect((err as Error).message).toBe(`webhook_url resolves to ${words}: refused.`);
+    expect((err as Error).message).not.toContain(address);
   });
 
   it.each(['93.184.216.34', '2606:2800:220:1::', '::ffff:93.184.216.34'])('accepts a host resolving to %s', async (address) => {
@@ -105,10 +110,10 @@ describe('checkWebhookTarget', () => {
   it('judges an IP literal host as itself, without a lookup', async () => {
     const lookup = () => Promise.reject(new Error('no lookup expected'));
     await expect(checkWebhookTarget('https://10.0.0.1/x', { allowPrivate: false, lookup })).rejects.toThrow(
-      /resolves to 10\.0\.0\.1, a private/,
+      /resolves to a private address: refused/,
     );
     await expect(checkWebhookTarget('https://[::1]:8443/x', { allowPrivate: false, lookup })).rejects.toThrow(
-      /resolves to ::1, a loopback/,
+      /resolves to a loopback address: refused/,
     );
     await expect(checkWebhookTarget('https://93.184.216.34/x', { allowPrivate: false, lookup })).resolves.toEqual([
       { address: '93.184.216.34', family: 4 },
@@ -140,5 +145,79 @@ describe('checkWebhookTarget', () => {
       expect((err as Error).message).toBe("webhook_url's host nonexistent.invalid does not resolve.");
       expect((err as Error).cause).toMatchObject({ code: expect.stringMatching(/^(ENOTFOUND|EAI_AGAIN)$/) });
     }
+  });
+});
+
+describe('IPv6 addresses that carry an IPv4 address are judged by it', () => {
+  const embedded = ' (an IPv4 address inside an IPv6 one)';
+  it.each([
+    // IPv4-mapped ::ffff:a.b.c.d
+    ['::ffff:127.0.0.1', `a loopback address${embedded}`],
+    ['::ffff:7f00:1', `a loopback address${embedded}`],
+    ['::ffff:169.254.169.254', `a link-local address${embedded}`],
+    // IPv4-translated ::ffff:0:a.b.c.d
+    ['::ffff:0:a00:1', `a private address${embedded}`],
+    // IPv4-compatible ::a.b.c.d (::7f00:1 is 127.0.0.1; ipaddr.js alone calls it unicast)
+    ['::7f00:1', `a loopback address${embedded}`],
+    ['::a00:1', `a private address${embedded}`],
+    ['::c0a8:101', `a private address${embedded}`],
+    // NAT64's well-known prefix 64:ff9b::/96
+    ['64:ff9b::7f00:1', `a loopback address${embedded}`],
+    ['64:ff9b::10.0.0.1', `a private address${embedded}`],
+    ['64:ff9b::a9fe:a9fe', `a link-local address${embedded}`],
+    // 6to4 2002:AABB:CCDD::/48
+    ['2002:7f00:1::1', `a loopback address${embedded}`],
+    ['2002:a00:1::', `a private address${embedded}`],
+    ['2002:a9fe:a9fe::1', `a link-local address${embedded}`],
+  ])('refuses %s: %s', async (address, words) => {
+    const lookup = async (): Promise<ResolvedAddress[]> => [{ address, family: 6 }];
+    const err = await checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+    expect((err as Error).message).toBe(`webhook_url resolves to ${words}: refused.`);
+    // Written as the URL's host, without a lookup, the same.
+    await expect(checkWebhookTarget(`https://[${address}]/x`, { allowPrivate: false })).rejects.toThrow(words);
+  });
+
+  it.each(['::ffff:93.184.216.34', '::5db8:d822', '64:ff9b::93.184.216.34', '2002:5db8:d822::1'])(
+    'accepts %s, which carries a public IPv4 address',
+    async (address) => {
+      const lookup = async (): Promise<ResolvedAddress[]> => [{ address, family: 6 }];
+      await expect(checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup })).resolves.toHaveLength(1);
+    },
+  );
+
+  it('keeps ::1 and :: as IPv6 loopback and unspecified, and other IPv6 ranges by their own class', () => {
+    expect(nonPublic('::1')).toEqual({ words: 'a loopback', embedded: false });
+    expect(nonPublic('::')).toEqual({ words: 'an unspecified', embedded: false });
+    expect(nonPublic('2001::1')?.words).toMatch(/teredo/);
+    expect(nonPublic('2606:2800:220:1::')).toBeUndefined();
+  });
+
+  it('reads the IPv4 address of each form', () => {
+    const v4 = (a: string) => embeddedIPv4(ipaddr.IPv6.parse(a))?.toString();
+    expect(v4('::ffff:1.2.3.4')).toBe('1.2.3.4');
+    expect(v4('::ffff:0:102:304')).toBe('1.2.3.4');
+    expect(v4('::102:304')).toBe('1.2.3.4');
+    expect(v4('64:ff9b::102:304')).toBe('1.2.3.4');
+    expect(v4('2002:102:304:5::6')).toBe('1.2.3.4');
+    expect(v4('::1')).toBeUndefined();
+    expect(v4('2606:2800:220:1::')).toBeUndefined();
+  });
+});
+
+describe('the lookup at creation', () => {
+  it('gives up after its timeout with "does not resolve in time", naming no address', async () => {
+    const never = () => new Promise<ResolvedAddress[]>(() => undefined);
+    const started = Date.now();
+    const err = await checkWebhookTarget('https://slow.example.com/x', { allowPrivate: false, lookup: never, lookupTimeoutMs: 100 }).catch(
+      (e: unknown) => e,
+    );
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+    expect((err as Error).message).toBe("webhook_url's host slow.example.com does not resolve in time (within 100 ms).");
+  });
+
+  it('waits 5 s by default', () => {
+    expect(WEBHOOK_LOOKUP_TIMEOUT_MS).toBe(5_000);
   });
 });

@@ -5,6 +5,7 @@
  * User-Agent it sends. A bare node:http server plays the service, so nothing here shares code with
  * the simulator.
  */
+import { classShares } from '../../src/quota/classes.js';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
@@ -350,7 +351,7 @@ describe('item 11: 429s, InvalidPartnerTag, User-Agent', () => {
       new QuotaGovernor(redis, prefix, {
         quotas: { JP: { perSecond, burst: 1, perDay: 1_000 } },
         dayTimeZone: 'UTC',
-        onDemandShare: 0.3,
+        shares: classShares({ ondemand: 0.3 }),
         onDemandReserve: 0,
         usage,
       });

@@ -45,7 +45,7 @@ function simulated(perDay: number): { deps: JobContext; quota: QuotaGovernor; cl
   const quota = new QuotaGovernor(t.ctx.redis, t.ctx.redisPrefix, {
     quotas: { JP: { perSecond: 1, burst: 1, perDay } },
     dayTimeZone: 'UTC',
-    onDemandShare: w.onDemandShare,
+    shares: w.shares,
     onDemandReserve: w.onDemandReserve,
     usage: t.ctx.usage,
     clock: () => clock.now,
@@ -78,7 +78,7 @@ async function runDay(
       const data = job.data as { asins: string[]; due: number };
       // The calls of a tick follow each other at the pace (1/s).
       clock.now += 1_000;
-      await quota.permit(country, 'scheduled');
+      await quota.permit(country, 'refresh');
       calls++;
       // An hourly product refreshed more than two ticks after it came due was late.
       const rows = await products.find({ country, asin: mongoose.trusted({ $in: data.asins }) }).lean();
@@ -149,7 +149,7 @@ describe("the planner against the day's count", () => {
     for (;;) {
       try {
         clock.now += 1_000;
-        await quota.permit('JP', 'scheduled');
+        await quota.permit('JP', 'refresh');
         spent++;
       } catch {
         break;
@@ -171,7 +171,7 @@ describe("the planner against the day's count", () => {
     clock.now = DAY + 12 * 3_600_000;
     for (let i = 0; i < 500; i++) {
       clock.now += 1_000;
-      await quota.permit('JP', 'scheduled');
+      await quota.permit('JP', 'refresh');
     }
     await t.ctx.usage.settled();
     const keys = await t.ctx.redis.keys(`${t.ctx.redisPrefix}:*`);

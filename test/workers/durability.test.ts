@@ -56,9 +56,9 @@ describe('durability', () => {
     const later = new Date(Date.now() + 10 * 60_000 + 1_000);
     expect(await requeueStalledImports(p.planner, later)).toBe(1);
     await requeueStalledImports(p.planner, later);
-    expect(await p.ctx.jobs.queue('JP').count()).toBe(1);
+    expect(await p.ctx.jobs.queue('JP', 'import').count()).toBe(1);
     const workers = await startWorkerRole(p.ctx, { simulatorUrl: p.sim.url });
-    await completedInQueue(p.ctx.jobs.queue('JP'), 1);
+    await completedInQueue(p.ctx.jobs.queue('JP', 'import'), 1);
     await workers.close();
     const status = await p.http.get(`/api/watch/ean/${res.body.data.id}`).set(u.headers).expect(200);
     expect(['done', 'not_found']).toContain(status.body.data.status);
@@ -85,10 +85,10 @@ describe('durability', () => {
     expect(after?.countries.find((c) => c.country === 'US')).toMatchObject({ status: 'failed', error: 'US is no longer in COUNTRIES' });
     expect(after?.countries.find((c) => c.country === 'JP')?.asins).toEqual(['B0DROPPED1']);
     // No JP job was added for it (JP had answered), and the code may be imported again.
-    expect(await p.ctx.jobs.queue('JP').count()).toBe(0);
+    expect(await p.ctx.jobs.queue('JP', 'import').count()).toBe(0);
     const again = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     expect(again.body.created).toBe(true);
-    await p.ctx.jobs.queue('JP').obliterate({ force: true });
+    await p.ctx.jobs.queue('JP', 'import').obliterate({ force: true });
   });
 
   it('Redis flushed after a forced update was queued: its products come due when the lease ends', async () => {
@@ -108,7 +108,7 @@ describe('durability', () => {
     ]);
     // No worker runs: the request gives up waiting (202) and the job sits in Redis, then is lost.
     const res = await p.http.get('/api/world/update?asin=B0FORCED01,B0FORCED02,B0FORCED03&country=JP').set(u.headers).expect(202);
-    expect(await p.ctx.jobs.queue('JP', 'update').getJob(res.body.job.id)).toBeDefined();
+    expect(await p.ctx.jobs.queue('JP', 'ondemand').getJob(res.body.job.id)).toBeDefined();
     const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
     await p.ctx.redis.del(...keys);
 

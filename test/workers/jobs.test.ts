@@ -45,8 +45,8 @@ describe('EAN import end to end', () => {
     const u = await p.user('ean@example.com');
     const ean = eanWith(2);
     const expected = p.sim.catalog.asinsForEan('JP', ean);
-    const jp = completions(p.workers.workers.get('JP')!, 1);
-    const us = completions(p.workers.workers.get('US')!, 1);
+    const jp = completions(p.workers.imports.get('JP')!, 1);
+    const us = completions(p.workers.imports.get('US')!, 1);
     const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     await Promise.all([jp, us]);
 
@@ -69,7 +69,7 @@ describe('EAN import end to end', () => {
       expect(d.next_refresh_at).not.toBeNull();
     }
     // The import has ended: the same code may be imported again.
-    const againDone = Promise.all([completions(p.workers.workers.get('JP')!, 1), completions(p.workers.workers.get('US')!, 1)]);
+    const againDone = Promise.all([completions(p.workers.imports.get('JP')!, 1), completions(p.workers.imports.get('US')!, 1)]);
     const again = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     expect(again.body.created).toBe(true);
     await againDone;
@@ -79,11 +79,11 @@ describe('EAN import end to end', () => {
     const u = await p.user('ean-many@example.com');
     const ean = eanWhere((own, code) => own.length > 20 && searchPages('JP', code) === 3);
     const own = p.sim.catalog.asinsForEan('JP', ean);
-    const jp = completions(p.workers.workers.get('JP')!, 3);
-    const us = completions(p.workers.workers.get('US')!, searchPages('US', ean));
+    const jp = completions(p.workers.imports.get('JP')!, 3);
+    const us = completions(p.workers.imports.get('US')!, searchPages('US', ean));
     // Midway (page 2 taken), the import shows what page 1 found and that it is resolving.
     const midway = new Promise<EanImportFields | null>((resolve) => {
-      const worker = p.workers.workers.get('JP')!;
+      const worker = p.workers.imports.get('JP')!;
       const onActive = (job: Job): void => {
         if (job.name !== 'ean.resolve' || (job.data as { page: number }).page !== 2) return;
         worker.off('active', onActive);
@@ -126,8 +126,8 @@ describe('EAN import end to end', () => {
     const u = await p.user('ean-again@example.com');
     const ean = eanWhere((own, code) => own.length > 20 && searchPages('JP', code) === 3);
     const done = Promise.all([
-      completions(p.workers.workers.get('JP')!, 3),
-      completions(p.workers.workers.get('US')!, searchPages('US', ean)),
+      completions(p.workers.imports.get('JP')!, 3),
+      completions(p.workers.imports.get('US')!, searchPages('US', ean)),
     ]);
     const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     await done;
@@ -140,8 +140,8 @@ describe('EAN import end to end', () => {
       { $set: { status: 'resolving', 'countries.$.status': 'queued', 'countries.$.page': 2 } },
     );
     const calls0 = p.sim.stats().countries.JP?.searchItems?.calls ?? 0;
-    const again = completions(p.workers.workers.get('JP')!, 3);
-    for (const page of [2, 3]) await p.ctx.jobs.queue('JP').remove(`ean-${importId}-JP-p${page}`);
+    const again = completions(p.workers.imports.get('JP')!, 3);
+    for (const page of [2, 3]) await p.ctx.jobs.queue('JP', 'import').remove(`ean-${importId}-JP-p${page}`);
     await p.ctx.jobs.add('ean.resolve', { country: 'JP', importId, userId: u.id, ean, page: 1 }, { jobId: `ean-${importId}-JP-retry` });
     const jobs = await again;
     expect(jobs.map((j) => [j.data.page, j.returnvalue.last])).toEqual([
@@ -157,7 +157,7 @@ describe('EAN import end to end', () => {
   it('an EAN nobody lists ends not_found', async () => {
     const u = await p.user('ean-none@example.com');
     const ean = eanWith(0);
-    const done = Promise.all([completions(p.workers.workers.get('JP')!, 1), completions(p.workers.workers.get('US')!, 1)]);
+    const done = Promise.all([completions(p.workers.imports.get('JP')!, 1), completions(p.workers.imports.get('US')!, 1)]);
     const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean }).expect(202);
     await done;
     const imp = await eanImportModel(p.ctx.mongo).findById(res.body.data.id).lean();
@@ -175,8 +175,8 @@ describe('browse crawl', () => {
     const usListed = new Set(p.sim.catalog.browse('US', '2127209051')).size;
     // One job per page, each through the queue's limiter.
     const done = Promise.all([
-      completions(p.workers.workers.get('JP')!, pagesOf(listed.length)),
-      completions(p.workers.workers.get('US')!, pagesOf(usListed)),
+      completions(p.workers.crawls.get('JP')!, pagesOf(listed.length)),
+      completions(p.workers.crawls.get('US')!, pagesOf(usListed)),
     ]);
     expect(await planCrawls(p.planner)).toBe(2);
     // A second planning pass on the same day adds nothing new (the job ids are per node and day).
@@ -232,7 +232,7 @@ describe('GET|POST /api/world/update', () => {
   it('answers 202 with the job id when the wait runs out, and the job finishes later', async () => {
     const u = await p.user('update202@example.com');
     const worker = p.workers.updates.get('JP')!;
-    const queue = p.ctx.jobs.queue('JP', 'update');
+    const queue = p.ctx.jobs.queue('JP', 'ondemand');
     await queue.pause();
     const short = await startShortWaitApp();
     try {

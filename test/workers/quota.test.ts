@@ -86,7 +86,7 @@ describe('pace and order', () => {
   });
 
   it('the same forced update asked twice while pending is one job', async () => {
-    const updates = p.ctx.jobs.queue('JP', 'update');
+    const updates = p.ctx.jobs.queue('JP', 'ondemand');
     await updates.pause();
     try {
       const a = await p.ctx.jobs.add(
@@ -187,7 +187,7 @@ describe("the day's cap, for every kind of work", () => {
     expect(waiting.getTime()).toBe(day.end);
     const shown = await p.http.get(`/api/watch/ean/${imp.body.data.id}`).set(u.headers);
     expect(shown.body.data.countries[0].waiting_until).not.toBeNull();
-    const delayed = await p.ctx.jobs.queue('JP').getJobs(['delayed']);
+    const delayed = await p.ctx.jobs.queue('JP', 'import').getJobs(['delayed']);
     expect(delayed.some((j) => j.name === 'ean.resolve')).toBe(true);
 
     // A crawl page waits too.

@@ -19,7 +19,7 @@ export const alertsListCommand: Command = {
       const limit = 100;
       for (let page = 1; ; page++) {
         const { items, total } = await ctx.alerts.list(user._id, { page, limit });
-        for (const alert of items) process.stdout.write(JSON.stringify(presentAlert(alert, ctx.config.timeZone)) + '\n');
+        for (const view of items) process.stdout.write(JSON.stringify(presentAlert(view, ctx.config.timeZone)) + '\n');
         if (page * limit >= total || items.length === 0) break;
       }
       return 0;

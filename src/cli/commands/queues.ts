@@ -3,8 +3,7 @@ import { UsageError } from '../usage.js';
 import { withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
 import { countDue } from '../../scheduler/claims.js';
-import { JOB_STATES } from '../../../jobs/queues.js';
-import { QUEUE_KINDS } from '../../../jobs/registry.js';
+import { JOB_STATES, QUEUE_CLASSES } from '../../../jobs/queues.js';
 
 /**
  * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether
@@ -23,23 +22,25 @@ export const queuesStatusCommand: Command = {
         ctx.config.countries.map(async (country) => {
           const [queues, due, day] = await Promise.all([
             Promise.all(
-              QUEUE_KINDS.map(async (kind) => {
-                const queue = ctx.jobs.queue(country, kind);
+              QUEUE_CLASSES.map(async (cls) => {
+                const queue = ctx.jobs.queue(country, cls);
                 const [paused, jobs] = await Promise.all([queue.isPaused(), queue.getJobCounts(...JOB_STATES)]);
-                return [kind, { name: queue.name, paused, jobs }] as const;
+                return [cls, { name: queue.name, paused, jobs }] as const;
               }),
             ),
             countDue(ctx.mongo, country, now),
             ctx.quota.day(country, now.getTime()),
           ]);
           const quota = ctx.config.workers.quota[country];
-          const byKind = Object.fromEntries(queues);
+          const byClass = Object.fromEntries(queues);
           return [
             country,
             {
-              paused: byKind.work!.paused,
-              jobs: byKind.work!.jobs,
-              updates: byKind.update!.jobs,
+              paused: queues.some(([, q]) => q.paused),
+              jobs: byClass.refresh!.jobs,
+              updates: byClass.ondemand!.jobs,
+              imports: byClass.import!.jobs,
+              crawls: byClass.crawl!.jobs,
               due,
               quota: {
                 perSecond: quota.perSecond,
@@ -51,6 +52,10 @@ export const queuesStatusCommand: Command = {
                 callsLeftToday: Math.max(0, day.limit - day.used),
                 onDemandUsedToday: day.onDemandUsed,
                 onDemandShareUsed: day.onDemandLimit > 0 ? day.onDemandUsed / day.onDemandLimit : 0,
+                importsToday: day.classes.import.used,
+                importShareUsed: day.classes.import.limit > 0 ? day.classes.import.used / day.classes.import.limit : 0,
+                crawlsToday: day.classes.crawl.used,
+                crawlShareUsed: day.classes.crawl.limit > 0 ? day.classes.crawl.used / day.classes.crawl.limit : 0,
                 meanPermitWaitMs: Math.round(day.meanWaitMs),
                 spent: day.spent,
               },
@@ -77,7 +82,7 @@ export const queuesResumeCommand: Command = {
     if (!(COUNTRY_CODES as readonly string[]).includes(country))
       throw new UsageError(`--country must be one of ${COUNTRY_CODES.join(', ')}`);
     return withAdminContext(env, async (ctx) => {
-      const queues = QUEUE_KINDS.map((kind) => ctx.jobs.queue(country as Country, kind));
+      const queues = QUEUE_CLASSES.map((cls) => ctx.jobs.queue(country as Country, cls));
       const wasPaused = (await Promise.all(queues.map((q) => q.isPaused()))).some(Boolean);
       await Promise.all(queues.map((q) => q.resume()));
       process.stdout.write(JSON.stringify({ country, resumed: wasPaused }) + '\n');

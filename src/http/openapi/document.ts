@@ -13,6 +13,8 @@ import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
 import { worldUpdatePaths } from '../routes/world-update.js';
 import { alertsPaths } from '../routes/alerts.js';
+import { webhooksPaths } from '../routes/webhooks.js';
+import { deliveriesPaths } from '../routes/deliveries.js';
 
 /** The document itself and its page (src/http/routes/docs.ts). */
 export const docsPaths: ZodOpenApiPathsObject = {
@@ -47,7 +49,8 @@ browse nodes) and shelfwatch keeps a per-country catalogue of them fresh from an
 within that API's quota.
 
 - **Area A** answers the engine version.
-- **Area B** (\`/api/me\`, \`/api/watch…\`, \`/api/world…\`) needs the account's API token: as
+- **Area B** (\`/api/me\`, \`/api/watch…\`, \`/api/world…\`, \`/api/alerts…\`, \`/api/webhooks…\`,
+  \`/api/deliveries…\`, \`/api/events…\`) needs the account's API token: as
   \`Authorization: Bearer <token>\`, as \`api_token\` in the query, or as \`api_token\` in a POST body.
 - **Area C** (\`/api/user\`, \`/api/post\`) is public, CORS-enabled and rate limited.
 
@@ -72,6 +75,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       { name: 'Area B: account' },
       { name: 'Area B: watchlist' },
       { name: 'Area B: world catalogue' },
+      { name: 'Area B: alerts', description: 'Alerts, the webhook endpoints they deliver to, the deliveries, and the account’s events.' },
       { name: 'Area C: directory' },
       { name: 'Operations', description: 'Health, metrics and this document.' },
     ],
@@ -82,6 +86,8 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...worldPaths(config),
       ...worldUpdatePaths(config),
       ...alertsPaths(config),
+      ...webhooksPaths,
+      ...deliveriesPaths,
       ...directoryPaths,
       ...healthPaths,
       ...metricsPaths,

@@ -28,6 +28,7 @@ const ERRORS = {
     id: 'MethodNotAllowed',
     ...json('The path exists, the method does not; `Allow` lists those that do.', errorBodySchema, z.object({ Allow: z.string() })),
   },
+  409: { id: 'Conflict', ...json('The resource is not in a state this request applies to; nothing was changed.', errorBodySchema) },
   413: { id: 'TooLarge', ...json('The body is over BODY_LIMIT or has too many parameters.', errorBodySchema) },
   415: { id: 'UnsupportedEncoding', ...json("The body's encoding or charset is not supported.", errorBodySchema) },
   422: { id: 'Invalid', ...json('The input failed validation; `errors` names each field.', validationErrorBodySchema) },

@@ -64,8 +64,10 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
 }
 
 const alertAnswer = z.object({ data: alertRecordSchema }).meta({ id: 'AlertAnswer' });
+const createdAnswer = z.object({ data: createdAlertSchema }).meta({ id: 'CreatedAlertAnswer' });
 const alertPage = pagedSchema(alertRecordSchema, 'AlertPage');
-const deliveryPage = pagedSchema(deliveryRecordSchema, 'DeliveryPage');
+/** A page of deliveries: an alert's here, the account's in deliveries.ts (one component of the document). */
+export const deliveryPage = pagedSchema(deliveryRecordSchema, 'DeliveryPage');
 
 export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOpenApiPathsObject {
   const input = alertInputs(config);
@@ -83,13 +85,18 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
       post: {
         ...common,
         operationId: 'createAlert',
-        summary: 'Create an alert: a signed webhook when a product changes as described (watches the ASIN if needed)',
+        summary:
+          'Create an alert: a signed webhook when a product changes as described (watches the ASIN if needed); one per country, ASIN and kind',
         requestBody: {
           required: true,
           content: { 'application/json': { schema: body }, 'application/x-www-form-urlencoded': { schema: body } },
         },
         responses: {
-          201: limited('The alert, with its signing secret (shown only now).', z.object({ data: createdAlertSchema })),
+          201: limited("The new alert, with its endpoint's signing secret.", createdAnswer),
+          200: limited(
+            'The account had an alert of this country, ASIN and kind: it now has this threshold and URL; with its endpoint’s signing secret.',
+            createdAnswer,
+          ),
           ...errors(401, 413, 415, 422, 429),
         },
       },
@@ -105,7 +112,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
       delete: {
         ...common,
         operationId: 'deleteAlert',
-        summary: 'Delete an alert (its queued deliveries are dropped; the watch stays)',
+        summary: 'Delete an alert (deliveries queued for it alone are dropped; the watch and the endpoint stay)',
         requestParams: { path: input.id },
         responses: {
           200: limited('Deleted; the alert as it was.', z.object({ message: z.string(), data: alertRecordSchema })),
@@ -134,7 +141,7 @@ export function alertRoutes(ctx: AppContext): Router {
 
   router.post('/api/alerts', async (req, res) => {
     const a = validate(input.body, bodyFields(req.body));
-    const { alert, secret } = await ctx.alerts.create(userOf(res)._id, {
+    const saved = await ctx.alerts.create(userOf(res)._id, {
       asin: a.asin,
       country: a.country,
       kind: a.kind,
@@ -142,7 +149,7 @@ export function alertRoutes(ctx: AppContext): Router {
       percent: a.percent ?? null,
       webhookUrl: a.webhook_url,
     });
-    res.status(201).json({ data: { ...presentAlert(alert, tz), secret } });
+    res.status(saved.created ? 201 : 200).json({ data: { ...presentAlert(saved, tz), secret: saved.secret } });
   });
 
   router.get('/api/alerts', async (req, res) => {

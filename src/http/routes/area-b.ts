@@ -8,8 +8,10 @@ import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
 import { worldUpdateRoutes } from './world-update.js';
 import { alertRoutes } from './alerts.js';
+import { webhookRoutes } from './webhooks.js';
+import { deliveryRoutes } from './deliveries.js';
 
-export const AREA_B_PATHS = ['/api/me', '/api/watch', '/api/world', '/api/alerts'];
+export const AREA_B_PATHS = ['/api/me', '/api/watch', '/api/world', '/api/alerts', '/api/webhooks', '/api/deliveries', '/api/events'];
 
 /**
  * Every answer is one account's data, or says something about a token: no cache, shared or private,
@@ -41,5 +43,7 @@ export function areaBRoutes(ctx: AppContext): Router {
   router.use(worldUpdateRoutes(ctx));
   router.use(worldRoutes(ctx));
   router.use(alertRoutes(ctx));
+  router.use(webhookRoutes(ctx));
+  router.use(deliveryRoutes(ctx));
   return router;
 }

@@ -1,0 +1,152 @@
+import { UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
+import { Types } from 'mongoose';
+import type { Config } from '../config/env.js';
+import { WEBHOOK_MAX_RESPONSE_BYTES } from '../config/alerts.js';
+import { presentPoint } from '../src/catalog/history.js';
+import type { Logger } from '../src/logger.js';
+import type { Metrics } from '../src/metrics/registry.js';
+import type { AlertService } from '../src/alerts/service.js';
+import type { WebhookPayload } from '../src/alerts/present.js';
+import { sendWebhook, type HostResolver } from '../src/alerts/send-webhook.js';
+import type { FairTags } from '../src/fairness/fair-tags.js';
+import { InvalidJobPayloadError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
+import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent, type PayloadPoint } from './deliveries.js';
+
+export interface DeliveryDeps {
+  readonly config: Pick<Config, 'alerts' | 'timeZone'>;
+  readonly alerts: AlertService;
+  readonly fair: FairTags;
+  readonly metrics: Metrics;
+  readonly logger: Logger;
+  /** The clock of failure spans, disables and events; tests move it to see days pass. */
+  readonly now?: () => Date;
+  /** Tests: where webhook hosts resolve at connection time. */
+  readonly resolve?: HostResolver;
+}
+
+export type DeliveryOutcome = { status: number } | { skipped: string };
+
+/** The webhook's body: the first alert (as before endpoints), every alert fired, and the points as the history route answers them. */
+export function webhookBody(content: DeliveryContent, timeZone: string): WebhookPayload {
+  const point = (p: PayloadPoint) => presentPoint({ ...p, at: new Date(p.at) }, timeZone);
+  const first = content.alerts[0]!;
+  return {
+    alert_id: first.id,
+    kind: first.kind,
+    alerts: content.alerts.map((a) => ({ id: a.id, kind: a.kind })),
+    asin: content.asin,
+    country: content.country,
+    before: content.before ? point(content.before) : null,
+    after: point(content.after),
+  };
+}
+
+/** What a job sends: a delivery's content and id, or why there is nothing to send. */
+type Target = { readonly content: DeliveryContent; readonly tag: number | null } | { readonly skipped: string };
+
+/**
+ * The job's payload as a delivery's content. A job queued before endpoints existed names one alert:
+ * its alert moves to its endpoint (endpoints.ts, `adopt`), which then signs and takes the failures.
+ */
+async function targetOf(deps: DeliveryDeps, job: Job): Promise<Target> {
+  const current = deliveryPayloadSchema.safeParse(job.data);
+  if (current.success) {
+    const { tag, delivery_id: _d, ...content } = current.data;
+    return { content, tag };
+  }
+  const legacy = legacyPayloadSchema.safeParse(job.data);
+  if (!legacy.success) throw new BullUnrecoverable(new InvalidJobPayloadError(`delivery payload: ${current.error.message}`).message);
+  const alert = await deps.alerts.legacy(legacy.data.alert_id);
+  const endpoint = alert ? await deps.alerts.endpoints.adopt(alert) : null;
+  if (!alert || !endpoint) return { skipped: 'the alert was deleted or disabled' };
+  const { alert_id, kind, ...change } = legacy.data;
+  const content = {
+    ...change,
+    endpoint_id: endpoint._id.toHexString(),
+    user_id: alert.user_id.toHexString(),
+    alerts: [{ id: alert_id, kind }],
+  };
+  return { content, tag: null };
+}
+
+/**
+ * One attempt of a delivery. A 2xx acknowledges and clears the endpoint's failure span; 410
+ * disables the endpoint and ends the delivery; anything else fails the attempt, and BullMQ retries
+ * on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing for longer than
+ * WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts were all deleted,
+ * meanwhile ends without a request (its record says so; a replay can send it later).
+ */
+export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<DeliveryOutcome> {
+  const now = deps.now ?? (() => new Date());
+  const target = await targetOf(deps, job);
+  const id = (job.data as { delivery_id?: string }).delivery_id ?? job.id!;
+  const skip = async (why: string): Promise<DeliveryOutcome> => {
+    await deps.alerts.records.failIfPending(id, `not sent: ${why}`);
+    deps.metrics.deliveries.inc({ outcome: 'skipped' });
+    return { skipped: why };
+  };
+  if ('skipped' in target) return skip(target.skipped);
+  const { content, tag } = target;
+  // The lane's virtual time moves to this job's tag: an account idle until now queues from here.
+  if (tag !== null)
+    await deps.fair.started(DELIVERIES_LANE, tag).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'fair tag'));
+
+  const found = await deps.alerts.endpoints.forDelivery(new Types.ObjectId(content.endpoint_id));
+  if (!found) return skip('the endpoint no longer exists');
+  const { endpoint, secrets } = found;
+  if (endpoint.disabled_at) return skip(`the endpoint is disabled (${endpoint.disabled_reason ?? 'no reason'}); enable it and replay`);
+  const alertIds = content.alerts.map((a) => new Types.ObjectId(a.id));
+  if ((await deps.alerts.live(alertIds)).length === 0) return skip('its alerts were deleted or disabled');
+
+  const attempts = job.attemptsMade + 1;
+  const last = attempts >= (job.opts.attempts ?? 1);
+  let status: number | null = null;
+  try {
+    const answer = await sendWebhook({
+      url: endpoint.url,
+      secret: secrets,
+      id,
+      timestamp: new Date(),
+      body: JSON.stringify(webhookBody(content, deps.config.timeZone)),
+      timeoutMs: deps.config.alerts.timeoutMs,
+      maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
+      allowPrivate: deps.config.alerts.allowPrivate,
+      resolve: deps.resolve,
+    });
+    status = answer.status;
+    if (status >= 200 && status < 300) {
+      const at = now();
+      await deps.alerts.records.recordAttempt(id, { status: 'delivered', attempts, responseCode: status, error: null }, at);
+      await deps.alerts.endpoints.recordSuccess(endpoint._id, at);
+      await deps.alerts.stampDelivered(alertIds, at);
+      deps.metrics.deliveries.inc({ outcome: 'delivered' });
+      return { status };
+    }
+    if (status === 410) throw new WebhookGoneError('the receiver answered 410 Gone: the endpoint is disabled');
+    throw new WebhookDeliveryError(`the receiver answered ${status}`, status);
+  } catch (err) {
+    const error = err instanceof Error ? err : new Error(String(err));
+    if (error instanceof WebhookGoneError) {
+      await deps.alerts.endpoints.recordGone(endpoint, now());
+      await deps.alerts.records.recordAttempt(id, { status: 'gone', attempts, responseCode: 410, error: error.message }, now());
+      deps.metrics.deliveries.inc({ outcome: 'gone' });
+      throw new BullUnrecoverable(error.message);
+    }
+    const disabled = await deps.alerts.endpoints.recordFailure(endpoint, now(), deps.config.alerts.disableAfterMs);
+    const final = last || disabled !== null;
+    await deps.alerts.records.recordAttempt(
+      id,
+      {
+        status: final ? 'failed' : 'pending',
+        attempts,
+        responseCode: error instanceof WebhookDeliveryError ? error.status : status,
+        error: disabled ? `${error.message}; the endpoint is now disabled: ${disabled}` : error.message,
+      },
+      now(),
+    );
+    deps.metrics.deliveries.inc({ outcome: final ? 'failed' : 'retry' });
+    deps.logger.warn({ delivery: id, attempt: attempts, err: { name: error.name, message: error.message } }, 'webhook delivery failed');
+    if (disabled) throw new BullUnrecoverable(error.message);
+    throw error;
+  }
+}

@@ -1,0 +1,266 @@
+import mongoose, { Types, type Connection } from 'mongoose';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
+import { webhookEndpointModel, type WebhookEndpointFields } from '../models/webhook-endpoint.js';
+import { alertModel } from '../models/alert.js';
+import { decryptToken, encryptToken } from '../users/token.js';
+import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
+import { findPage, type Page, type PageRequest } from '../db/page.js';
+import { generateWebhookSecret } from './send-webhook.js';
+import type { AccountEvents } from './events.js';
+
+export type Endpoint = Omit<WebhookEndpointFields, 'secret_sealed' | 'legacy_secrets_sealed'>;
+export type EndpointState = 'active' | 'failing' | 'disabled';
+
+export function endpointState(e: Pick<Endpoint, 'disabled_at' | 'failing_since'>): EndpointState {
+  return e.disabled_at ? 'disabled' : e.failing_since ? 'failing' : 'active';
+}
+
+const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
+const SECRETS = '+secret_sealed +legacy_secrets_sealed';
+const GONE_REASON = 'the receiver answered 410 Gone';
+
+/** An alert as stored before endpoints existed: its own URL and sealed secret, no endpoint. */
+interface LegacyAlert {
+  _id: Types.ObjectId;
+  user_id: Types.ObjectId;
+  webhook_url: string;
+}
+
+/** "5d", "12h", "30m", "45s": how WEBHOOK_DISABLE_AFTER reads back in a reason. */
+function spanText(ms: number): string {
+  for (const [unit, size] of [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1_000],
+  ] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
+
+/**
+ * The accounts' webhook endpoints: one per account and URL, holding the signing secret and the
+ * delivery health. Creating an alert upserts its endpoint; deliveries read and update it. Calls made
+ * from a delivery have deadlines (maxTimeMS on reads, DELIVERY_DB_TIMEOUT_MS on writes), so a
+ * stalled MongoDB fails the attempt instead of holding the worker's slot.
+ */
+export class WebhookEndpoints {
+  constructor(
+    private readonly conn: Connection,
+    private readonly appKey: Buffer,
+    private readonly events: AccountEvents,
+  ) {}
+
+  private get endpoints() {
+    return webhookEndpointModel(this.conn);
+  }
+
+  private get alerts() {
+    return alertModel(this.conn);
+  }
+
+  /**
+   * The account's endpoint for `url` and its secret, made if the account has none. A new endpoint
+   * takes the secret of the account's alert of before endpoints existed on that URL, if there is
+   * one (its receiver already verifies with it), else a new one. Concurrent calls meet at the
+   * unique (user_id, url) index: the one that loses reads the winner's.
+   */
+  async upsert(userId: Types.ObjectId, url: string): Promise<{ endpoint: Endpoint; secret: string }> {
+    const existing = await this.endpoints.findOne({ user_id: userId, url }).select(SECRETS).lean();
+    if (existing) return this.withSecret(existing);
+    const legacy = await this.alerts
+      .findOne({ user_id: userId, webhook_url: url, endpoint_id: null, secret_sealed: mongoose.trusted({ $exists: true }) })
+      .select('+secret_sealed')
+      .lean();
+    const sealed = legacy?.secret_sealed ?? encryptToken(generateWebhookSecret(), this.appKey);
+    return this.withSecret(await this.insertOrRead(userId, url, sealed));
+  }
+
+  /**
+   * Moves an alert of before endpoints existed to its account's endpoint for its URL, making the
+   * endpoint from the alert's URL and secret when the account has none there. When the account
+   * already has one with another secret (two old alerts on one URL with different secrets, or an
+   * alert created since), the alert's secret joins the endpoint's `legacy_secrets_sealed`: every
+   * delivery is then signed with each of them (Standard Webhooks allows several signatures), so a
+   * receiver set up with either secret keeps verifying, and the 201 of a new alert on that URL
+   * shows the endpoint's own. Idempotent: an alert already moved answers its endpoint.
+   */
+  async adopt(alert: LegacyAlert): Promise<Endpoint | null> {
+    const doc = await this.alerts.findById(alert._id).select('+secret_sealed').maxTimeMS(DELIVERY_DB_TIMEOUT_MS).lean();
+    if (!doc) return null;
+    if (doc.endpoint_id) return this.byId(doc.endpoint_id);
+    const sealed = doc.secret_sealed ?? encryptToken(generateWebhookSecret(), this.appKey);
+    const endpoint = await this.insertOrRead(doc.user_id, doc.webhook_url, sealed);
+    const secret = decryptToken(sealed, this.appKey);
+    const known = [endpoint.secret_sealed, ...(endpoint.legacy_secrets_sealed ?? [])].map((s) => decryptToken(s, this.appKey));
+    if (!known.includes(secret)) {
+      await this.write(this.endpoints.updateOne({ _id: endpoint._id }, { $addToSet: { legacy_secrets_sealed: sealed } }).exec());
+    }
+    await this.write(
+      this.alerts
+        .updateOne({ _id: doc._id, endpoint_id: null }, { $set: { endpoint_id: endpoint._id }, $unset: { secret_sealed: 1 } })
+        .exec(),
+    );
+    const { secret_sealed: _s, legacy_secrets_sealed: _l, ...plain } = endpoint;
+    return plain;
+  }
+
+  /** Moves every alert of the account still without an endpoint (at most `limit`), so a list shows them all. */
+  async adoptAll(userId: Types.ObjectId, limit = 1_000): Promise<void> {
+    const legacy = await this.alerts
+      .find({ user_id: userId, endpoint_id: null })
+      .select({ user_id: 1, webhook_url: 1 })
+      .limit(limit)
+      .lean();
+    for (const alert of legacy) await this.adopt(alert);
+  }
+
+  async list(userId: Types.ObjectId, page: PageRequest): Promise<Page<Endpoint>> {
+    await this.adoptAll(userId);
+    return findPage(this.endpoints, { user_id: userId }, NEWEST_FIRST, page);
+  }
+
+  /** The account's endpoint with this id; null for a malformed id, another account's, or none. */
+  async find(userId: Types.ObjectId, id: string): Promise<Endpoint | null> {
+    if (!OBJECT_ID_RE.test(id)) return null;
+    return this.endpoints.findOne({ _id: new Types.ObjectId(id), user_id: userId }).lean();
+  }
+
+  /** The ids of the account's disabled endpoints (a bulk replay leaves their deliveries). */
+  async disabledIds(userId: Types.ObjectId): Promise<Types.ObjectId[]> {
+    const found = await this.endpoints
+      .find({ user_id: userId, disabled_at: mongoose.trusted({ $ne: null }) })
+      .select({ _id: 1 })
+      .lean();
+    return found.map((e) => e._id);
+  }
+
+  /** Deliveries go to it again: clears the disabled state and the failure span. */
+  async enable(userId: Types.ObjectId, id: string): Promise<Endpoint | null> {
+    if (!OBJECT_ID_RE.test(id)) return null;
+    return this.endpoints
+      .findOneAndUpdate(
+        { _id: new Types.ObjectId(id), user_id: userId },
+        { $set: { disabled_at: null, disabled_reason: null, failing_since: null } },
+        { returnDocument: 'after' },
+      )
+      .lean();
+  }
+
+  async byId(id: Types.ObjectId): Promise<Endpoint | null> {
+    return this.endpoints.findById(id).maxTimeMS(DELIVERY_DB_TIMEOUT_MS).lean();
+  }
+
+  /** The endpoints of these ids, by id (a batch's deliveries: one query). */
+  async byIds(ids: readonly Types.ObjectId[]): Promise<Map<string, Endpoint>> {
+    if (ids.length === 0) return new Map();
+    const found = await this.endpoints
+      .find({ _id: mongoose.trusted({ $in: [...ids] }) })
+      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
+      .lean();
+    return new Map(found.map((e) => [e._id.toHexString(), e]));
+  }
+
+  /** The endpoint and every secret a delivery signs with (its own first); null when it is gone. */
+  async forDelivery(id: Types.ObjectId): Promise<{ endpoint: Endpoint; secrets: string[] } | null> {
+    const doc = await this.endpoints.findById(id).select(SECRETS).maxTimeMS(DELIVERY_DB_TIMEOUT_MS).lean();
+    if (!doc) return null;
+    const { secret_sealed, legacy_secrets_sealed, ...endpoint } = doc;
+    const secrets = [secret_sealed, ...(legacy_secrets_sealed ?? [])].map((s) => decryptToken(s, this.appKey));
+    return { endpoint, secrets };
+  }
+
+  /** A 2xx: the endpoint is healthy again. */
+  async recordSuccess(id: Types.ObjectId, now: Date): Promise<void> {
+    await this.write(this.endpoints.updateOne({ _id: id }, { $set: { failing_since: null, last_success_at: now } }).exec());
+  }
+
+  /**
+   * A failed attempt. The first since the last success starts the failure span; one when the span
+   * is older than `disableAfterMs` disables the endpoint, records the event, and answers the reason.
+   */
+  async recordFailure(endpoint: Endpoint, now: Date, disableAfterMs: number): Promise<string | null> {
+    const reason = `every delivery failed for longer than ${spanText(disableAfterMs)} (WEBHOOK_DISABLE_AFTER)`;
+    const cutoff = new Date(now.getTime() - disableAfterMs);
+    // A null failing_since never matches $lte: only an endpoint failing since before the cutoff.
+    const disabled = await this.disableWhere({ failing_since: mongoose.trusted({ $lte: cutoff }) }, endpoint, reason, now);
+    if (disabled) return reason;
+    await this.write(this.endpoints.updateOne({ _id: endpoint._id, failing_since: null }, { $set: { failing_since: now } }).exec());
+    return null;
+  }
+
+  /** A 410 Gone: disabled at once (with its event). */
+  async recordGone(endpoint: Endpoint, now: Date): Promise<string> {
+    await this.disableWhere({}, endpoint, GONE_REASON, now);
+    return GONE_REASON;
+  }
+
+  /** Adds `n` new delivery records to the endpoint's count; answers the count. */
+  async addRecords(id: Types.ObjectId, n: number): Promise<number> {
+    const doc = await withTimeout(
+      this.endpoints
+        .findOneAndUpdate({ _id: id }, { $inc: { record_count: n } }, { returnDocument: 'after', projection: { record_count: 1 } })
+        .lean()
+        .exec(),
+      DELIVERY_DB_TIMEOUT_MS,
+      'endpoint record count',
+    );
+    return doc?.record_count ?? 0;
+  }
+
+  async setRecordCount(id: Types.ObjectId, n: number): Promise<void> {
+    await this.write(this.endpoints.updateOne({ _id: id }, { $set: { record_count: n } }).exec());
+  }
+
+  /** Disables an endpoint still enabled that matches `extra`; records the event when this call did it. */
+  private async disableWhere(extra: Record<string, unknown>, endpoint: Endpoint, reason: string, now: Date): Promise<boolean> {
+    const res = await this.write(
+      this.endpoints
+        .updateOne({ _id: endpoint._id, disabled_at: null, ...extra }, { $set: { disabled_at: now, disabled_reason: reason } })
+        .exec(),
+    );
+    if (res.modifiedCount !== 1) return false;
+    await this.events.record({
+      user_id: endpoint.user_id,
+      type: 'endpoint.disabled',
+      endpoint_id: endpoint._id,
+      url: endpoint.url,
+      reason,
+      at: now,
+    });
+    return true;
+  }
+
+  private async insertOrRead(userId: Types.ObjectId, url: string, sealed: string): Promise<WebhookEndpointFields> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        const doc = await this.write(
+          this.endpoints
+            .findOneAndUpdate(
+              { user_id: userId, url },
+              { $setOnInsert: { secret_sealed: sealed, legacy_secrets_sealed: [] } },
+              { upsert: true, returnDocument: 'after', setDefaultsOnInsert: true },
+            )
+            .select(SECRETS)
+            .lean()
+            .exec(),
+        );
+        if (doc) return doc;
+      } catch (err) {
+        // Two upserts of one new endpoint: the loser's insert hits the unique index; read the winner's.
+        if (!isDuplicateKey(err) || attempt > 0) throw err;
+      }
+    }
+    throw new Error(`the endpoint of ${url} was neither inserted nor found`);
+  }
+
+  private withSecret(doc: WebhookEndpointFields): { endpoint: Endpoint; secret: string } {
+    const { secret_sealed, legacy_secrets_sealed: _l, ...endpoint } = doc;
+    return { endpoint, secret: decryptToken(secret_sealed, this.appKey) };
+  }
+
+  private write<T>(p: Promise<T>): Promise<T> {
+    return withTimeout(p, DELIVERY_DB_TIMEOUT_MS, 'endpoint write');
+  }
+}

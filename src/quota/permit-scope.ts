@@ -1,0 +1,22 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { QuotaClass } from './classes.js';
+
+/**
+ * Who an upstream call is for, as the quota governor needs it: the class and rank of the job that
+ * makes it, and the signal that ends its wait when the job's deadline passes. The worker runs each
+ * job inside its scope; the upstream client's beforeSend hook, deep inside the client, reads it
+ * there instead of every port method taking it as an argument.
+ */
+export interface PermitScope {
+  readonly cls: QuotaClass;
+  /** Lower goes first within the class: the job's BullMQ priority. */
+  readonly rank: number;
+  readonly signal: AbortSignal;
+}
+
+/** One per worker process, made by the worker role and handed to the runner and the upstream's hook. */
+export type PermitScopes = AsyncLocalStorage<PermitScope>;
+
+export function createPermitScopes(): PermitScopes {
+  return new AsyncLocalStorage<PermitScope>();
+}

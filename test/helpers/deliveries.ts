@@ -1,0 +1,58 @@
+import type { Job } from 'bullmq';
+import { Webhook } from 'standardwebhooks';
+import type { ProductChange, Point } from '../../src/catalog/history.js';
+import { closeRedis, createRedis } from '../../src/db/redis.js';
+import { startDeliveryWorker, type RunningDeliveries } from '../../workers/deliveries.js';
+import type { TestContext } from './context.js';
+import type { Received } from './webhook-receiver.js';
+
+/**
+ * Webhook deliveries without the simulator: changes made up by the test go through the real
+ * DeliveryQueue (ctx.deliveries.enqueueFor), and delivery workers started here, each on a Redis
+ * connection of its own as a separate process would have, send them to a real receiver.
+ */
+
+let seq = 0;
+
+export function point(patch: Partial<Point> = {}): Point {
+  return { at: new Date(), price: 1000, currency: 'JPY', availability: 'in_stock', buybox: true, rank: 100, ...patch };
+}
+
+/** A change of the product in JP with a key of its own (so it is a delivery of its own). */
+export function changeOf(asin: string, before: Partial<Point> | null, after: Partial<Point> = {}): ProductChange {
+  seq++;
+  return { country: 'JP', asin, key: `JP.${asin}.${Date.now()}${seq}`, before: before ? point(before) : null, after: point(after) };
+}
+
+export interface TestDeliveryWorker extends RunningDeliveries {
+  /** Stops the worker and its connection. */
+  stop(): Promise<void>;
+}
+
+/** A delivery worker as the worker role starts one, with `now` as its clock. */
+export async function startTestDeliveryWorker(t: TestContext, name: string, now?: () => Date): Promise<TestDeliveryWorker> {
+  const connection = createRedis(t.ctx.redisUrl, 'blocking', t.ctx.logger, name);
+  const running = await startDeliveryWorker({ ...t.ctx, shutdownMs: 2_000, ...(now ? { now } : {}) }, connection);
+  return {
+    ...running,
+    async stop() {
+      await running.close();
+      await closeRedis(connection);
+    },
+  };
+}
+
+/** The body, verified with `secret` (throws when the signature does not verify). */
+export function verified(secret: string, got: Received): Record<string, unknown> {
+  const h = got.headers as Record<string, string>;
+  return new Webhook(secret).verify(got.body, {
+    'webhook-id': h['webhook-id']!,
+    'webhook-timestamp': h['webhook-timestamp']!,
+    'webhook-signature': h['webhook-signature']!,
+  }) as Record<string, unknown>;
+}
+
+/** Jobs still to run in the deliveries queue. */
+export async function pendingJobs(t: TestContext): Promise<Job[]> {
+  return t.ctx.deliveries.queue.getJobs(['wait', 'prioritized', 'delayed', 'active']);
+}
