@@ -5,7 +5,7 @@ import { countrySchema, isValidEan13, type Country } from '../src/catalog/identi
 import { writeFoundItems } from '../src/catalog/writes.js';
 import { isDuplicateKey, OBJECT_ID_RE } from '../src/db/mongo.js';
 import { DailyAccountLimitError, TooManyRequestsError } from '../src/errors/index.js';
-import { giveBackDaily, takeDaily } from '../src/accounts/limits.js';
+import { addDaily, takeDaily } from '../src/accounts/limits.js';
 import { quotaDayOf } from '../src/quota/quota-day.js';
 import { eanImportModel, type CountryImportStatus, type EanImportDoc } from '../src/models/ean-import.js';
 import { MAX_PAGE } from '../src/upstream/port.js';
@@ -98,7 +98,7 @@ export class EanImports {
     const taken = await takeDaily(this.ctx.redis, this.ctx.redisPrefix, id, 'ean', day.key, maxEanPerDay);
     if (!taken.ok) throw new DailyAccountLimitError(taken.limit, 'EAN imports', 'ACCOUNT_MAX_EAN_PER_DAY', (day.end - Date.now()) / 1_000);
     const giveBack = () =>
-      maxEanPerDay > 0 ? giveBackDaily(this.ctx.redis, this.ctx.redisPrefix, id, 'ean', day.key).catch(() => undefined) : undefined;
+      maxEanPerDay > 0 ? addDaily(this.ctx.redis, this.ctx.redisPrefix, id, 'ean', day.key, -1).catch(() => undefined) : undefined;
     let entry: EanImportDoc;
     try {
       entry = await imports.create({

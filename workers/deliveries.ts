@@ -3,6 +3,9 @@ import type { Redis } from 'ioredis';
 import { DELIVERIES_QUEUE, webhookBackoff } from '../jobs/deliveries.js';
 import { runDelivery, type DeliveryDeps } from '../jobs/deliver.js';
 import { withTimeout } from '../src/db/mongo.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
+import { JobTimeoutError } from '../src/errors/index.js';
+import { runCutOff } from './cut-off.js';
 import { once } from '../src/lifecycle/once.js';
 
 export interface RunningDeliveries {
@@ -20,13 +23,25 @@ export async function startDeliveryWorker(
   deps: DeliveryDeps & { readonly redisPrefix: string; readonly shutdownMs: number },
   connection: Redis,
 ): Promise<RunningDeliveries> {
-  const worker = new Worker(DELIVERIES_QUEUE, (job) => runDelivery(deps, job), {
-    connection,
-    prefix: deps.redisPrefix,
-    concurrency: deps.config.alerts.concurrency,
-    settings: { backoffStrategy: webhookBackoff(deps.config.alerts.retryScheduleMs) },
-    autorun: false,
-  });
+  // An attempt is bounded by WEBHOOK_TIMEOUT and MongoDB's own timeouts; the cut-off only matters
+  // when the drain runs out of time (BullMQ's cancel signal), so it gets the attempt's bound as deadline.
+  const attemptMs = deps.config.alerts.timeoutMs + 2 * DELIVERY_DB_TIMEOUT_MS + 5_000;
+  const worker = new Worker(
+    DELIVERIES_QUEUE,
+    (job, _token, cancel) =>
+      runCutOff(() => runDelivery(deps, job), {
+        ms: attemptMs,
+        cancel,
+        onTimeout: () => new JobTimeoutError(`delivery attempt still running after ${attemptMs} ms`),
+      }),
+    {
+      connection,
+      prefix: deps.redisPrefix,
+      concurrency: deps.config.alerts.concurrency,
+      settings: { backoffStrategy: webhookBackoff(deps.config.alerts.retryScheduleMs) },
+      autorun: false,
+    },
+  );
   worker.on('error', (err) => deps.logger.warn({ queue: DELIVERIES_QUEUE, err: { message: err.message } }, 'worker error'));
   // A last attempt can end before it recorded itself (a MongoDB write past its deadline): its
   // record must not stay `pending` for ever, or a replay would never take it.

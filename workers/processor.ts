@@ -1,11 +1,11 @@
 import { DelayedError, UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
 import type { Country } from '../src/catalog/identifiers.js';
-import { withTimeout } from '../src/db/mongo.js';
 import { InvalidJobPayloadError, JobTimeoutError } from '../src/errors/index.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { JobContext, JobKind } from '../jobs/kind.js';
 import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
 import { failureAction } from './failure.js';
+import { runCutOff } from './cut-off.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';
 import { fairLane } from '../src/fairness/fair-classes.js';
 
@@ -25,7 +25,7 @@ async function delayUntil(job: Job, token: string | undefined, at: number): Prom
  * UnrecoverableError (no retry), or the error itself (a retry with the kind's backoff).
  */
 export function createProcessor(ctx: JobContext, country: Country, upstream: UpstreamPort, stopCountry: StopCountry, scopes: PermitScopes) {
-  return async (job: Job, token?: string): Promise<unknown> => {
+  return async (job: Job, token?: string, cancel?: AbortSignal): Promise<unknown> => {
     const log = ctx.logger.child({ jobId: job.id, job: job.name, country, attempt: job.attemptsMade + 1 });
     let kind: JobKind | undefined;
     let data: { country: Country } | undefined;
@@ -39,21 +39,16 @@ export function createProcessor(ctx: JobContext, country: Country, upstream: Ups
       if (fair) await ctx.fair.started(fairLane(kind.cls, country), fair.tag).catch(() => undefined);
       // BullMQ keeps extending the lock of a job whose handler never settles (a MongoDB connection
       // black-holed by the network: the driver sets no socket timeout), so without a deadline the
-      // job would hold its slot for ever and never be retried. Past it the attempt fails as
-      // retryable, and a call still waiting for its permit stops waiting; the hung handler may still
-      // finish later, which is harmless because every handler write is an idempotent upsert or a
-      // conditional update.
+      // job would hold its slot for ever and never be retried. Past it, or when the worker's drain
+      // runs out of time, the attempt fails as retryable (workers/cut-off.ts).
       const ms = ctx.config.workers.jobTimeoutMs;
-      const deadline = new AbortController();
-      const scope = { cls: kind.cls, rank: job.priority || kind.priority, signal: deadline.signal };
       const k = kind;
       const d = data;
-      const run = scopes.run(scope, () => k.run(ctx, d, { id: job.id, upstream, log }));
-      const result = await withTimeout(run, ms, 'job', () => {
-        const err = new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`);
-        deadline.abort(err);
-        return err;
-      });
+      const rank = job.priority || kind.priority;
+      const result = await runCutOff(
+        (signal) => scopes.run({ cls: k.cls, rank, signal }, () => k.run(ctx, d, { id: job.id, upstream, log })),
+        { ms, cancel, onTimeout: () => new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`) },
+      );
       log.debug({ ms: Date.now() - started }, 'job done');
       return result;
     } catch (err) {

@@ -53,7 +53,10 @@ export async function takeDaily(
   return ok === 1 ? { ok: true, used } : { ok: false, used, limit };
 }
 
-/** Counts `amount` against the account's `counter` of `day` without a limit (work already under way). */
+/**
+ * Counts `amount` against the account's `counter` of `day` without a limit: work already under way,
+ * or (a negative amount) what a take spent for work that then did not happen.
+ */
 export async function addDaily(
   redis: Redis,
   prefix: string,
@@ -77,18 +80,6 @@ export async function usedDailyMany(
   if (userIds.length === 0) return new Map();
   const values = await redis.mget(...userIds.map((u) => dailyKey(prefix, u, counter, day)));
   return new Map(userIds.map((u, i) => [u, Number(values[i] ?? 0)]));
-}
-
-/** Gives back what a take spent for work that then did not happen (its write failed). */
-export async function giveBackDaily(
-  redis: Redis,
-  prefix: string,
-  userId: string,
-  counter: DailyCounter,
-  day: string,
-  amount = 1,
-): Promise<void> {
-  await redis.decrby(dailyKey(prefix, userId, counter, day), amount);
 }
 
 /** What the account has used of `counter` on `day` (0 when nothing was counted). */

@@ -27,6 +27,11 @@ export class JobTimeoutError extends RetryableError {
   override readonly name = 'JobTimeoutError';
 }
 
+/** The worker was shutting down and cut the job off at its drain's deadline; another attempt runs it again. */
+export class WorkerShutdownError extends RetryableError {
+  override readonly name = 'WorkerShutdownError';
+}
+
 /** No retry will help: bad input, a missing credential, an eligibility loss. */
 export class UnrecoverableError extends Error {
   override readonly name: string = 'UnrecoverableError';

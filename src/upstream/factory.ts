@@ -12,6 +12,7 @@ import { TOKEN_PATHS, type Credential } from './creators/credentials.js';
 import { createKeepAliveAgent } from './creators/http.js';
 import { TokenSource } from './creators/token.js';
 import type { UpstreamPort } from './port.js';
+import { withTimeout } from '../db/mongo.js';
 
 /** Connections and tokens shared by the ports of one process (one token per credential). */
 export interface UpstreamShared {
@@ -31,9 +32,20 @@ export function createUpstreamShared(): UpstreamShared {
       if (!s) sources.set(key, (s = new TokenSource({ credential, country, dispatcher, timeoutMs, now })));
       return s;
     },
-    close: () => dispatcher.close(),
+    // Closing waits for requests in flight; what is still in flight once the workers have drained
+    // belongs to jobs cut off at the deadline, which are retried, so it is not worth the wait.
+    close: async () => {
+      try {
+        await withTimeout(dispatcher.close(), CLOSE_GRACE_MS, 'upstream connections close');
+      } catch {
+        await dispatcher.destroy();
+      }
+    },
   };
 }
+
+/** How long closing the upstream connections waits for requests still in flight. */
+const CLOSE_GRACE_MS = 500;
 
 export interface CreateUpstreamOptions {
   /** The simulator to use with UPSTREAM=simulator: the one `all` started, else SIMULATOR_URL. */
