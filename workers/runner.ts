@@ -7,6 +7,7 @@ import { QUEUE_CLASSES, queueName } from '../jobs/queues.js';
 import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { QuotaClass } from '../src/quota/classes.js';
+import { isFairClass } from '../src/fairness/fair-classes.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 
@@ -29,6 +30,14 @@ export interface RunningWorkers {
    */
   close(deadlineMs?: number): Promise<void>;
 }
+
+/**
+ * Jobs of a class queued fairly by account, run at once per process. They mostly wait for their
+ * class's permits, and only a job in a slot has its place in the governor's line: with few slots,
+ * one account's backlog would fill them and leave another account's job outside, its fair place
+ * counting for nothing until a slot freed. A waiting job costs a promise and a lock renewal.
+ */
+const FAIR_SLOTS = 100;
 
 function finallyFailed(job: Job | undefined, err: Error): job is Job {
   if (!job) return false;
@@ -90,7 +99,9 @@ export async function startWorkers(
       const worker = new Worker(name, createProcessor({ ...ctx, logger }, country, upstream(country), stopCountry, scopes), {
         connection,
         prefix,
-        concurrency: ctx.config.workers.concurrency(country),
+        concurrency: isFairClass(cls)
+          ? Math.max(FAIR_SLOTS, ctx.config.workers.concurrency(country))
+          : ctx.config.workers.concurrency(country),
         lockDuration: ctx.config.workers.lockMs,
         // A job whose worker died (SIGKILL, OOM, lost machine) comes back only when a stalled check
         // finds its lock gone, and it takes two checks (mark, then move). BullMQ checks every 30 s

@@ -48,7 +48,9 @@ end
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 ahead ms, 5 day key TTL ms,
  * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
  * ranks ('class=rank,…'), 9 the class table in tie order
- * ('class:weight:limit of the day's total:own day field:own day limit;…', own field '' when none).
+ * ('class:weight:limit of the day's total:own day field:own day limit:fair;…', own field '' when
+ * none; fair '1' for a class queued fairly by account, whose callers' rank 1 means an account that had
+ * nothing queued in it).
  * Returns one of:
  *   {'ok', class, delay ms, total, own count, start}  a start `delay` ms from now for a caller of `class`
  *   {'wait', ms, 'rate' | 'share' | 'priority'}      ask again in `ms` ('share': another class goes
@@ -67,9 +69,9 @@ local holds = tonumber(ARGV[6])
 local order = {}
 local info = {}
 for entry in string.gmatch(ARGV[9], '[^;]+') do
-  local name, w, limit, field, own = string.match(entry, '^([^:]+):([^:]+):([^:]+):([^:]*):([^:]+)$')
+  local name, w, limit, field, own, fresh = string.match(entry, '^([^:]+):([^:]+):([^:]+):([^:]*):([^:]+):([01])$')
   table.insert(order, name)
-  info[name] = { w = tonumber(w), limit = tonumber(limit), field = field, own = tonumber(own) }
+  info[name] = { w = tonumber(w), limit = tonumber(limit), field = field, own = tonumber(own), fresh = fresh == '1' }
 end
 local mine = {}
 local first = nil
@@ -126,12 +128,21 @@ local vt = redis.call('HGET', KEYS[2], 'V')
 local v = tonumber(vt or '0')
 local best = nil
 local bestS = nil
+local bestF = nil
 for _, name in ipairs(order) do
   if (mine[name] or others[name]) and not dayLeft(name) then
-    local s = math.max(v, tonumber(redis.call('HGET', KEYS[2], 'F:' .. name) or '0'))
+    local f = tonumber(redis.call('HGET', KEYS[2], 'F:' .. name) or '0')
+    local s = math.max(v, f)
+    -- A class queued fairly by account whose most urgent caller has rank 1 holds the job of an
+    -- account that had nothing queued in it: it claims V like a class that was idle, so that one
+    -- account's backlog of forced updates does not hold another's first one behind its turns.
+    local rank = mine[name] or others[name]
+    if others[name] and others[name] < rank then rank = others[name] end
+    if info[name].fresh and rank <= 1 then s = v end
     if best == nil or s < bestS - 1e-9 then
       best = name
       bestS = s
+      bestF = f
     end
   end
 end
@@ -143,7 +154,8 @@ local start = math.max(now, tat - (burst - 1) * interval)
 if start - now > ahead then return {'wait', tostring(start - now - ahead), 'rate'} end
 
 redis.call('SET', KEYS[1], string.format('%.4f', math.max(tat, start) + interval), 'PX', math.ceil(burst * interval + 60000))
-redis.call('HSET', KEYS[2], 'V', string.format('%.6f', bestS), 'F:' .. best, string.format('%.6f', bestS + 1 / info[best].w))
+-- The class is charged from wherever its tag stood: a start taken out of turn delays its backlog.
+redis.call('HSET', KEYS[2], 'V', string.format('%.6f', bestS), 'F:' .. best, string.format('%.6f', math.max(bestS, bestF) + 1 / info[best].w))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 total = redis.call('HINCRBY', KEYS[3], 'total', 1)
 local own = 0

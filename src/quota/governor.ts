@@ -6,6 +6,8 @@ import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../errors/index.js';
 import { HOLD, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from './classes.js';
+import { isFairClass } from '../fairness/fair-classes.js';
+import { MAX_PRIORITY } from '../fairness/fair-tags.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from './quota-day.js';
 
 export interface GovernedQuota {
@@ -178,9 +180,11 @@ export class QuotaGovernor {
   /**
    * Resolves when the caller may send one call; rejects with DayQuotaSpentError when the day has no
    * call left for its class, or with the signal's reason when it aborts first. `rank` orders the
-   * callers of one class, in this process and across processes (BullMQ's priority: lower first).
+   * callers of one class, in this process and across processes (BullMQ's priority: lower first; a
+   * caller that names none goes last). In a class queued fairly by account, rank 1 is the job of an
+   * account that had nothing queued in the class, which takes the class's next start out of turn.
    */
-  permit(country: Country, cls: QuotaClass, rank = 0, signal?: AbortSignal): Promise<Permit> {
+  permit(country: Country, cls: QuotaClass, rank = MAX_PRIORITY, signal?: AbortSignal): Promise<Permit> {
     this.#quota(country);
     if (this.#closed) return Promise.reject(new GovernorClosedError('the quota governor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
@@ -336,7 +340,7 @@ export class QuotaGovernor {
       const limit = c === 'ondemand' ? q.perDay : scheduled;
       const field = DAY_FIELD[c] ?? '';
       const ownLimit = c === 'refresh' ? q.perDay : own[c];
-      return `${c}:${this.opts.shares[c]}:${limit}:${field}:${ownLimit}`;
+      return `${c}:${this.opts.shares[c]}:${limit}:${field}:${ownLimit}:${isFairClass(c) ? 1 : 0}`;
     }).join(';');
     const k = this.#keys(country, day.key);
     const raw = await this.redis.eval(

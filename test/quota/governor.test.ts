@@ -230,7 +230,7 @@ async function contend(
     spec.flatMap(({ g, cls, callers, rank }) =>
       Array.from({ length: callers }, async () => {
         while (performance.now() < until) {
-          await g.permit('JP', cls, rank ?? 0);
+          await g.permit('JP', cls, rank);
           if (performance.now() < until) got[cls]++;
         }
       }),
@@ -352,5 +352,39 @@ describe('classes share the pace (fair queuing between them)', () => {
     deadline.abort(new Error('job deadline'));
     expect(((await waiting) as Error).message).toBe('job deadline');
     await other;
+  });
+});
+
+describe('accounts within a fairly queued class', () => {
+  it("an account's first forced update (rank 1) takes the next start while another account's backlog fills the class's share", async () => {
+    const a = governor(redisA, { perSecond: 20 }, { share: 0.2 });
+    const b = governor(redisB, { perSecond: 20 }, { share: 0.2, fresh: false });
+    // Process A: refreshes and another account's backlog of forced updates (ranks past 1), both backlogged.
+    const starts: { cls: QuotaClass; bookedAt: number; whileAsking: boolean }[] = [];
+    let asking = false;
+    const until = performance.now() + 2_500;
+    const busy = (cls: QuotaClass, rank: number) =>
+      Array.from({ length: 4 }, async () => {
+        while (performance.now() < until) {
+          const p = await a.permit('JP', cls, rank);
+          starts.push({ cls, bookedAt: p.bookedAt, whileAsking: asking });
+        }
+      });
+    const backlog = Promise.all([...busy('refresh', 1), ...busy('ondemand', 7)]);
+    const overtaken = async (rank: number): Promise<number> => {
+      await new Promise((r) => setTimeout(r, 200));
+      for (const s of starts) s.whileAsking = false;
+      asking = true;
+      const mine = await b.permit('JP', 'ondemand', rank);
+      asking = false;
+      return starts.filter((s) => s.whileAsking && s.bookedAt < mine.bookedAt).length;
+    };
+    const fresh = [await overtaken(1), await overtaken(1), await overtaken(1)];
+    const queued = [await overtaken(7), await overtaken(7), await overtaken(7)];
+    await backlog;
+    // Rank 1: the next start, past at most the one already booked. A caller of the backlogged
+    // account's kind waits for the class's turns (a fifth of the starts here), past several.
+    expect(Math.max(...fresh)).toBeLessThanOrEqual(1);
+    expect(Math.max(...queued)).toBeGreaterThanOrEqual(2);
   });
 });
