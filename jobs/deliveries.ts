@@ -227,7 +227,7 @@ export class DeliveryQueue {
 
   /** A job at its account's fair start tag; attempts, backoff and retention are the queue's defaults. */
   private async job(jobId: string, content: DeliveryContent, weights: ReadonlyMap<string, number>, deliveryId?: string): Promise<Job> {
-    const t = await this.fair.tag(DELIVERIES_LANE, content.user_id, weights.get(content.user_id) ?? 1);
+    const t = await this.fair.tag(DELIVERIES_LANE, content.user_id, weights.get(content.user_id) ?? 1, this.queue);
     const data = deliveryPayloadSchema.parse({ ...content, tag: t.tag, ...(deliveryId ? { delivery_id: deliveryId } : {}) });
     return { name: DELIVERY_JOB, data, opts: { jobId, priority: t.priority } };
   }

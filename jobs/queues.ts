@@ -80,12 +80,13 @@ export class JobProducer {
     const kind = kindOf(name);
     let payload = parseJob(name, data);
     let priority = kind.priority;
+    const queue = this.queue(payload.country, kind.cls);
     if (account && isFairClass(kind.cls)) {
-      const t = await this.fair.tag(fairLane(kind.cls, payload.country), account.id, account.weight);
+      const t = await this.fair.tag(fairLane(kind.cls, payload.country), account.id, account.weight, queue);
       priority = t.priority;
-      payload = parseJob(name, { ...payload, fair: { account: account.id, tag: t.tag } });
+      payload = parseJob(name, { ...payload, fair: { account: account.id, tag: t.tag, fresh: t.fresh } });
     }
-    const job = await this.queue(payload.country, kind.cls).add(name, payload, optionsOf(name, opts, priority));
+    const job = await queue.add(name, payload, optionsOf(name, opts, priority));
     return job.id!;
   }
 

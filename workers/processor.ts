@@ -7,7 +7,7 @@ import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
 import { failureAction } from './failure.js';
 import { runCutOff } from './cut-off.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';
-import { fairLane } from '../src/fairness/fair-classes.js';
+import { fairLane, fairRank, type Fair } from '../src/fairness/fair-classes.js';
 
 /** Called when an upstream error means the country cannot be served until an operator acts. */
 export type StopCountry = (country: Country, err: Error) => Promise<void>;
@@ -35,7 +35,7 @@ export function createProcessor(ctx: JobContext, country: Country, upstream: Ups
       data = parseJob(job.name, job.data);
       const started = Date.now();
       // The job has started: an account that was idle now starts at this job's tag (fair queuing).
-      const fair = (data as { fair?: { tag: number } }).fair;
+      const fair = (data as { fair?: Fair }).fair;
       if (fair) await ctx.fair.started(fairLane(kind.cls, country), fair.tag).catch(() => undefined);
       // BullMQ keeps extending the lock of a job whose handler never settles (a MongoDB connection
       // black-holed by the network: the driver sets no socket timeout), so without a deadline the
@@ -44,7 +44,7 @@ export function createProcessor(ctx: JobContext, country: Country, upstream: Ups
       const ms = ctx.config.workers.jobTimeoutMs;
       const k = kind;
       const d = data;
-      const rank = job.priority || kind.priority;
+      const rank = fairRank(fair, job.priority || kind.priority);
       const result = await runCutOff(
         (signal) => scopes.run({ cls: k.cls, rank, signal }, () => k.run(ctx, d, { id: job.id, upstream, log })),
         { ms, cancel, onTimeout: () => new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`) },

@@ -49,7 +49,7 @@ end
  * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
  * ranks ('class=rank,…'), 9 the class table in tie order
  * ('class:weight:limit of the day's total:own day field:own day limit:fair;…', own field '' when
- * none; fair '1' for a class queued fairly by account, whose callers' rank 1 means an account that had
+ * none; fair '1' for a class queued fairly by account, whose callers' rank 0 means an account that had
  * nothing queued in it).
  * Returns one of:
  *   {'ok', class, delay ms, total, own count, start}  a start `delay` ms from now for a caller of `class`
@@ -133,12 +133,12 @@ for _, name in ipairs(order) do
   if (mine[name] or others[name]) and not dayLeft(name) then
     local f = tonumber(redis.call('HGET', KEYS[2], 'F:' .. name) or '0')
     local s = math.max(v, f)
-    -- A class queued fairly by account whose most urgent caller has rank 1 holds the job of an
+    -- A class queued fairly by account whose most urgent caller has rank 0 holds the job of an
     -- account that had nothing queued in it: it claims V like a class that was idle, so that one
     -- account's backlog of forced updates does not hold another's first one behind its turns.
     local rank = mine[name] or others[name]
     if others[name] and others[name] < rank then rank = others[name] end
-    if info[name].fresh and rank <= 1 then s = v end
+    if info[name].fresh and rank <= 0 then s = v end
     if best == nil or s < bestS - 1e-9 then
       best = name
       bestS = s

@@ -181,7 +181,7 @@ export class QuotaGovernor {
    * Resolves when the caller may send one call; rejects with DayQuotaSpentError when the day has no
    * call left for its class, or with the signal's reason when it aborts first. `rank` orders the
    * callers of one class, in this process and across processes (BullMQ's priority: lower first; a
-   * caller that names none goes last). In a class queued fairly by account, rank 1 is the job of an
+   * caller that names none goes last). In a class queued fairly by account, rank 0 is the job of an
    * account that had nothing queued in the class, which takes the class's next start out of turn.
    */
   permit(country: Country, cls: QuotaClass, rank = MAX_PRIORITY, signal?: AbortSignal): Promise<Permit> {

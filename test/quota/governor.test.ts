@@ -356,7 +356,7 @@ describe('classes share the pace (fair queuing between them)', () => {
 });
 
 describe('accounts within a fairly queued class', () => {
-  it("an account's first forced update (rank 1) takes the next start while another account's backlog fills the class's share", async () => {
+  it("an account's first forced update (rank 0) takes the next start while another account's backlog fills the class's share", async () => {
     const a = governor(redisA, { perSecond: 20 }, { share: 0.2 });
     const b = governor(redisB, { perSecond: 20 }, { share: 0.2, fresh: false });
     // Process A: refreshes and another account's backlog of forced updates (ranks past 1), both backlogged.
@@ -379,10 +379,10 @@ describe('accounts within a fairly queued class', () => {
       asking = false;
       return starts.filter((s) => s.whileAsking && s.bookedAt < mine.bookedAt).length;
     };
-    const fresh = [await overtaken(1), await overtaken(1), await overtaken(1)];
+    const fresh = [await overtaken(0), await overtaken(0), await overtaken(0)];
     const queued = [await overtaken(7), await overtaken(7), await overtaken(7)];
     await backlog;
-    // Rank 1: the next start, past at most the one already booked. A caller of the backlogged
+    // Rank 0: the next start, past at most the one already booked. A caller of the backlogged
     // account's kind waits for the class's turns (a fifth of the starts here), past several.
     expect(Math.max(...fresh)).toBeLessThanOrEqual(1);
     expect(Math.max(...queued)).toBeGreaterThanOrEqual(2);
