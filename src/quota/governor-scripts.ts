@@ -47,7 +47,8 @@ end
  * field per class with a day limit of its own), 4 waiting (hash: <class>|<process> → rank|expiry).
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 ahead ms, 5 day key TTL ms,
  * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
- * ranks ('class=rank,…'), 9 the class table in tie order
+ * ranks ('class=rank,…'), 10 how long a free start waits for the process whose class claims it
+ * before another takes it (ms), 9 the class table in tie order
  * ('class:weight:limit of the day's total:own day field:own day limit:fair;…', own field '' when
  * none; fair '1' for a class queued fairly by account, whose callers' rank 0 means an account that had
  * nothing queued in it).
@@ -129,6 +130,9 @@ local v = tonumber(vt or '0')
 local best = nil
 local bestS = nil
 local bestF = nil
+local myBest = nil
+local myS = nil
+local myF = nil
 for _, name in ipairs(order) do
   if (mine[name] or others[name]) and not dayLeft(name) then
     local f = tonumber(redis.call('HGET', KEYS[2], 'F:' .. name) or '0')
@@ -144,13 +148,32 @@ for _, name in ipairs(order) do
       bestS = s
       bestF = f
     end
+    if mine[name] and (myBest == nil or s < myS - 1e-9) then
+      myBest = name
+      myS = s
+      myF = f
+    end
   end
 end
-if not mine[best] then return {'wait', tostring(interval), 'share'} end
-if others[best] and others[best] < mine[best] then return {'wait', tostring(interval), 'priority'} end
 
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
 local start = math.max(now, tat - (burst - 1) * interval)
+-- How long the next start has been free (negative: how long until it is).
+local free = now - (tat - (burst - 1) * interval)
+local late = tonumber(ARGV[10])
+if others[best] and mine[best] and others[best] < mine[best] then
+  return {'wait', tostring(math.max(1, late - free)), 'priority'}
+end
+if not mine[best] then
+  -- Another process's class goes first; it should take the start when it comes. If it has not
+  -- within the grace of ARGV 10 (its event loop lags, its word outlived its callers), the start goes to this
+  -- process's best class instead of being lost: a share is a claim, not a hole in the pace.
+  if free <= late then return {'wait', tostring(math.max(1, late - free)), 'share'} end
+  best = myBest
+  bestS = myS
+  bestF = myF
+end
+
 if start - now > ahead then return {'wait', tostring(start - now - ahead), 'rate'} end
 
 redis.call('SET', KEYS[1], string.format('%.4f', math.max(tat, start) + interval), 'PX', math.ceil(burst * interval + 60000))

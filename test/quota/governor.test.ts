@@ -388,3 +388,16 @@ describe('accounts within a fairly queued class', () => {
     expect(Math.max(...queued)).toBeGreaterThanOrEqual(2);
   });
 });
+
+describe('a start is never left for a process that does not come', () => {
+  it("gives a start another process's class claims, but does not take in time, to this process's work", async () => {
+    const g = governor(redisA, { perSecond: 10 });
+    await g.permit('JP', 'refresh');
+    // A process that said it waits with a forced update, and then does not ask (its event loop
+    // lags, or it died): its word holds for 10 s.
+    await redisA.hset(`${prefix}:gov:JP:waiting`, 'ondemand|gone', `0|${Date.now() + 10_000}`);
+    const got = await contend([{ g, cls: 'refresh', callers: 2 }], 1_000);
+    // Each start waits a short grace for the claimant, then goes here: most of the 10, not none.
+    expect(got.refresh).toBeGreaterThanOrEqual(5);
+  });
+});
