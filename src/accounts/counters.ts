@@ -2,6 +2,9 @@ import mongoose, { type Connection, type Types } from 'mongoose';
 import { accountCounterModel } from '../models/account-counter.js';
 import { isDuplicateKey } from '../db/mongo.js';
 
+/** Reservations tried before a request is refused: enough for a seed and a race with another one. */
+const RESERVE_TRIES = 4;
+
 /** Counts what an account holds of one kind, from the collection itself (seeds a missing counter). */
 export type CountOf = (userId: Types.ObjectId) => Promise<number>;
 
@@ -32,13 +35,16 @@ export class AccountCounters<F extends string> {
    */
   async reserve(userId: Types.ObjectId, field: F, max: number): Promise<boolean> {
     if (max <= 0) return true;
-    for (let seeded = false; ; seeded = true) {
+    for (let tries = 0; tries < RESERVE_TRIES; tries++) {
       const taken = await this.counters.updateOne({ _id: userId, [field]: mongoose.trusted({ $lt: max }) }, { $inc: { [field]: 1 } });
       if (taken.modifiedCount === 1) return true;
-      // Not taken: at the cap, or no counter yet. Only the latter is worth a second try.
-      if (seeded || (await this.has(userId, field))) return false;
-      await this.seed(userId, field);
+      // Not taken: at the cap, or no counter yet when the update ran. A counter below the cap now
+      // was seeded by a concurrent request meanwhile: try again; none yet: seed it and try again.
+      const now = await this.value(userId, field);
+      if (now === undefined) await this.seed(userId, field);
+      else if (now >= max) return false;
     }
+    return false;
   }
 
   /** Gives back a unit of `field` (a failed write, a deletion). Never below 0; nothing when unseeded. */
@@ -61,10 +67,6 @@ export class AccountCounters<F extends string> {
     const n = await this.countOf[field](userId);
     await this.counters.updateOne({ _id: userId }, { $set: { [field]: n } }, { upsert: true });
     return n;
-  }
-
-  private async has(userId: Types.ObjectId, field: F): Promise<boolean> {
-    return (await this.value(userId, field)) !== undefined;
   }
 
   /**
