@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
 import type { Country } from '../src/catalog/identifiers.js';
-import { InvalidJobPayloadError, JobTimeoutError } from '../src/errors/index.js';
+import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError } from '../src/errors/index.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { JobContext, JobKind } from '../jobs/kind.js';
 import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
@@ -8,6 +8,9 @@ import { failureAction } from './failure.js';
 import { runCutOff } from './cut-off.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';
 import { fairLane, fairRank, type Fair } from '../src/fairness/fair-classes.js';
+
+/** How soon a job that timed out waiting for its permit is back in its queue. */
+const PERMIT_WAIT_RETRY_MS = 1_000;
 
 /** Called when an upstream error means the country cannot be served until an operator acts. */
 export type StopCountry = (country: Country, err: Error) => Promise<void>;
@@ -34,9 +37,7 @@ export function createProcessor(ctx: JobContext, country: Country, upstream: Ups
       kind = kindOf(job.name);
       data = parseJob(job.name, job.data);
       const started = Date.now();
-      // The job has started: an account that was idle now starts at this job's tag (fair queuing).
       const fair = (data as { fair?: Fair }).fair;
-      if (fair) await ctx.fair.started(fairLane(kind.cls, country), fair.tag).catch(() => undefined);
       // BullMQ keeps extending the lock of a job whose handler never settles (a MongoDB connection
       // black-holed by the network: the driver sets no socket timeout), so without a deadline the
       // job would hold its slot for ever and never be retried. Past it, or when the worker's drain
@@ -45,9 +46,23 @@ export function createProcessor(ctx: JobContext, country: Country, upstream: Ups
       const k = kind;
       const d = data;
       const rank = fairRank(fair, job.priority || kind.priority);
+      const state = { waiting: false, started: false };
+      const lane = fair ? { lane: fairLane(k.cls, country), tag: fair.tag } : undefined;
       const result = await runCutOff(
-        (signal) => scopes.run({ cls: k.cls, rank, signal }, () => k.run(ctx, d, { id: job.id, upstream, log })),
-        { ms, cancel, onTimeout: () => new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`) },
+        (signal) => scopes.run({ cls: k.cls, rank, signal, fair: lane, state }, () => k.run(ctx, d, { id: job.id, upstream, log })),
+        {
+          ms,
+          cancel,
+          // Past its deadline while still waiting for a permit, the job is backlogged, not hung: it
+          // goes back to its queue in its place (a 'wait', no attempt spent).
+          onTimeout: () =>
+            state.waiting
+              ? new PermitWaitTimeoutError(
+                  `job waited ${ms} ms for its permit (WORKER_JOB_TIMEOUT): back to its queue`,
+                  PERMIT_WAIT_RETRY_MS,
+                )
+              : new JobTimeoutError(`job still running after ${ms} ms (WORKER_JOB_TIMEOUT)`),
+        },
       );
       log.debug({ ms: Date.now() - started }, 'job done');
       return result;

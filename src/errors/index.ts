@@ -52,6 +52,14 @@ export class RateLimitedError extends Error {
   }
 }
 
+/**
+ * A job's deadline passed while its call still waited for a permit: its class is backlogged, not
+ * hung. It goes back to its queue, in its place, without spending an attempt.
+ */
+export class PermitWaitTimeoutError extends RateLimitedError {
+  override readonly name = 'PermitWaitTimeoutError';
+}
+
 /** An HTTP answer other than success, with the Laravel-shaped body `{message}`. */
 export class HttpError extends Error {
   override readonly name: string = 'HttpError';

@@ -12,6 +12,10 @@ export interface PermitScope {
   /** Lower goes first within the class: the job's BullMQ priority. */
   readonly rank: number;
   readonly signal: AbortSignal;
+  /** A fairly queued job's lane and tag: its first permit is its start in fair queuing (src/fairness/). */
+  readonly fair?: { readonly lane: string; readonly tag: number };
+  /** What the job's calls are doing, for its deadline: waiting for a permit, or past its first. */
+  readonly state: { waiting: boolean; started: boolean };
 }
 
 /** One per worker process, made by the worker role and handed to the runner and the upstream's hook. */

@@ -29,7 +29,16 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
     const beforeSend = async (): Promise<void> => {
       const scope = scopes.getStore();
       if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
-      await ctx.quota.permit(country, scope.cls, scope.rank, scope.signal);
+      scope.state.waiting = true;
+      try {
+        await ctx.quota.permit(country, scope.cls, scope.rank, scope.signal);
+      } finally {
+        scope.state.waiting = false;
+      }
+      // A fair job is served when its first call goes out, not when a worker slot took it (the
+      // fair classes' slots hold whole backlogs): only then may V move to its tag.
+      if (scope.fair && !scope.state.started) void ctx.fair.started(scope.fair.lane, scope.fair.tag).catch(() => undefined);
+      scope.state.started = true;
     };
     const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
     ports.set(country, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
