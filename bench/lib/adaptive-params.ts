@@ -2,8 +2,7 @@
  * bench:adaptive's own flags (lib/args.ts holds the shared ones): flags win over BENCH_ADAPTIVE_*
  * variables, which win over the defaults.
  */
-import { parseArgs } from 'node:util';
-import { num } from './args.js';
+import { flagReader, num } from './args.js';
 
 export interface AdaptiveParams {
   /** Priority-0 and priority-1 products. */
@@ -49,13 +48,7 @@ export function durationMs(name: string, v: string): number {
  * parse is not strict. Flags win over BENCH_ADAPTIVE_* variables, which win over the defaults.
  */
 export function parseAdaptiveArgs(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): AdaptiveParams {
-  const options = Object.fromEntries(Object.keys(SPEC).map((k) => [k, { type: 'string' as const }]));
-  const { values } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true });
-  const get = (k: keyof typeof SPEC): string => {
-    const v = (values as Record<string, unknown>)[k];
-    const raw = typeof v === 'string' ? v : env[SPEC[k].env];
-    return raw === undefined || raw === '' ? SPEC[k].def : raw;
-  };
+  const get = flagReader(SPEC, argv, env);
   const p: AdaptiveParams = {
     p0: Math.round(num('p0', get('p0'), 0, 1_000_000)),
     p1: Math.round(num('p1', get('p1'), 0, 100_000)),

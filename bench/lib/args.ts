@@ -83,3 +83,20 @@ export function parseBenchArgs(argv: readonly string[] = process.argv.slice(2), 
     rates: list('rates').map((r) => num('rates', r, 0.01, 10_000)),
   };
 }
+
+/** A benchmark's own flags: each `--name` or its variable, else its default. */
+export type FlagSpec = Readonly<Record<string, { readonly env: string; readonly def: string }>>;
+
+/**
+ * Reads a benchmark's own flags; the shared ones are left to parseBenchArgs, so the parse is not
+ * strict. Flags win over their variables, which win over the defaults.
+ */
+export function flagReader<S extends FlagSpec>(spec: S, argv: readonly string[], env: NodeJS.ProcessEnv): (k: keyof S & string) => string {
+  const options = Object.fromEntries(Object.keys(spec).map((k) => [k, { type: 'string' as const }]));
+  const { values } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true });
+  return (k) => {
+    const v = (values as Record<string, unknown>)[k];
+    const raw = typeof v === 'string' ? v : env[spec[k]!.env];
+    return raw === undefined || raw === '' ? spec[k]!.def : raw;
+  };
+}

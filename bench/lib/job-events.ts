@@ -1,0 +1,44 @@
+/**
+ * Completed jobs of the product's queues as they happen, through BullMQ's QueueEvents (the queue's
+ * event stream in Redis): which batch refreshed which ASINs, which import page ran for whom. It
+ * costs the product nothing (the stream is written anyway) and misses nothing a poll of MongoDB
+ * would miss between two looks. The time of an event is its stream entry's id, Redis's clock.
+ */
+import { QueueEvents } from 'bullmq';
+import { Redis } from 'ioredis';
+import { onCleanup } from './infra.js';
+
+export interface Completion {
+  readonly queue: string;
+  readonly jobId: string;
+  readonly returnvalue: unknown;
+  /** Epoch ms on Redis's clock. */
+  readonly at: number;
+}
+
+export interface CompletionLog {
+  readonly completions: readonly Completion[];
+  close(): Promise<void>;
+}
+
+/** Starts listening before the jobs run: a QueueEvents sees only events added after it starts. */
+export async function logCompletions(redisUrl: string, prefix: string, queues: readonly string[]): Promise<CompletionLog> {
+  const completions: Completion[] = [];
+  const listeners = queues.map((queue) => {
+    // QueueEvents blocks on XREAD: a connection of its own, never retrying a command forever.
+    const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
+    const events = new QueueEvents(queue, { connection, prefix });
+    events.on('completed', ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }, id: string) => {
+      completions.push({ queue, jobId, returnvalue, at: Number(id.split('-')[0]) });
+    });
+    events.on('error', (err) => console.error(`bench: queue events of ${queue}: ${err.message}`));
+    return { events, connection };
+  });
+  await Promise.all(listeners.map((l) => l.events.waitUntilReady()));
+  const close = async (): Promise<void> => {
+    await Promise.allSettled(listeners.map((l) => l.events.close()));
+    for (const l of listeners) l.connection.disconnect();
+  };
+  onCleanup(`queue events of ${queues.join(', ')}`, close);
+  return { completions, close };
+}
