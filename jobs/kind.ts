@@ -65,6 +65,8 @@ export interface JobKind<N extends string = string, S extends z.ZodType<{ countr
   readonly cls: QuotaClass;
   /** BullMQ priority in its queue (lower runs first), for a job queued without an account. */
   readonly priority: number;
+  /** A priority that depends on the payload (else `priority`). */
+  priorityFor?(data: z.output<S>): number;
   readonly retry: RetryPolicy;
   run(ctx: JobContext, data: z.output<S>, run: JobRun): Promise<unknown>;
   /**

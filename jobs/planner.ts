@@ -49,21 +49,30 @@ export async function sustainableRate(quota: QuotaGovernor, perSecond: number, c
 
 const creditKey = (ctx: JobContext, country: Country): string => `${ctx.redisPrefix}:plan:credit:${country}`;
 
+/** A product a pass plans; `over` when it is past its accounts' fair shares of a pass short of quota. */
+type Pick = DueProduct & { over: boolean };
+
 /**
- * The accounts' shares, then the global order, once each and `slots` at most; priority 1 ahead of
- * priority 0 (stable), so batches fill in priority order.
+ * The accounts' shares, then the global order, once each and `slots` at most. With shares (a pass
+ * short of quota), what the global order adds is over the shares. Priority 1 ahead of priority 0,
+ * and within each the shares ahead of the rest (stable), so batches fill in that order.
  */
-function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[], slots: number): DueProduct[] {
+function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[], slots: number): Pick[] {
   const seen = new Set<string>();
-  const merged: DueProduct[] = [];
-  for (const p of [...shares, ...global]) {
-    const id = String(p._id);
-    if (seen.has(id)) continue;
-    seen.add(id);
-    merged.push(p);
-    if (merged.length >= slots) break;
+  const merged: Pick[] = [];
+  const short = shares.length > 0;
+  for (const [list, over] of [
+    [shares, false],
+    [global, short],
+  ] as const) {
+    for (const p of list) {
+      const id = String(p._id);
+      if (seen.has(id) || merged.length >= slots) continue;
+      seen.add(id);
+      merged.push({ ...p, over });
+    }
   }
-  return merged.sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0));
+  return merged.sort((a, b) => (b.priority ?? 0) - (a.priority ?? 0) || Number(a.over) - Number(b.over));
 }
 
 /**
@@ -150,22 +159,26 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
   let p0 = 0;
   const batches: {
     name: 'refresh.p1' | 'refresh.p0';
-    data: { country: Country; asins: string[]; due: number; claim: string };
+    data: { country: Country; asins: string[]; due: number; claim: string; over?: true };
     opts: { jobId: string };
   }[] = [];
   // Batches are filled in plan order; one batch may hold the last priority-1 and the first priority-0
-  // products (it runs as priority 1): a full batch costs the same call as a short one.
+  // products (it runs as priority 1), or the last in-share and the first over-share ones (it runs in
+  // share): a full batch costs the same call as a short one. Over-share batches run behind the
+  // in-share ones of their priority, so the queue an account's excess fills does not delay the
+  // others' shares (the light accounts beside a heavy one keep their intervals).
   for (let i = 0; i < mine.length; i += MAX_ITEMS_PER_CALL) {
     const slice = mine.slice(i, i + MAX_ITEMS_PER_CALL);
     const asins = slice.map((p) => p.asin);
     const top = slice.some((p) => p.priority === 1);
+    const over = slice.every((p) => p.over);
     for (const p of slice)
       if (p.priority === 1) p1++;
       else p0++;
     const dueAt = Math.min(...slice.map((p) => p.next_refresh_at?.getTime() ?? t));
     batches.push({
       name: top ? 'refresh.p1' : 'refresh.p0',
-      data: { country, asins, due: dueAt, claim: token },
+      data: { country, asins, due: dueAt, claim: token, ...(over ? { over: true as const } : {}) },
       opts: { jobId: batchId(country, asins, leaseUntil) },
     });
   }

@@ -2,7 +2,7 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
-import { kindOf, parseJob, type JobInput, type JobName } from './registry.js';
+import { kindOf, parseJob, priorityOf, type JobInput, type JobName } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
 import { QUOTA_CLASSES, type QuotaClass } from '../src/quota/classes.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
@@ -35,7 +35,7 @@ function queueDefaults(cls: QuotaClass): JobsOptions {
 }
 
 /** A job's priority and retry schedule come from its kind; the caller adds ids and the like. */
-function optionsOf(name: JobName, opts: Omit<JobsOptions, 'priority'>, priority = kindOf(name).priority): JobsOptions {
+function optionsOf(name: JobName, opts: Omit<JobsOptions, 'priority'>, priority: number): JobsOptions {
   const kind = kindOf(name);
   return { attempts: kind.retry.attempts, backoff: { ...kind.retry.backoff }, ...opts, priority };
 }
@@ -79,7 +79,7 @@ export class JobProducer {
   ): Promise<string> {
     const kind = kindOf(name);
     let payload = parseJob(name, data);
-    let priority = kind.priority;
+    let priority = priorityOf(name, payload);
     const queue = this.queue(payload.country, kind.cls);
     if (account && isFairClass(kind.cls)) {
       const t = await this.fair.tag(fairLane(kind.cls, payload.country), account.id, account.weight, queue);
@@ -97,7 +97,7 @@ export class JobProducer {
       const payload = parseJob(j.name, j.data);
       const q = this.queue(payload.country, kindOf(j.name).cls);
       if (!byQueue.has(q)) byQueue.set(q, []);
-      byQueue.get(q)!.push({ name: j.name, data: payload, opts: optionsOf(j.name, j.opts ?? {}) });
+      byQueue.get(q)!.push({ name: j.name, data: payload, opts: optionsOf(j.name, j.opts ?? {}, priorityOf(j.name, payload)) });
     }
     for (const [q, list] of byQueue) await q.addBulk(list);
   }

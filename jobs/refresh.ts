@@ -22,6 +22,11 @@ const refreshPayload = z.object({
   due: z.number().int().optional(),
   /** The plan's token on the products: a worker skips those whose claim has moved on. */
   claim: z.string().max(64).optional(),
+  /**
+   * Every product of the batch is past its accounts' fair shares of a pass short of quota
+   * (src/scheduler/account-shares.ts): it runs behind the in-share batches of its priority.
+   */
+  over: z.boolean().optional(),
 });
 export type RefreshPayload = z.output<typeof refreshPayload>;
 
@@ -112,6 +117,7 @@ export const refreshP1Job = defineJob({
   payload: refreshPayload,
   cls: 'refresh',
   priority: 1,
+  priorityFor: (data) => (data.over ? 2 : 1),
   retry: DEFAULT_RETRY,
   whenDaySpent: giveBack,
   run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p1'),
@@ -121,7 +127,9 @@ export const refreshP0Job = defineJob({
   name: 'refresh.p0',
   payload: refreshPayload,
   cls: 'refresh',
-  priority: 2,
+  // Behind every priority-1 batch, in share or not: a watch's priority is the first order.
+  priority: 3,
+  priorityFor: (data) => (data.over ? 4 : 3),
   retry: DEFAULT_RETRY,
   whenDaySpent: giveBack,
   run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p0'),

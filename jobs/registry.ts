@@ -36,9 +36,10 @@ export function kindOf(name: JobName): JobKind {
   return byName.get(name)!;
 }
 
-/** BullMQ priority of a job name queued without an account: 1 is the most urgent. */
-export function priorityOf(name: JobName): number {
-  return kindOf(name).priority;
+/** BullMQ priority of a job queued without an account, from its name and payload: 1 is the most urgent. */
+export function priorityOf<N extends JobName>(name: N, data?: JobPayload<N>): number {
+  const kind = kindOf(name);
+  return data !== undefined && kind.priorityFor ? kind.priorityFor(data) : kind.priority;
 }
 
 /** A job's class: its queue, and whose share of the quota its calls take (src/quota/classes.ts). */

@@ -180,11 +180,20 @@ describe('the planner', () => {
     const plan = await planCountry(t.ctx, 'JP');
     // 10 calls of 10: 100 products of 315 due. The global order alone (most overdue first) would take the heavy account's only.
     expect(plan.enqueued).toMatchObject({ batches: 10, p1: 100 });
-    const planned = (await t.ctx.jobs.queue('JP', 'refresh').getJobs(['prioritized', 'waiting'])).flatMap(
-      (j) => (j.data as { asins: string[] }).asins,
-    );
+    const jobs = await t.ctx.jobs.queue('JP', 'refresh').getJobs(['prioritized', 'waiting']);
+    const planned = jobs.flatMap((j) => (j.data as { asins: string[] }).asins);
     expect(planned).toEqual(expect.arrayContaining(lightAsins.flat()));
     expect(planned.filter((a) => a.startsWith('B0HVY'))).toHaveLength(85);
+    // The heavy account's products past its share wait behind every batch in share: the queue its
+    // backlog fills does not delay the light accounts' products.
+    const lightBatches = jobs.filter((j) => (j.data as { asins: string[] }).asins.some((a) => a.startsWith('B0LT')));
+    const overBatches = jobs.filter((j) => (j.data as { over?: boolean }).over === true);
+    expect(lightBatches.map((j) => j.priority)).toEqual(lightBatches.map(() => 1));
+    expect(overBatches.length).toBeGreaterThan(0);
+    for (const j of overBatches) {
+      expect(j.priority).toBe(2);
+      expect((j.data as { asins: string[] }).asins.every((a) => a.startsWith('B0HVY'))).toBe(true);
+    }
     await t.ctx.jobs.queue('JP', 'refresh').obliterate({ force: true });
   });
 });
