@@ -6,6 +6,7 @@ import { TotalCache } from './total-cache.js';
 import { productModel, type ProductFields } from '../models/product.js';
 import { searchFilter } from '../search/keys.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
+import { findPage, offsetIn } from '../db/page.js';
 import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';
 
 export type ListedProduct = Omit<ProductFields, 'raw' | 'search_keys'>;
@@ -102,23 +103,22 @@ export class WorldCatalog {
     // Times are written to the second: `until` takes in the whole second it names.
     if (req.until) range.$lt = new Date(req.until.getTime() + 1_000);
     const filter = { country, asin, ...(req.since || req.until ? { at: mongoose.trusted(range) } : {}) };
-    const points = historyPointModel(this.mongo);
-    const [items, total] = await Promise.all([
-      points
-        .find(filter)
-        .sort({ at: 1 })
-        .skip((req.page - 1) * req.limit)
-        .limit(req.limit)
-        .maxTimeMS(LIST_QUERY_MAX_MS)
-        .lean(),
-      points.countDocuments(filter).maxTimeMS(LIST_QUERY_MAX_MS),
-    ]);
-    return { items, total };
+    return findPage(historyPointModel(this.mongo), filter, { at: 1 }, req);
   }
 
   private async page(filter: Record<string, unknown>, field: 'updated_at' | 'created_at', req: PageRequest): Promise<ProductPage> {
     const products = productModel(this.mongo);
     const offset = (req.page - 1) * req.limit;
+    // The filter's JSON names it exactly: the server builds every part of it from parsed input.
+    const key = `${field}:${JSON.stringify(filter)}`;
+    const count = () => products.countDocuments(filter).maxTimeMS(LIST_QUERY_MAX_MS);
+    if (offset > 0) {
+      // A later page learns the list's length first, so a page past the end reads no data and a deep
+      // one inside the list is refused before it is read. A kept total that puts the page past the
+      // end may be out of date (products were added since): it is counted again before it decides.
+      const known = await this.#totals.total(key, count, offset + 1);
+      if (offsetIn(req, known) === null) return { items: [], total: known };
+    }
     const items = await products
       .find(filter)
       .sort({ [field]: -1, _id: -1 })
@@ -127,8 +127,6 @@ export class WorldCatalog {
       .select(PRODUCT_HIDDEN_FIELDS)
       .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
-    // The filter's JSON names it exactly: the server builds every part of it from parsed input.
-    const key = `${field}:${JSON.stringify(filter)}`;
     if (items.length < req.limit && (items.length > 0 || offset === 0)) {
       // A page that is not full ends the list: its total needs no count, and is kept for the pages before it.
       const total = offset + items.length;
@@ -137,11 +135,7 @@ export class WorldCatalog {
     }
     // A kept total below what this page shows is out of date: count again. (A page past the end
     // shows nothing, so it proves nothing either.)
-    const total = await this.#totals.total(
-      key,
-      () => products.countDocuments(filter).maxTimeMS(LIST_QUERY_MAX_MS),
-      items.length ? offset + items.length : 0,
-    );
+    const total = await this.#totals.total(key, count, items.length ? offset + items.length : 0);
     return { items, total };
   }
 }

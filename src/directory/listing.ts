@@ -3,6 +3,7 @@ import { userModel, type UserFields } from '../models/user.js';
 import { postModel, type PostFields } from '../models/post.js';
 import type { SearchQuery } from '../search/keys.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
+import { offsetIn } from '../db/page.js';
 
 /**
  * The directory's two list queries: newest first with `_id` breaking ties (both indexed, so page
@@ -64,10 +65,9 @@ function filterOf<T>(search: SearchQuery): QueryFilter<T> | null {
 
 async function page<T>(req: ListRequest, count: () => Promise<number>, fetch: (offset: number) => Promise<T[]>): Promise<ListResult<T>> {
   const total = await count();
-  const offset = (req.page - 1) * req.limit;
   // Past the end there is nothing to fetch; asking would only make the server walk `offset` entries.
-  if (offset >= total) return { items: [], total };
-  return { items: await fetch(offset), total };
+  const offset = offsetIn(req, total);
+  return { items: offset === null ? [] : await fetch(offset), total };
 }
 
 // Unfiltered, the total comes from collection metadata (O(1)) instead of counting every document;

@@ -147,11 +147,10 @@ export interface PageOptions {
 }
 
 /**
- * Deepest page a list serves (a 422 past it). The server walks every skipped entry of a page, so a
- * deep page costs in proportion to its depth: 10,000 pages of 100 is a million entries walked,
- * the most one request may ask for. Deeper data is reached by narrowing the list (`q`, `since`).
+ * The largest `page` a request may name (PHP's 32-bit int). A page past the end of its list is an
+ * empty page, whatever its number; how deep a page inside a list may be is src/db/page.ts's MAX_PAGE.
  */
-const MAX_PAGE = 10_000;
+const MAX_PAGE_PARAM = 2_147_483_647;
 
 /**
  * A query-string integer: absent or empty means the default; anything that is not one base-10
@@ -180,7 +179,7 @@ function intParam(min: number, max: number, fallback: number) {
 /** `page` and `limit` as a zod object, to `.extend()` with an endpoint's other parameters. */
 export function pageQuerySchema(opts: PageOptions) {
   return z.object({
-    page: intParam(1, MAX_PAGE, 1),
+    page: intParam(1, MAX_PAGE_PARAM, 1),
     limit: intParam(1, opts.maxLimit, opts.defaultLimit),
   });
 }

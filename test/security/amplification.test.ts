@@ -1,12 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
+import { postModel } from '../../src/models/post.js';
 
 /**
  * A request cannot make the server answer much more than it asked for, nor ask for much work:
  * - page links carry only the parameters the route reads (never junk, never the token), so a 15 kB
  *   query string gives a small answer;
- * - a search has at most 10 words (`q`, `search`), and `page` at most 10,000: past either, 422
- *   naming the field.
+ * - a search has at most 10 words (`q`, `search`): past it, 422 naming the field;
+ * - a page past the end of its list is an empty page (Laravel's paginator), read without a query
+ *   for data; a page inside a list deeper than 10,000 is a 422 on `page`.
  */
 let t: TestContext;
 let auth: { Authorization: string };
@@ -75,19 +78,38 @@ describe('search words', () => {
   });
 });
 
-describe('page ceiling', () => {
-  it.each(['/api/user', '/api/post', '/api/world', '/api/world/new', '/api/watch'])(
-    '%s serves page 10000 and answers 422 on page 10001',
+describe('pages past the end and deep pages', () => {
+  it.each(['/api/user', '/api/post', '/api/world', '/api/world/new', '/api/watch', '/api/alerts', '/api/deliveries'])(
+    '%s answers a page past the end with the empty envelope, at any depth',
     async (path) => {
-      const deepest = await t.http.get(`${path}?page=10000`).set(auth);
-      expect(deepest.status).toBe(200);
-      expect(deepest.body.data).toEqual([]);
-      expect(deepest.body.meta.current_page).toBe(10_000);
-      for (const page of ['10001', '999999999']) {
+      for (const page of [10_000, 10_001, 999_999_999, 2_147_483_647]) {
         const res = await t.http.get(`${path}?page=${page}`).set(auth);
-        expect(res.status).toBe(422);
-        expect(res.body.errors).toEqual({ page: ['The page field must not be greater than 10000.'] });
+        expect(res.status, res.text.slice(0, 200)).toBe(200);
+        expect(res.body.data).toEqual([]);
+        expect(res.body.meta).toMatchObject({ current_page: page, from: null, to: null });
+        expect(res.body.links.next).toBeNull();
+        expect(res.body.links.prev).toMatch(new RegExp(`page=${page - 1}$`));
       }
+      const over = await t.http.get(`${path}?page=2147483648`).set(auth);
+      expect(over.status).toBe(422);
+      expect(over.body.errors).toEqual({ page: ['The page field must not be greater than 2147483647.'] });
     },
   );
+
+  it('serves page 10,000 inside a list and answers 422 on a page deeper inside it (the skip it would walk)', async () => {
+    const owner = new Types.ObjectId();
+    const at = new Date('2020-01-01T00:00:00Z');
+    await postModel(t.ctx.mongo).insertMany(
+      Array.from({ length: 10_002 }, (_, i) => ({ user_id: owner, title: `Deep ${i}`, message_md: 'm', created_at: at, updated_at: at })),
+      { lean: true },
+    );
+    const deepest = await t.http.get('/api/post?limit=1&page=10000').expect(200);
+    expect(deepest.body.data).toHaveLength(1);
+    const deeper = await t.http.get('/api/post?limit=1&page=10001');
+    expect(deeper.status).toBe(422);
+    expect(deeper.body.errors).toEqual({ page: ['The page field must not be greater than 10000.'] });
+    const past = await t.http.get('/api/post?limit=1&page=20000').expect(200);
+    expect(past.body.data).toEqual([]);
+    expect(past.body.meta.total).toBeGreaterThanOrEqual(10_002);
+  });
 });
