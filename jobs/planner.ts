@@ -98,15 +98,18 @@ async function keepCredit(ctx: JobContext, country: Country, credit: number, now
 }
 
 /**
+ * Calls a planning step takes at most: its commands (the due counts, the picks, the claim) then
+ * touch at most this many batches of products, 1,000 documents, however large the pass's budget.
+ */
+export const STEP_CALLS = 100;
+
+/**
  * One planning pass for one country. The budget is the credit accrued since the last pass at the
  * sustainable rate (so the day's quota is spread over the day), within what the queue may hold for
- * the horizon. Takes that many batches of due products from MongoDB, priority 1 first, then in the
- * scheduling mode's order (pickDue: the most overdue, or the most likely to have moved), claims them
- * with a lease and enqueues them in one round trip. A call is the scarce
- * unit: a part-filled last batch waits in MongoDB until its products have been due for
- * SCHEDULER_COALESCE, so a burst of new watches fills batches instead of spending a call each.
- * The backlog beyond the budget stays in MongoDB; a job lost with Redis leaves its products due
- * again when the lease ends.
+ * the horizon. It is planned in steps of at most STEP_CALLS calls (planStep), each a bounded set of
+ * MongoDB commands, until the budget is spent or a step finds less due than it could take. The
+ * backlog beyond the budget stays in MongoDB; a job lost with Redis leaves its products due again
+ * when the lease ends.
  */
 export async function planCountry(ctx: JobContext, country: Country, now = new Date()): Promise<CountryPlan> {
   const queue = ctx.jobs.queue(country, 'refresh');
@@ -125,17 +128,62 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
     return { ...idle, budget, credit, queued };
   }
 
-  const due = await countDue(ctx.mongo, country, now);
-  ctx.metrics.productsDue.set({ country, priority: '1' }, due.p1);
-  ctx.metrics.productsDue.set({ country, priority: '0' }, due.p0);
-  const capacity = rate * ctx.config.workers.scheduler.horizonS * MAX_ITEMS_PER_CALL;
-  ctx.metrics.budgetShortfall.set({ country }, capacity > 0 ? (due.p1 + due.p0) / capacity : 0);
+  const enqueued = { batches: 0, p1: 0, p0: 0 };
+  let due: Step['due'] | null = null;
+  let recheckAt: number | null = null;
+  for (let left = budget; left > 0;) {
+    const calls = Math.min(left, STEP_CALLS);
+    const step = await planStep(ctx, country, calls, now);
+    if (due === null) {
+      due = step.due;
+      ctx.metrics.productsDue.set({ country, priority: '1' }, due.p1);
+      ctx.metrics.productsDue.set({ country, priority: '0' }, due.p0);
+      ctx.metrics.budgetShortfall.set({ country }, (due.p1 + due.p0) / (calls * MAX_ITEMS_PER_CALL));
+    }
+    enqueued.batches += step.batches;
+    enqueued.p1 += step.p1;
+    enqueued.p0 += step.p0;
+    recheckAt = step.recheckAt;
+    left -= step.batches;
+    // A step that did not fill its calls took all there was due (or held a part-filled batch back).
+    if (step.batches < calls) break;
+  }
+  const left = credit - enqueued.batches;
+  await keepCredit(ctx, country, left, t);
+  ctx.metrics.planned.inc({ country, priority: '1' }, enqueued.p1);
+  ctx.metrics.planned.inc({ country, priority: '0' }, enqueued.p0);
+  return { country, budget, credit: left, queued, enqueued, due, paused: false, recheckAt };
+}
 
-  // Only what this pass can use, read from the plan indexes (src/scheduler/pick-due.ts). Short of
-  // quota, every account's fair share of the pass comes first (src/scheduler/account-shares.ts).
-  const slots = budget * MAX_ITEMS_PER_CALL;
+interface Step {
+  readonly batches: number;
+  readonly p1: number;
+  readonly p0: number;
+  /** Products due when the step began, counted up to one more than it could take. */
+  readonly due: { readonly p1: number; readonly p0: number };
+  readonly recheckAt: number | null;
+}
+
+/**
+ * One step of a pass: up to `calls` batches of due products, priority 1 first, then in the
+ * scheduling mode's order (pickDue: the most overdue, or the most likely to have moved), every
+ * account's share first when more is due than the step can take; claims them with a lease and
+ * enqueues them in one round trip. A call is the scarce unit: a part-filled last batch waits in
+ * MongoDB until its products have been due for SCHEDULER_COALESCE, so a burst of new watches fills
+ * batches instead of spending a call each.
+ */
+async function planStep(ctx: JobContext, country: Country, calls: number, now: Date): Promise<Step> {
+  const t = now.getTime();
+  const slots = calls * MAX_ITEMS_PER_CALL;
+  // Counted only as far as the step needs: whether more is due than it can take.
+  const due = await countDue(ctx.mongo, country, now, slots + 1);
+  const nothing = { batches: 0, p1: 0, p0: 0, due, recheckAt: null };
+  if (due.p1 + due.p0 === 0) return nothing;
+
+  // Only what this step can use, read from the plan indexes (src/scheduler/pick-due.ts). Short of
+  // quota, every account's fair share of the step comes first (src/scheduler/account-shares.ts).
   const shares = due.p1 + due.p0 > slots ? await pickAccountShares(ctx, country, slots, now) : [];
-  const picked = mergePicks(shares, due.p1 + due.p0 === 0 ? [] : await pickDue(ctx.mongo, ctx.config, country, slots, now), slots);
+  const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now), slots);
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
   if (partial > 0) {
@@ -146,10 +194,7 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
       recheckAt = oldest + ctx.config.workers.scheduler.coalesceMs;
     }
   }
-  if (picked.length === 0) {
-    await keepCredit(ctx, country, credit, t);
-    return { ...idle, budget, credit, queued, due, recheckAt };
-  }
+  if (picked.length === 0) return { ...nothing, recheckAt };
 
   const leaseUntil = t + ctx.config.workers.scheduler.leaseMs;
   const token = randomUUID();
@@ -183,9 +228,5 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
     });
   }
   await ctx.jobs.addBulk(batches);
-  const left = credit - batches.length;
-  await keepCredit(ctx, country, left, t);
-  ctx.metrics.planned.inc({ country, priority: '1' }, p1);
-  ctx.metrics.planned.inc({ country, priority: '0' }, p0);
-  return { country, budget, credit: left, queued, enqueued: { batches: batches.length, p1, p0 }, due, paused: false, recheckAt };
+  return { batches: batches.length, p1, p0, due, recheckAt };
 }

@@ -70,7 +70,7 @@ export class Metrics {
 
   readonly productsDue = new Gauge({
     name: 'shelfwatch_products_due',
-    help: 'Products due for refresh but not yet enqueued (the backlog kept in MongoDB), at the last plan',
+    help: 'Products due for refresh but not yet enqueued (the backlog kept in MongoDB) at the last plan, counted up to one more than a planning step takes (1,001 at most)',
     labelNames: ['country', 'priority'] as const,
     registers: [this.registry],
   });
@@ -84,7 +84,7 @@ export class Metrics {
 
   readonly budgetShortfall = new Gauge({
     name: 'shelfwatch_plan_shortfall_ratio',
-    help: 'Products due per product the quota can refresh in the planning horizon (above 1: priority 0 stretches)',
+    help: 'Products due per product the last pass could plan in its first step (above 1: more is due than the quota allows, priority 0 stretches)',
     labelNames: ['country'] as const,
     registers: [this.registry],
   });

@@ -12,13 +12,18 @@ export function dueFilterOf(country: Country, now: Date) {
   return { country, next_refresh_at: mongoose.trusted({ $lte: now }) };
 }
 
-/** Products of a country due for refresh and not yet planned (the backlog kept in MongoDB), by priority. */
-export async function countDue(mongo: Connection, country: Country, now = new Date()): Promise<{ p1: number; p0: number }> {
+/**
+ * Products of a country due for refresh and not yet planned (the backlog kept in MongoDB), by
+ * priority, each counted up to `upTo` at most: a planner asks only whether more is due than it can
+ * take, so the count walks a bounded stretch of the plan index whatever the backlog.
+ */
+export async function countDue(mongo: Connection, country: Country, now = new Date(), upTo?: number): Promise<{ p1: number; p0: number }> {
   const products = productModel(mongo);
   const dueFilter = dueFilterOf(country, now);
+  const options = upTo === undefined ? {} : { limit: upTo };
   const [p1, p0] = await Promise.all([
-    products.countDocuments({ ...dueFilter, priority: 1 }),
-    products.countDocuments({ ...dueFilter, priority: 0 }),
+    products.countDocuments({ ...dueFilter, priority: 1 }, options),
+    products.countDocuments({ ...dueFilter, priority: 0 }, options),
   ]);
   return { p1, p0 };
 }
