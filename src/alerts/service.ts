@@ -77,9 +77,11 @@ export class AlertService {
    * URL): posting an alert twice is one alert. Checks where the URL resolves first, and takes a
    * place under ACCOUNT_MAX_ALERTS before inserting (given back if the insert fails), so concurrent
    * creations cannot pass the cap. Concurrent identical creations meet at the unique index: the
-   * loser reads the winner's alert and applies its input to it.
+   * loser reads the winner's alert and applies its input to it. A duplicate key from the watch,
+   * product or endpoint a concurrent creation is writing at the same moment (no alert yet to read)
+   * makes it start over, once or twice: by then the other has written them.
    */
-  async create(userId: Types.ObjectId, input: NewAlert): Promise<SavedAlert> {
+  async create(userId: Types.ObjectId, input: NewAlert, attempt = 0): Promise<SavedAlert> {
     try {
       await checkWebhookTarget(input.webhookUrl, { allowPrivate: this.config.alerts.allowPrivate, lookup: this.lookup });
     } catch (err) {
@@ -111,8 +113,9 @@ export class AlertService {
       await this.counters.release(userId, 'alerts');
       if (!isDuplicateKey(err)) throw err;
       const winner = await this.existing(userId, input);
-      if (!winner) throw err;
-      return this.update(winner, input);
+      if (winner) return this.update(winner, input);
+      if (attempt < 2) return this.create(userId, input, attempt + 1);
+      throw err;
     }
   }
 
