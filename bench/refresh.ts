@@ -83,6 +83,17 @@ async function workerStats(metricsUrls: readonly string[]): Promise<Pick<StatsSa
   return { asked, okCalls };
 }
 
+/** MongoDB commands the product's processes sent so far, by command name (their /metrics). */
+async function mongoCommands(metricsUrls: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (const url of metricsUrls) {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    for (const m of text.matchAll(/^shelfwatch_mongo_commands_total\{command="([^"]*)"\} (\S+)$/gm))
+      out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[2]));
+  }
+  return out;
+}
+
 async function sampleStats(simUrl: string, metricsUrls: readonly string[]): Promise<StatsSample> {
   const [sim, workers] = await Promise.all([simStats(simUrl), workerStats(metricsUrls)]);
   return { t: Date.now(), ...sim, ...workers };
@@ -176,8 +187,20 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   const metricsUrls = (await Promise.all(workers.map((w) => w.waitForLog((l) => l.msg === 'metrics and health listening')))).map((l) =>
     String(l.url),
   );
-  const api = spawnCli('api', ['api'], { ...withSim, PORT: '0', RATE_LIMIT_API: '1000000', RATE_LIMIT_UPDATE: '1000000' });
-  const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
+  const api = spawnCli('api', ['api'], {
+    ...withSim,
+    PORT: '0',
+    RATE_LIMIT_API: '1000000',
+    RATE_LIMIT_UPDATE: '1000000',
+    METRICS_PORT: '0',
+  });
+  // Both lines are waited for at once: a child's lines are only matched while someone waits.
+  const [apiListening, apiOps] = await Promise.all([
+    api.waitForLog((l) => l.msg === 'api listening'),
+    api.waitForLog((l) => l.msg === 'metrics and health listening'),
+  ]);
+  const apiUrl = String(apiListening.url);
+  const apiMetrics = String(apiOps.url);
 
   // One forced update per country before the clock starts: it opens the api's queue-events
   // connection and the workers' upstream tokens, one-time costs that are not a forced update's.
@@ -189,9 +212,15 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
     if (s.status !== 200) notes.push(`warm-up forced update in ${country} answered ${s.status}`);
   }
 
-  const scheduler = spawnCli('scheduler', ['scheduler'], env);
+  const scheduler = spawnCli('scheduler', ['scheduler'], { ...env, METRICS_PORT: '0' });
   const children: Child[] = [sim, ...workers, api, scheduler];
-  await scheduler.waitForLog((l) => l.msg === 'scheduler started');
+  const [schedulerOps] = await Promise.all([
+    scheduler.waitForLog((l) => l.msg === 'metrics and health listening'),
+    scheduler.waitForLog((l) => l.msg === 'scheduler started'),
+  ]);
+  const schedulerMetrics = String(schedulerOps.url);
+  // Every product process's MongoDB round trips: the workers', the api's (forced updates) and the scheduler's.
+  const productMetrics = [...metricsUrls, apiMetrics, schedulerMetrics];
 
   // ---- the measured window ---------------------------------------------------------------------
   const watched: { name: string; pid: number }[] = children.map((c) => ({ name: c.name, pid: c.pid }));
@@ -200,6 +229,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   const windows: ProcWindow[] = watched.map((w) => ({ ...w, before: sampleProc(w.pid), after: null }));
   const t0 = Date.now();
   const cmd0 = await redisCommandCount(redis);
+  const mongo0 = await mongoCommands(productMetrics);
   const samples: StatsSample[] = [await sampleStats(simUrl, metricsUrls)];
   const load = startUpdateLoad({ apiUrl, token, asins, countries });
   const end = t0 + opts.seconds * 1000;
@@ -209,6 +239,9 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   }
   const tEnd = Date.now();
   const cmd1 = await redisCommandCount(redis);
+  const mongo1 = await mongoCommands(productMetrics);
+  const mongoByCommand = Object.fromEntries([...mongo1].map(([k, v]) => [k, v - (mongo0.get(k) ?? 0)]).filter(([, v]) => Number(v) > 0));
+  const mongoTrips = Object.values(mongoByCommand).reduce((n: number, v) => n + Number(v), 0);
   for (const w of windows) w.after = sampleProc(w.pid);
   const updates: UpdateSample[] = await load.stop(5_000);
   const warnings = Object.fromEntries(children.map((c) => [c.name, Object.fromEntries(c.warnings)]));
@@ -309,8 +342,15 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
       'Redis commands per refreshed ASIN',
       items ? (cmd1 - cmd0) / items : null,
       'cmd/ASIN',
-      null,
+      { op: '<=', value: 3, source: 'issue' },
       inf.redisSource === 'REDIS_URL' ? 'shared Redis: counts other clients too' : 'dedicated redis-server',
+    ),
+    figure(
+      'MongoDB round trips per refreshed ASIN',
+      items ? mongoTrips / items : null,
+      'cmd/ASIN',
+      { op: '<=', value: 0.5, source: 'issue' },
+      `every product process's commands (shelfwatch_mongo_commands_total), the forced updates' included: ${JSON.stringify(mongoByCommand)}`,
     ),
     ...procs.figures,
   ];
@@ -351,6 +391,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
         steadyFromSecond: steadyFrom ? round((steadyFrom.t - t0) / 1000, 1) : null,
       },
       redisCommands: cmd1 - cmd0,
+      mongoCommands: mongoByCommand,
       productsRefreshedInWindow: refreshed.filter((p) => p.last_attempt_at.getTime() <= tEnd).length,
       perSecond: samples.slice(1).map((s, i) => ({ t: round((s.t - t0) / 1000, 1), asins: s.asked - samples[i]!.asked })),
       processes: procs.details,

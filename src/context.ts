@@ -4,7 +4,7 @@ import { generateAppKey, parseAppKey } from '../config/app-key.js';
 import { redactUrlText } from '../config/secrets.js';
 import type { Logger } from './logger.js';
 import { Resources } from './lifecycle/resources.js';
-import { connectMongo } from './db/mongo.js';
+import { connectMongo, countCommands } from './db/mongo.js';
 import { closeRedis, createRedis, redisReady } from './db/redis.js';
 import { startEmbeddedMongo } from './embedded/mongo-server.js';
 import { startEmbeddedRedis } from './embedded/redis-server.js';
@@ -163,6 +163,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const fair = new FairTags(redis, redisPrefix);
     const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger, fair), (j) => j.close());
     const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
+    countCommands(mongo, (command) => metrics.mongoCommands.inc({ command }));
     const usage = new DailyUsage(mongo);
     const w = config.workers;
     const quota = resources.own(

@@ -33,9 +33,16 @@ export async function connectMongo(opts: MongoOptions): Promise<Connection> {
     bufferCommands: false,
     serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 10_000,
     maxPoolSize: 50,
+    // Each command is an event (countCommands): round trips are what a refresh or a request costs MongoDB.
+    monitorCommands: true,
   });
   await conn.asPromise();
   return conn;
+}
+
+/** Calls `count` with the name of every command the connection sends (heartbeats are not commands). */
+export function countCommands(conn: Connection, count: (command: string) => void): void {
+  conn.getClient().on('commandStarted', (e) => count(e.commandName));
 }
 
 export async function pingMongo(conn: Connection, timeoutMs: number): Promise<void> {

@@ -82,6 +82,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly mongoCommands = new Counter({
+    name: 'shelfwatch_mongo_commands_total',
+    help: 'MongoDB commands this process sent (round trips), by command name',
+    labelNames: ['command'] as const,
+    registers: [this.registry],
+  });
+
   readonly budgetShortfall = new Gauge({
     name: 'shelfwatch_plan_shortfall_ratio',
     help: 'Products due per product the last pass could plan in its first step (above 1: more is due than the quota allows, priority 0 stretches)',

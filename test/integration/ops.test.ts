@@ -64,4 +64,16 @@ describe('GET /metrics', () => {
       expect(res.text).toContain(`# TYPE ${name}`);
     }
   });
+
+  it("counts the process's MongoDB round trips by command", async () => {
+    const read = async (): Promise<number> => {
+      const text = (await without.http.get('/metrics')).text;
+      return Number(/^shelfwatch_mongo_commands_total\{command="find"\} (\S+)$/m.exec(text)?.[1] ?? 0);
+    };
+    await without.ctx.users.create({ name: 'Counted', email: 'counted@example.com' });
+    const before = await read();
+    // A list with entries counts them and reads its page (a find).
+    await without.http.get('/api/user').expect(200);
+    expect(await read()).toBeGreaterThan(before);
+  });
 });
