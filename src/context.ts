@@ -164,7 +164,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger, fair), (j) => j.close());
     const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
     countCommands(mongo, (command) => metrics.mongoCommands.inc({ command }));
-    const usage = new DailyUsage(mongo);
+    // Closes after the governor and the workers that count calls, before MongoDB: the last copies go out.
+    const usage = resources.own('quota usage copy', new DailyUsage(mongo), (u) => u.settled());
     const w = config.workers;
     const quota = resources.own(
       'quota governor',
