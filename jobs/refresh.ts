@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { z } from 'zod';
 import { countrySchema } from '../src/catalog/identifiers.js';
-import { writeOutcomes } from '../src/catalog/writes.js';
+import { readPrior, writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
 import { DayQuotaSpentError } from '../src/errors/index.js';
 import { claimMoreDue } from '../src/scheduler/claims.js';
@@ -42,20 +42,6 @@ export interface RefreshResult {
   readonly deferred: boolean;
 }
 
-/**
- * The ASINs of a planned batch that still hold its claim. A forced update of one of them, or a
- * later plan after a lost job, moved the claim on: refreshing them here would spend the quota twice
- * on the same product within one lease.
- */
-async function stillClaimed(ctx: JobContext, data: RefreshPayload & { claim: string }): Promise<string[]> {
-  const held = await productModel(ctx.mongo)
-    .find({ country: data.country, asin: mongoose.trusted({ $in: data.asins }), plan_token: data.claim })
-    .select({ asin: 1 })
-    .lean();
-  const mine = new Set(held.map((p) => p.asin));
-  return data.asins.filter((a) => mine.has(a));
-}
-
 export type RefreshMode = 'forced' | 'p1' | 'p0';
 
 /**
@@ -67,7 +53,12 @@ export type RefreshMode = 'forced' | 'p1' | 'p0';
  */
 export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: JobRun, mode: RefreshMode): Promise<RefreshResult> {
   const claim = mode === 'forced' ? undefined : data.claim;
-  const asins = claim ? await stillClaimed(ctx, { ...data, claim }) : [...data.asins];
+  // The products' state before the call is read with the claim's check (one query): those that no
+  // longer hold it were taken over by a forced update, or a later plan after a lost job, and
+  // refreshing them here would spend the quota twice on one product within one lease. A forced
+  // update reads them while its call is out.
+  const held = claim ? await readPrior(ctx.mongo, data.country, data.asins, { plan_token: claim }) : undefined;
+  const asins = held ? data.asins.filter((a) => held.get(a)) : [...data.asins];
   const skipped = data.asins.length - asins.length;
   if (claim && skipped > 0 && asins.length > 0) {
     asins.push(
@@ -84,6 +75,9 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
   const base = { country: data.country, asins, skipped };
   if (asins.length === 0) return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: false };
 
+  const prior = held ? Promise.resolve(held) : readPrior(ctx.mongo, data.country, asins);
+  // Settled by the write below, or left when the call fails.
+  prior.catch(() => undefined);
   let result;
   try {
     result = await run.upstream.getItems(asins);
@@ -96,6 +90,7 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
     return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: true };
   }
   const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes, {
+    prior: await prior,
     onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
   });
   ctx.metrics.changesObserved.inc({ country: data.country, priority: mode === 'forced' ? 'forced' : mode.slice(1) }, written.moved);

@@ -27,6 +27,12 @@ export interface WriteOptions {
    * the batch runs again, it sees the same changes and starts nothing twice, and nothing is lost.
    */
   readonly onChanges?: (changes: readonly ProductChange[]) => Promise<void>;
+  /**
+   * The products' state read before the upstream call (readPrior): a batch holds its products'
+   * claim while the call is out, so nothing else refreshes them meanwhile. Products it does not
+   * name are read here.
+   */
+  readonly prior?: PriorStates;
 }
 
 type HistoryConfig = Pick<Config, 'alerts'>;
@@ -63,6 +69,24 @@ const PRIOR_FIELDS = {
 
 type Prior = PriorState & Pick<ProductFields, 'priority' | 'rate_obs'>;
 
+/** Each asked product's state before a refresh, by ASIN; null when there is no such product (or it did not match). */
+export type PriorStates = ReadonlyMap<string, (Prior & { asin: string }) | null>;
+
+/** The state of a country's products before a refresh, in one query; `filter` narrows it (a plan's claim). */
+export async function readPrior(
+  conn: Connection,
+  country: Country,
+  asins: readonly string[],
+  filter: Readonly<Record<string, unknown>> = {},
+): Promise<PriorStates> {
+  const found = await productModel(conn)
+    .find({ ...filter, country, asin: mongoose.trusted({ $in: [...asins] }) })
+    .select(PRIOR_FIELDS)
+    .lean<(Prior & { asin: string })[]>();
+  const byAsin = new Map(found.map((p) => [p.asin, p]));
+  return new Map(asins.map((a) => [a, byAsin.get(a) ?? null]));
+}
+
 /**
  * The product's change-rate estimate after this observation (src/scheduler/change-rate.ts), and
  * whether the observation saw it move. The first observation has nothing to compare with.
@@ -89,11 +113,14 @@ async function recordChanges(
   items: readonly UpstreamItem[],
   opts: WriteOptions & { now: Date },
 ): Promise<{ prior: Map<string, Prior>; changes: ProductChange[] }> {
-  const current = await productModel(conn)
-    .find({ country, asin: mongoose.trusted({ $in: [...asins] }) })
-    .select(PRIOR_FIELDS)
-    .lean();
-  const prior = new Map(current.map((p) => [p.asin, p]));
+  const given = opts.prior;
+  const missing = given ? asins.filter((a) => !given.has(a)) : asins;
+  const read = missing.length ? await readPrior(conn, country, missing) : new Map();
+  const prior = new Map<string, Prior>();
+  for (const a of asins) {
+    const p = given?.get(a) ?? read.get(a);
+    if (p) prior.set(a, p);
+  }
   const changes = items.flatMap((item) => changeOf(country, item, prior.get(item.asin), opts.now) ?? []);
   await appendHistory(conn, config.alerts.historyDays, changes);
   if (changes.length > 0 && opts.onChanges) await opts.onChanges(changes);
