@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
+import { connect } from 'node:net';
 import { VERSION } from '../../src/version.js';
+import { listen } from '../../src/lifecycle/http-server.js';
+import { buildApp } from '../../src/http/app.js';
 
 let t: TestContext;
 beforeAll(async () => {
@@ -68,5 +71,30 @@ describe('Area A and HTTP basics', () => {
     await t.http.get('/version?api_token=SECRETSECRET123&x=1');
     expect(t.logs.text).not.toContain('SECRETSECRET123');
     expect(t.logs.text).toContain('api_token=[REDACTED]');
+  });
+});
+
+describe('requests Node cannot parse', () => {
+  it('answers a URL past the header limit with a JSON 431, and a malformed request line with a JSON 400', async () => {
+    const running = await listen(buildApp(t.ctx, []), 0, '127.0.0.1');
+    try {
+      const long = await fetch(`${running.url}/api/user?q=${'a'.repeat(20_000)}`);
+      expect(long.status).toBe(431);
+      expect(long.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await long.json()).toEqual({ message: 'Request Header Fields Too Large.' });
+      const { port } = new URL(running.url);
+      const raw = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.write('NOT A REQUEST\r\n\r\n'));
+        let text = '';
+        socket.on('data', (d) => (text += d.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+      expect(raw).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      expect(raw).toContain('Content-Type: application/json');
+      expect(raw.endsWith('{"message":"Bad Request."}')).toBe(true);
+    } finally {
+      await running.close();
+    }
   });
 });

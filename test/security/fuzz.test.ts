@@ -242,6 +242,8 @@ describe('every route refuses bad input cleanly', () => {
         if (route.auth && r.auth === 'query') query.push(['api_token', token]);
         const qs = query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
         const url = route.path(encodeURIComponent(r.pathValue)) + (qs ? `?${qs}` : '');
+        // Past Node's header limit (16 KiB) Node answers by itself, before the app (see http-basics.test.ts).
+        fc.pre(url.length < 15_000);
         let req = t.http[method.toLowerCase() as 'get'](url);
         if (route.auth && r.auth === 'bearer') req = req.set('Authorization', `Bearer ${token}`);
         if (r.auth === 'garbage') req = req.set('Authorization', `Bearer ${'x'.repeat(59)}$`);
