@@ -63,6 +63,9 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
     RATE_LIMIT_UPDATE: '1000000',
     DIRECTORY_RATE_LIMIT: '1000000',
     SHUTDOWN_TIMEOUT_MS: '5000',
+    // BENCH_API_CPU_PROF=<dir>: the api writes a V8 CPU profile there when it stops (open it in
+    // Chrome's DevTools, or read its top frames with `node bench/lib/top-frames.ts <file>`).
+    ...(process.env.BENCH_API_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_API_CPU_PROF}` } : {}),
   });
   const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
   const auth = { Authorization: `Bearer ${token}` };
