@@ -56,17 +56,21 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
   // Users and posts through the product's own seeder (the `seed` admin command).
   await runCliToEnd('seed', ['seed', '--users', String(SEED.users), '--posts', String(SEED.posts)], env, 300_000);
 
-  const api = spawnCli('api', ['api'], {
-    ...env,
-    PORT: '0',
-    RATE_LIMIT_API: '1000000',
-    RATE_LIMIT_UPDATE: '1000000',
-    DIRECTORY_RATE_LIMIT: '1000000',
-    SHUTDOWN_TIMEOUT_MS: '5000',
+  const api = spawnCli(
+    'api',
+    ['api'],
+    {
+      ...env,
+      PORT: '0',
+      RATE_LIMIT_API: '1000000',
+      RATE_LIMIT_UPDATE: '1000000',
+      DIRECTORY_RATE_LIMIT: '1000000',
+      SHUTDOWN_TIMEOUT_MS: '5000',
+    },
     // BENCH_API_CPU_PROF=<dir>: the api writes a V8 CPU profile there when it stops (open it in
-    // Chrome's DevTools, or read its top frames with `node bench/lib/top-frames.ts <file>`).
-    ...(process.env.BENCH_API_CPU_PROF ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_API_CPU_PROF}` } : {}),
-  });
+    // Chrome's DevTools, or read its top frames with `node --import tsx bench/lib/top-frames.ts <file>`).
+    process.env.BENCH_API_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_API_CPU_PROF}`] : [],
+  );
   const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
   const auth = { Authorization: `Bearer ${token}` };
   const endpoints: { name: string; path: string; headers: Record<string, string> }[] = [

@@ -44,9 +44,14 @@ export function liveChildren(): readonly Child[] {
   return [...live];
 }
 
-export function spawnCli(name: string, args: readonly string[], env: Record<string, string>): Child {
+/** `nodeArgs` go to node itself, before the program (flags such as --cpu-prof that NODE_OPTIONS refuses). */
+export function spawnCli(name: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = []): Child {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-  const proc = spawn(process.execPath, [...entry(), ...args], { cwd: ROOT, env: { ...base, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...nodeArgs, ...entry(), ...args], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (proc.pid === undefined) throw new Error(`could not start ${name}`);
   let tail = '';
   let partial = '';
