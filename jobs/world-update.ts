@@ -3,11 +3,11 @@ import { QueueEvents, type Job } from 'bullmq';
 import mongoose, { type Types } from 'mongoose';
 import { z } from 'zod';
 import { countrySchema, type Country } from '../src/catalog/identifiers.js';
-import { PRODUCT_HIDDEN_FIELDS } from '../src/catalog/present.js';
+import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from '../src/catalog/present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../src/accounts/limits.js';
 import { closeRedis, createRedis } from '../src/db/redis.js';
 import { TooManyRequestsError, UpstreamFailedError, DayQuotaSpentError } from '../src/errors/index.js';
-import { productModel, type ProductFields } from '../src/models/product.js';
+import { productModel } from '../src/models/product.js';
 import { asinBatchSchema } from '../src/upstream/port.js';
 import { defineJob, type JobContext } from './kind.js';
 import { queueName } from './queues.js';
@@ -53,8 +53,7 @@ export const worldUpdateJob = defineJob({
 });
 
 export type ForcedUpdateAnswer =
-  | { kind: 'refreshed'; products: Omit<ProductFields, 'raw' | 'search_keys'>[] }
-  | { kind: 'queued'; job: { id: string; country: Country; asins: string[] } };
+  { kind: 'refreshed'; products: ShownProduct[] } | { kind: 'queued'; job: { id: string; country: Country; asins: string[] } };
 
 /** The 429 of a country whose quota day has no call left for forced updates. */
 function daySpent(country: Country, resetAt: number, share: boolean): TooManyRequestsError {
@@ -123,7 +122,7 @@ export class ForcedUpdates {
     if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
     const found = await products
       .find({ country, asin: mongoose.trusted({ $in: asins }) })
-      .select(PRODUCT_HIDDEN_FIELDS)
+      .select(PRODUCT_SHOWN_FIELDS)
       .lean();
     const byAsin = new Map(found.map((p) => [p.asin, p]));
     return { kind: 'refreshed', products: asins.flatMap((a) => byAsin.get(a) ?? []) };

@@ -2,11 +2,37 @@ import type { ProductFields } from '../models/product.js';
 import type { ProductRecord } from './product.js';
 import { formatDateTime, formatNullableDateTime } from '../dates.js';
 
-/** Fields a stored product keeps to itself: never read for an API answer. */
-export const PRODUCT_HIDDEN_FIELDS = { raw: 0, search_keys: 0 } as const;
+/**
+ * The fields of a stored product that its API record shows: the only ones read for an answer.
+ * Reading no more than these (not the upstream's raw answer, the search keys, the change-rate
+ * observations, the owners) keeps what MongoDB sends and the driver decodes small.
+ */
+export const PRODUCT_SHOWN_FIELDS = {
+  asin: 1,
+  country: 1,
+  ean: 1,
+  title: 1,
+  brand: 1,
+  image: 1,
+  url: 1,
+  price: 1,
+  availability: 1,
+  sales_rank: 1,
+  browse_nodes: 1,
+  created_at: 1,
+  updated_at: 1,
+  status: 1,
+  priority: 1,
+  next_refresh_at: 1,
+  last_attempt_at: 1,
+  change_rate: 1,
+} as const;
+
+/** A stored product as read for an answer. */
+export type ShownProduct = Pick<ProductFields, keyof typeof PRODUCT_SHOWN_FIELDS>;
 
 /** A stored product as the API's product record (src/catalog/product.ts, README "Product record"). */
-export function presentProduct(p: Omit<ProductFields, 'raw' | 'search_keys'>, timeZone: string): ProductRecord {
+export function presentProduct(p: ShownProduct, timeZone: string): ProductRecord {
   return {
     asin: p.asin,
     country: p.country,

@@ -1,15 +1,15 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Country } from './identifiers.js';
 import { identifierOf } from './world-query.js';
-import { PRODUCT_HIDDEN_FIELDS } from './present.js';
+import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { TotalCache } from './total-cache.js';
-import { productModel, type ProductFields } from '../models/product.js';
+import { productModel } from '../models/product.js';
 import { searchFilter } from '../search/keys.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 import { findPage, offsetIn } from '../db/page.js';
 import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';
 
-export type ListedProduct = Omit<ProductFields, 'raw' | 'search_keys'>;
+export type ListedProduct = ShownProduct;
 
 export interface ProductPage {
   readonly items: ListedProduct[];
@@ -70,7 +70,7 @@ export class WorldCatalog {
     return productModel(this.mongo)
       .find({ asin, country: mongoose.trusted({ $in: countries }) })
       .sort({ country: 1 })
-      .select(PRODUCT_HIDDEN_FIELDS)
+      .select(PRODUCT_SHOWN_FIELDS)
       .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
   }
@@ -79,7 +79,7 @@ export class WorldCatalog {
     return productModel(this.mongo)
       .find({ ean, country: mongoose.trusted({ $in: countries }) })
       .sort({ country: 1, asin: 1 })
-      .select(PRODUCT_HIDDEN_FIELDS)
+      .select(PRODUCT_SHOWN_FIELDS)
       .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
   }
@@ -124,7 +124,7 @@ export class WorldCatalog {
       .sort({ [field]: -1, _id: -1 })
       .skip(offset)
       .limit(req.limit)
-      .select(PRODUCT_HIDDEN_FIELDS)
+      .select(PRODUCT_SHOWN_FIELDS)
       .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
     if (items.length < req.limit && (items.length > 0 || offset === 0)) {
