@@ -29,8 +29,9 @@ function formatterFor(timeZone: string): Intl.DateTimeFormat {
 /**
  * A zone's offset is the same for nearly every quarter hour: clocks move a few times a year, and
  * mostly on a quarter hour of UTC. So a quarter's offset is asked of Intl once (at its first and
- * last second), and each date in it is plain arithmetic (formatToParts was a tenth of the API's
- * CPU). A quarter whose two ends differ holds a change: its dates go through Intl whole.
+ * last second), and each date in it is plain arithmetic: formatToParts costs about 10 µs a date,
+ * which a page of products pays several times over. A quarter whose two ends differ holds a
+ * change: its dates go through Intl whole.
  */
 const QUARTER_MS = 900_000;
 const OFFSETS_KEPT = 20_000;
