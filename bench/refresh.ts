@@ -6,6 +6,7 @@
  * a quota of Q calls a second per country; the real scheduler, two workers and the api as separate
  * processes started with the CLI, for T seconds. The physical limit is 10 ASINs a call × Q × countries.
  */
+import { metricsText } from './lib/metrics-text.js';
 import { pathToFileURL } from 'node:url';
 import { generateAppKey, parseAppKey } from '../config/app-key.js';
 import { UserService } from '../src/users/service.js';
@@ -74,7 +75,7 @@ async function workerStats(metricsUrls: readonly string[]): Promise<Pick<StatsSa
   let asked = 0;
   let okCalls = 0;
   for (const url of metricsUrls) {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    const text = await metricsText(url);
     for (const m of text.matchAll(/^shelfwatch_upstream_items_total\{[^}]*\} (\S+)$/gm)) asked += Number(m[1]);
     for (const m of text.matchAll(/^shelfwatch_upstream_calls_total\{([^}]*)\} (\S+)$/gm)) {
       if (m[1]!.includes('operation="getItems"') && m[1]!.includes('result="ok"')) okCalls += Number(m[2]);
@@ -87,7 +88,7 @@ async function workerStats(metricsUrls: readonly string[]): Promise<Pick<StatsSa
 async function mongoCommands(metricsUrls: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const url of metricsUrls) {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    const text = await metricsText(url);
     for (const m of text.matchAll(/^shelfwatch_mongo_commands_total\{command="([^"]*)"\} (\S+)$/gm))
       out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[2]));
   }

@@ -4,6 +4,7 @@
  * workers' /metrics (permits the quota governor granted per class, upstream latency). Counters
  * only grow: a window's figure is the difference of two readings.
  */
+import { metricsText } from './metrics-text.js';
 import { loadConfig } from '../../config/env.js';
 import type { Country } from '../../src/catalog/identifiers.js';
 import { createUpstream } from '../../src/upstream/factory.js';
@@ -78,7 +79,7 @@ export async function workerCounters(metricsUrls: readonly string[]): Promise<Wo
   let latencySumS = 0;
   let latencyCount = 0;
   for (const url of metricsUrls) {
-    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+    const text = await metricsText(url);
     for (const m of text.matchAll(/^shelfwatch_quota_permits_total\{([^}]*)\} (\S+)$/gm)) {
       const country = /country="([^"]+)"/.exec(m[1]!)?.[1];
       const cls = /class="([^"]+)"/.exec(m[1]!)?.[1];
