@@ -9,6 +9,13 @@
  * starts. A caller may reserve a start up to `ahead` ms in the future and sleep until it: a permit
  * is then never lost to a late timer, which at high rates would leave the quota unspent.
  *
+ * A forced update never waits behind those reservations. A scheduled caller's reservation is kept
+ * in the `booked` sorted set until it confirms its start (CONFIRM_START, when its timer fires); a
+ * forced update that asks meanwhile takes the earliest one still in the future, and each later
+ * booked caller moves one slot on (the last to the next free slot), told so in the `moved` hash
+ * when it confirms. So a forced update takes the next slot of its country, booked or not, and the
+ * pace stays exactly what it was.
+ *
  * Numbers leave Lua as strings: Redis turns a Lua number into an integer, which would truncate
  * fractional milliseconds (a 500/s quota has a 2 ms interval).
  */
@@ -44,16 +51,20 @@ end
  * order holds across processes.
  *
  * KEYS: 1 tat, 2 the classes' tags (hash: V, F:<class>), 3 the day's hash (total, spent, and a
- * field per class with a day limit of its own), 4 waiting (hash: <class>|<process> → rank|expiry).
+ * field per class with a day limit of its own), 4 waiting (hash: <class>|<process> → rank|expiry),
+ * 5 booked (sorted set: reservation id by start), 6 moved (hash: reservation id → its new start).
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 ahead ms, 5 day key TTL ms,
  * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
  * ranks ('class=rank,…'), 10 how long a free start waits for the process whose class claims it
  * before another takes it (ms), 9 the class table in tie order
  * ('class:weight:limit of the day's total:own day field:own day limit:fair;…', own field '' when
  * none; fair '1' for a class queued fairly by account, whose callers' rank 0 means an account that had
- * nothing queued in it).
+ * nothing queued in it), 11 the class whose callers take booked starts (forced updates), 12 the id
+ * a reservation of this ask would have.
  * Returns one of:
- *   {'ok', class, delay ms, total, own count, start}  a start `delay` ms from now for a caller of `class`
+ *   {'ok', class, delay ms, total, own count, start, booked}  a start `delay` ms from now for a
+ *                                                    caller of `class`; booked '1' when the caller
+ *                                                    must confirm it (CONFIRM_START) before it calls
  *   {'wait', ms, 'rate' | 'share' | 'priority'}      ask again in `ms` ('share': another class goes
  *                                                    first; 'priority': another process's caller in
  *                                                    the same class is more urgent)
@@ -174,9 +185,38 @@ if not mine[best] then
   bestF = myF
 end
 
-if start - now > ahead then return {'wait', tostring(start - now - ahead), 'rate'} end
+-- Reservations whose start has come are the callers' own now.
+redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
+local booked = '0'
+local nextTat = math.max(tat, start) + interval
+local taken = nil
+if best == ARGV[11] then
+  local held = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
+  if #held > 0 then
+    -- Take the earliest reservation's start; every reservation moves to the next one's, the last
+    -- to the free slot this ask would have had.
+    taken = tonumber(held[2])
+    for i = 1, #held, 2 do
+      local to = start
+      if i + 2 <= #held then to = tonumber(held[i + 3]) end
+      redis.call('ZADD', KEYS[5], string.format('%.4f', to), held[i])
+      redis.call('HSET', KEYS[6], held[i], string.format('%.4f', to))
+    end
+    redis.call('PEXPIRE', KEYS[6], math.ceil(burst * interval + 60000))
+  end
+end
+if taken then
+  start = taken
+elseif start - now > ahead then
+  return {'wait', tostring(start - now - ahead), 'rate'}
+end
+if not taken and start - now >= 1 and best ~= ARGV[11] then
+  redis.call('ZADD', KEYS[5], string.format('%.4f', start), ARGV[12])
+  redis.call('PEXPIRE', KEYS[5], math.ceil(burst * interval + 60000))
+  booked = '1'
+end
 
-redis.call('SET', KEYS[1], string.format('%.4f', math.max(tat, start) + interval), 'PX', math.ceil(burst * interval + 60000))
+redis.call('SET', KEYS[1], string.format('%.4f', nextTat), 'PX', math.ceil(burst * interval + 60000))
 -- The class is charged from wherever its tag stood: a start taken out of turn delays its backlog.
 redis.call('HSET', KEYS[2], 'V', string.format('%.6f', bestS), 'F:' .. best, string.format('%.6f', math.max(bestS, bestF) + 1 / info[best].w))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
@@ -184,7 +224,23 @@ total = redis.call('HINCRBY', KEYS[3], 'total', 1)
 local own = 0
 if info[best].field ~= '' then own = redis.call('HINCRBY', KEYS[3], info[best].field, 1) end
 redis.call('PEXPIRE', KEYS[3], ARGV[5])
-return {'ok', best, tostring(start - now), tostring(total), tostring(own), string.format('%.4f', start)}
+return {'ok', best, tostring(start - now), tostring(total), tostring(own), string.format('%.4f', start), booked}
+`;
+
+/**
+ * A scheduled caller whose reserved start has come confirms it before it calls: the start is its
+ * own from now on, unless a forced update took it meanwhile and moved the reservation on.
+ * KEYS: 1 booked, 2 moved. ARGV: 1 now ms ('' = the server's clock), 2 the reservation id.
+ * Returns {'go'} or {'moved', delay ms, start}: sleep `delay` ms and confirm again.
+ */
+export const CONFIRM_START = `
+${NOW}local to = redis.call('HGET', KEYS[2], ARGV[2])
+if to then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+  if tonumber(to) > now then return {'moved', tostring(tonumber(to) - now), to} end
+end
+redis.call('ZREM', KEYS[1], ARGV[2])
+return {'go'}
 `;
 
 /**

@@ -4,7 +4,7 @@ import type { Country } from '../catalog/identifiers.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../errors/index.js';
-import { HOLD, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
+import { CONFIRM_START, HOLD, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from './classes.js';
 import { isFairClass } from '../fairness/fair-classes.js';
 import { MAX_PRIORITY } from '../fairness/fair-tags.js';
@@ -58,7 +58,7 @@ export interface DayStatus {
 }
 
 type Answer =
-  | { kind: 'ok'; cls: QuotaClass; delay: number; total: number; own: number; start: number }
+  | { kind: 'ok'; cls: QuotaClass; delay: number; total: number; own: number; start: number; booked: boolean; id: string }
   | { kind: 'wait'; ms: number; why: 'rate' | 'share' | 'priority' }
   | { kind: 'day'; cls: QuotaClass; reason: DaySpentReason }
   | { kind: 'seed' };
@@ -95,11 +95,20 @@ interface Line {
 
 const DAY_TTL_MS = 3 * 86_400_000;
 
-function parse(raw: unknown): Answer {
+function parse(raw: unknown, id: string): Answer {
   const a = raw as string[];
   switch (a[0]) {
     case 'ok':
-      return { kind: 'ok', cls: a[1] as QuotaClass, delay: Number(a[2]), total: Number(a[3]), own: Number(a[4]), start: Number(a[5]) };
+      return {
+        kind: 'ok',
+        cls: a[1] as QuotaClass,
+        delay: Number(a[2]),
+        total: Number(a[3]),
+        own: Number(a[4]),
+        start: Number(a[5]),
+        booked: a[6] === '1',
+        id,
+      };
     case 'wait':
       return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
     case 'day':
@@ -133,8 +142,9 @@ export class QuotaGovernor {
   /** Callers whose start is reserved and who sleep until it. */
   readonly #granted = new Map<NodeJS.Timeout, Waiter>();
   #closed = false;
-  /** Names this process's word in Redis on what it waits in. */
+  /** Names this process's word in Redis on what it waits in, and its reservations. */
   readonly #processId = randomUUID();
+  #reservations = 0;
 
   constructor(
     private readonly redis: Redis,
@@ -160,6 +170,8 @@ export class QuotaGovernor {
       tags: `${base}:tags`,
       day: `${base}:day:${day}`,
       waiting: `${base}:waiting`,
+      booked: `${base}:booked`,
+      moved: `${base}:moved`,
     };
   }
 
@@ -269,7 +281,7 @@ export class QuotaGovernor {
     return best;
   }
 
-  #grant(country: Country, line: Line, head: Waiter, answer: { delay: number; total: number; own: number; start: number }): void {
+  #grant(country: Country, line: Line, head: Waiter, answer: Extract<Answer, { kind: 'ok' }>): void {
     const i = line.waiters.indexOf(head);
     if (i >= 0) line.waiters.splice(i, 1);
     if (head.onAbort) head.signal?.removeEventListener('abort', head.onAbort);
@@ -289,16 +301,47 @@ export class QuotaGovernor {
       }
     }
     // The start is reserved: resolve when it comes, while the line goes on to the next waiter.
-    const permit = { bookedAt: answer.start };
     if (answer.delay < 1) {
-      head.resolve(permit);
+      head.resolve({ bookedAt: answer.start });
       return;
     }
+    this.#sleepUntilStart(country, head, answer.delay, answer.start, answer.booked ? answer.id : undefined);
+  }
+
+  /**
+   * Resolves a granted caller's permit when its start comes. A booked start is confirmed first: a
+   * forced update may have taken it and moved this caller one slot on.
+   */
+  #sleepUntilStart(country: Country, head: Waiter, delay: number, start: number, reservation?: string): void {
     const timer = setTimeout(() => {
       this.#granted.delete(timer);
-      head.resolve(permit);
-    }, answer.delay);
+      if (!reservation) {
+        head.resolve({ bookedAt: start });
+        return;
+      }
+      this.#confirm(country, reservation).then(
+        (moved) => {
+          if (this.#closed) head.reject(new GovernorClosedError('the quota governor closed before the call could start'));
+          else if (moved) this.#sleepUntilStart(country, head, moved.delay, moved.start, reservation);
+          else head.resolve({ bookedAt: start });
+        },
+        (err: Error) => head.reject(err),
+      );
+    }, delay);
     this.#granted.set(timer, head);
+  }
+
+  async #confirm(country: Country, reservation: string): Promise<{ delay: number; start: number } | undefined> {
+    const k = this.#keys(country);
+    const raw = (await this.redis.eval(
+      CONFIRM_START,
+      2,
+      k.booked,
+      k.moved,
+      this.opts.clock ? String(this.#now()) : '',
+      reservation,
+    )) as string[];
+    return raw[0] === 'moved' ? { delay: Number(raw[1]), start: Number(raw[2]) } : undefined;
   }
 
   #settle(line: Line, w: Waiter, err: Error): void {
@@ -352,13 +395,16 @@ export class QuotaGovernor {
       return `${c}:${this.opts.shares[c]}:${limit}:${field}:${ownLimit}:${isFairClass(c) ? 1 : 0}`;
     }).join(';');
     const k = this.#keys(country, day.key);
+    const id = `${this.#processId}:${++this.#reservations}`;
     const raw = await this.redis.eval(
       TAKE_PERMIT,
-      4,
+      6,
       k.tat,
       k.tags,
       k.day,
       k.waiting,
+      k.booked,
+      k.moved,
       this.opts.clock ? String(at) : '',
       String(interval),
       String(q.burst),
@@ -369,8 +415,10 @@ export class QuotaGovernor {
       [...mine].map(([c, r]) => `${c}=${r}`).join(','),
       table,
       String(this.#lateMs(interval)),
+      'ondemand' satisfies QuotaClass,
+      id,
     );
-    return parse(raw);
+    return parse(raw, id);
   }
 
   async #seed(country: Country, at = this.#now()): Promise<void> {

@@ -300,32 +300,37 @@ describe('classes share the pace (fair queuing between them)', () => {
   });
 
   it("gives a forced update in one process the next start, ahead of another process's backlog", async () => {
-    const a = governor(redisA, { perSecond: 10 });
-    const b = governor(redisB, { perSecond: 10 }, { fresh: false });
-    // Process A's backlog of refreshes, each start noted with whether a forced update was waiting when it came.
-    let asking = false;
-    const refreshes: { bookedAt: number; whileAsking: boolean }[] = [];
+    // Shares where one refresh start between two forced updates leaves the forced updates' tag
+    // behind V: each forced update then claims the next start, and only the pace holds it.
+    const a = governor(redisA, { perSecond: 10 }, { share: 0.5 });
+    const b = governor(redisB, { perSecond: 10 }, { share: 0.5, fresh: false });
+    // Process A's backlog of refreshes: their starts, on Redis's clock.
+    const refreshes: number[] = [];
     const until = performance.now() + 2_000;
     const backlog = Promise.all(
       Array.from({ length: 6 }, async () => {
-        while (performance.now() < until) {
-          const permit = await a.permit('JP', 'refresh');
-          refreshes.push({ bookedAt: permit.bookedAt, whileAsking: asking });
-        }
+        while (performance.now() < until) refreshes.push((await a.permit('JP', 'refresh')).bookedAt);
       }),
     );
+    const redisNow = async () => {
+      const [s, us] = await redisB.time();
+      return Number(s) * 1_000 + Number(us) / 1_000;
+    };
+    const forcedStarts: number[] = [];
     for (let i = 0; i < 5; i++) {
       await new Promise((r) => setTimeout(r, 150 + 50 * i));
-      asking = true;
+      const askedAt = await redisNow();
       const forced = await b.permit('JP', 'ondemand');
-      asking = false;
-      // Starts of the backlog that came while the forced update waited and before its own: at most
-      // the one already booked ahead when it asked (on Redis's clock, whatever this machine's load).
-      const overtook = refreshes.filter((r) => r.whileAsking && r.bookedAt < forced.bookedAt);
-      expect(overtook.length).toBeLessThanOrEqual(1);
-      for (const r of refreshes) r.whileAsking = false;
+      // No start of the backlog came between the ask and the forced update's start, not even one
+      // booked before it asked: the forced update took the next slot, at most one interval away.
+      expect(refreshes.filter((t) => t > askedAt && t < forced.bookedAt)).toEqual([]);
+      expect(forced.bookedAt - askedAt).toBeLessThanOrEqual(100 + 5);
+      forcedStarts.push(forced.bookedAt);
     }
     await backlog;
+    // The refreshes a forced update moved one slot on kept the pace: no two starts within 1/Q.
+    const all = [...refreshes, ...forcedStarts].sort((x, y) => x - y);
+    expect(Math.min(...all.slice(1).map((t, i) => t - all[i]!))).toBeGreaterThan(100 - 0.01);
   });
 
   it('keeps imports and crawls within their shares of the day', async () => {
