@@ -115,7 +115,7 @@ export const browseCrawlJob = defineJob({
     }
     await writeFoundItems(ctx.mongo, ctx.config, data.country, result.items, {
       now,
-      onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
+      onChanges: (changes, written) => ctx.deliveries.enqueueFor(changes, written).then(() => undefined),
     });
     const asins = [...new Set(result.items.map((i) => i.asin))];
     if (asins.length) {

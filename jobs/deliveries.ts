@@ -126,10 +126,11 @@ export class DeliveryQueue {
   /**
    * The alerts on the changed products (one query per country), grouped by endpoint: one job per
    * endpoint and change, listing every alert it fired there. A disabled endpoint gets none. The
-   * records come first, so an attempt always finds its record; a batch that fails after them is
-   * retried, and BullMQ adds each job id once.
+   * reads go at once; nothing is recorded or queued before `after` resolves (the changes' history
+   * points are written). The records come first, so an attempt always finds its record; a batch
+   * that fails after them is retried, and BullMQ adds each job id once.
    */
-  async enqueueFor(changes: readonly ProductChange[]): Promise<number> {
+  async enqueueFor(changes: readonly ProductChange[], after: Promise<void> = Promise.resolve()): Promise<number> {
     const byCountry = new Map<ProductChange['country'], ProductChange[]>();
     for (const c of changes) byCountry.set(c.country, [...(byCountry.get(c.country) ?? []), c]);
     const fired: { change: ProductChange; alert: Alert }[] = [];
@@ -166,8 +167,9 @@ export class DeliveryQueue {
       }),
     }));
     if (queued.length === 0) return 0;
-    const added = await this.alerts.records.recordQueued(queued);
     const weights = await this.weightsOf(queued.map((q) => q.userId.toHexString()));
+    await after;
+    const added = await this.alerts.records.recordQueued(queued);
     await this.queue.addBulk(await Promise.all(queued.map((q) => this.job(q.id, q.payload as DeliveryContent, weights))));
     // Housekeeping: a failure here must not fail the refresh batch that found the changes.
     await this.trim(added).catch((err: Error) => this.logger.warn({ err: { message: err.message } }, 'delivery records not trimmed'));

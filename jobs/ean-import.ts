@@ -229,7 +229,7 @@ export const eanResolveJob = defineJob({
     const result = await run.upstream.findByCode(data.ean, data.page);
     const found = result.items.map((i) => i.asin);
     await writeFoundItems(ctx.mongo, ctx.config, data.country, result.items, {
-      onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
+      onChanges: (changes, written) => ctx.deliveries.enqueueFor(changes, written).then(() => undefined),
     });
     if (found.length) await ctx.watches.watchFoundAsins(new Types.ObjectId(data.userId), found);
     const asins = [...new Set([...slot.asins, ...found])];

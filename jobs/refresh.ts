@@ -91,7 +91,7 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
   }
   const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes, {
     prior: await prior,
-    onChanges: (changes) => ctx.deliveries.enqueueFor(changes).then(() => undefined),
+    onChanges: (changes, written) => ctx.deliveries.enqueueFor(changes, written).then(() => undefined),
   });
   ctx.metrics.changesObserved.inc({ country: data.country, priority: mode === 'forced' ? 'forced' : mode.slice(1) }, written.moved);
   if (data.due !== undefined) {

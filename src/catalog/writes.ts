@@ -22,11 +22,12 @@ export interface WriteResult {
 export interface WriteOptions {
   readonly now?: Date;
   /**
-   * Called with the batch's changes after their points are written and before the products are:
-   * what it starts (alert deliveries) is keyed by the change, so when the product write fails and
-   * the batch runs again, it sees the same changes and starts nothing twice, and nothing is lost.
+   * Called with the batch's changes while their points are written, and awaited before the products
+   * are: it may read at once, but starts nothing (alert deliveries) until `pointsWritten` resolves.
+   * What it starts is keyed by the change, so when the product write fails and the batch runs again,
+   * it sees the same changes and starts nothing twice, and nothing is lost.
    */
-  readonly onChanges?: (changes: readonly ProductChange[]) => Promise<void>;
+  readonly onChanges?: (changes: readonly ProductChange[], pointsWritten: Promise<void>) => Promise<void>;
   /**
    * The products' state read before the upstream call (readPrior): a batch holds its products'
    * claim while the call is out, so nothing else refreshes them meanwhile. Products it does not
@@ -122,8 +123,9 @@ async function recordChanges(
     if (p) prior.set(a, p);
   }
   const changes = items.flatMap((item) => changeOf(country, item, prior.get(item.asin), opts.now) ?? []);
-  await appendHistory(conn, config.alerts.historyDays, changes);
-  if (changes.length > 0 && opts.onChanges) await opts.onChanges(changes);
+  const written = appendHistory(conn, config.alerts.historyDays, changes);
+  if (changes.length > 0 && opts.onChanges) await Promise.all([written, opts.onChanges(changes, written)]);
+  else await written;
   return { prior, changes };
 }
 

@@ -120,6 +120,40 @@ describe('one delivery per endpoint and change', () => {
   });
 });
 
+describe('a batch whose history points are still being written', () => {
+  it('reads its alerts meanwhile but records and queues nothing until the points are written, and nothing if they fail', async () => {
+    const a = await account('after-points@example.com');
+    const asin = 'B0DLVAFTER';
+    await createAlert(a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/after-points` });
+    const records = () => deliveryModel(t.ctx.mongo).countDocuments({ user_id: a.id });
+    // What the connection sends, by collection: the reads must go before the points are written.
+    const sent: string[] = [];
+    const client = t.ctx.mongo.getClient();
+    const onStarted = (e: { commandName: string; command: Record<string, unknown> }) =>
+      sent.push(`${e.commandName}:${String(e.command[e.commandName])}`);
+    client.on('commandStarted', onStarted);
+    try {
+      let written!: () => void;
+      const points = new Promise<void>((resolve) => (written = resolve));
+      const queued = t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 1 }, { rank: 2 })], points);
+      await until('the endpoints are read', async () => sent.includes('find:webhook_endpoints') || undefined);
+      // A round trip later, nothing is written to the deliveries' records.
+      expect(await records()).toBe(0);
+      expect(sent.filter((c) => /^(insert|update|delete):alert_deliveries$/.test(c))).toEqual([]);
+      written();
+      expect(await queued).toBe(1);
+      expect(await records()).toBe(1);
+      await rx.waitFor('/after-points', 1);
+
+      const failed = Promise.reject(new Error('history write failed'));
+      await expect(t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 2 }, { rank: 3 })], failed)).rejects.toThrow('history write failed');
+      expect(await records()).toBe(1);
+    } finally {
+      client.off('commandStarted', onStarted);
+    }
+  });
+});
+
 describe('replay', () => {
   it('sends an undelivered delivery again with the same webhook-id, after its job is gone', async () => {
     const a = await account('replay@example.com');
