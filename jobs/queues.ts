@@ -1,4 +1,4 @@
-import { Queue, type JobsOptions } from 'bullmq';
+import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
@@ -77,6 +77,16 @@ export class JobProducer {
     opts: Omit<JobsOptions, 'priority'> = {},
     account?: AccountRef,
   ): Promise<string> {
+    return (await this.addJob(name, data, opts, account)).id!;
+  }
+
+  /** `add`, answering BullMQ's job (what a caller that waits for it needs), not only its id. */
+  async addJob<N extends JobName>(
+    name: N,
+    data: JobInput<N>,
+    opts: Omit<JobsOptions, 'priority'> = {},
+    account?: AccountRef,
+  ): Promise<Job> {
     const kind = kindOf(name);
     let payload = parseJob(name, data);
     let priority = priorityOf(name, payload);
@@ -86,8 +96,7 @@ export class JobProducer {
       priority = t.priority;
       payload = parseJob(name, { ...payload, fair: { account: account.id, tag: t.tag, fresh: t.fresh } });
     }
-    const job = await queue.add(name, payload, optionsOf(name, opts, priority));
-    return job.id!;
+    return queue.add(name, payload, optionsOf(name, opts, priority));
   }
 
   /** Adds jobs of one kind and country in one round trip (the planner's batches). */

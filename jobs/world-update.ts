@@ -103,24 +103,32 @@ export class ForcedUpdates {
     // The job lives in Redis only. The products' claim moves to this update, so a planned batch
     // still queued with them skips them (one call per product, not two), and their next refresh moves
     // to a lease from now: if Redis loses the job, the planner refreshes them when the lease ends.
-    // Products nobody watches (next refresh null) stay off the schedule.
-    const products = productModel(ctx.mongo);
+    // Products nobody watches (next refresh null) stay off the schedule. The claim and the job are
+    // written at once; a product the job refreshed first (its last attempt is after this request
+    // came) keeps what the refresh wrote.
     const claim = `update-${randomUUID()}`;
-    await products.updateMany(
-      { country, asin: mongoose.trusted({ $in: asins }), next_refresh_at: mongoose.trusted({ $ne: null }) },
-      { $set: { next_refresh_at: new Date(Date.now() + ctx.config.workers.scheduler.leaseMs), plan_token: claim } },
+    const asked = new Date();
+    const claimed = productModel(ctx.mongo).updateMany(
+      {
+        country,
+        asin: mongoose.trusted({ $in: asins }),
+        next_refresh_at: mongoose.trusted({ $ne: null }),
+        last_attempt_at: mongoose.trusted({ $not: { $gte: asked } }),
+      },
+      { $set: { next_refresh_at: new Date(asked.getTime() + ctx.config.workers.scheduler.leaseMs), plan_token: claim } },
     );
     // The same ASINs asked again while their job is pending join it instead of spending another call.
     const dedupe = `update-${country}-${[...asins].sort().join(',')}`;
     // Each account's forced updates take their fair share of the country's queue, whatever another account has queued.
     const account = { id: userId.toHexString(), weight: await ctx.weights.of(userId.toHexString()) };
-    const jobId = await ctx.jobs.add('world.update', { country, asins, claim }, { deduplication: { id: dedupe } }, account);
-    const job = (await ctx.jobs.queue(country, 'ondemand').getJob(jobId)) as Job | undefined;
-    const waited = job ? await this.wait(job, events) : { kind: 'pending' as const };
+    const added = ctx.jobs.addJob('world.update', { country, asins, claim }, { deduplication: { id: dedupe } }, account);
+    const [job] = await Promise.all([added, claimed]);
+    const jobId = job.id!;
+    const waited = await this.wait(job, events);
     if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
     if (waited.kind === 'failed') throw new UpstreamFailedError(waited.reason);
     if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
-    const found = await products
+    const found = await productModel(ctx.mongo)
       .find({ country, asin: mongoose.trusted({ $in: asins }) })
       .select(PRODUCT_SHOWN_FIELDS)
       .lean();
