@@ -1,4 +1,4 @@
-import type { Redis } from '../db/redis.js';
+import { evalScript, type Redis } from '../db/redis.js';
 import { DailyUpdateLimitError } from '../errors/index.js';
 
 export type DailyTake = { ok: true; used: number } | { ok: false; used: number; limit: number };
@@ -46,7 +46,7 @@ export async function takeDaily(
   amount = 1,
 ): Promise<DailyTake> {
   if (limit === 0) return { ok: true, used: 0 };
-  const [ok, used] = (await redis.eval(TAKE_SCRIPT, 1, dailyKey(prefix, userId, counter, day), limit, COUNTER_TTL_S, amount)) as [
+  const [ok, used] = (await evalScript(redis, TAKE_SCRIPT, 1, dailyKey(prefix, userId, counter, day), limit, COUNTER_TTL_S, amount)) as [
     number,
     number,
   ];

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { withTimeout } from './mongo.js';
@@ -62,4 +63,22 @@ export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err.name === 'MaxRetriesPerRequestError') return true;
   return /Stream isn't writeable|Connection is closed|enableOfflineQueue|ECONNREFUSED/.test(err.message);
+}
+
+const shas = new Map<string, string>();
+
+/**
+ * Runs a Lua script by its SHA1 (EVALSHA), sending its text (EVAL) only when Redis does not have it
+ * yet: what ioredis's defineCommand does, without a name on the shared connection per script. The
+ * hot scripts (the governor's, once or twice a call) are several kB each.
+ */
+export async function evalScript(redis: Redis, lua: string, numKeys: number, ...args: (string | number)[]): Promise<unknown> {
+  let sha = shas.get(lua);
+  if (!sha) shas.set(lua, (sha = createHash('sha1').update(lua).digest('hex')));
+  try {
+    return await redis.evalsha(sha, numKeys, ...args);
+  } catch (err) {
+    if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
+    return redis.eval(lua, numKeys, ...args);
+  }
 }

@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import pLimit from 'p-limit';
-import type { Redis } from '../db/redis.js';
+import { evalScript, type Redis } from '../db/redis.js';
 
 /**
  * Start-time fair queuing (Goyal, Vin & Cheng, SIGCOMM 1996) between accounts, on open-source
@@ -86,7 +86,8 @@ export class FairTags {
    */
   async tag(lane: string, account: string, weight: number, queue: Queue): Promise<TaggedJob> {
     const cost = 1 / Math.max(1e-3, weight);
-    const [s, p, fresh] = (await this.redis.eval(
+    const [s, p, fresh] = (await evalScript(
+      this.redis,
       TAG,
       3,
       this.#key(lane, 'v'),
@@ -106,7 +107,7 @@ export class FairTags {
 
   /** A job of the lane started: V moves to its tag, so accounts that were idle start there. */
   async started(lane: string, tag: number): Promise<void> {
-    await this.redis.eval(STARTED, 1, this.#key(lane, 'v'), tag.toFixed(6));
+    await evalScript(this.redis, STARTED, 1, this.#key(lane, 'v'), tag.toFixed(6));
   }
 
   /**

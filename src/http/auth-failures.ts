@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express';
+import { evalScript } from '../db/redis.js';
 import type { AppContext } from '../context.js';
 import { ServiceUnavailableError, TooManyRequestsError, UnauthenticatedError } from '../errors/index.js';
 import { clientIpKey } from './rate-limit.js';
@@ -37,7 +38,7 @@ export function authFailureGuard(ctx: Pick<AppContext, 'config' | 'redis' | 'red
   const keyOf = (ip: string): string => `${ctx.redisPrefix}:authfail:${ip}`;
 
   const gate: RequestHandler = (req, _res, next) => {
-    (ctx.redis.eval(READ, 1, keyOf(clientIpKey(req))) as Promise<[number, number]>).then(
+    (evalScript(ctx.redis, READ, 1, keyOf(clientIpKey(req))) as Promise<[number, number]>).then(
       ([failures, leftMs]) =>
         next(failures < limit ? undefined : new TooManyRequestsError('Too Many Attempts.', Math.max(leftMs, 1_000) / 1_000)),
       (err: unknown) => {
@@ -48,7 +49,7 @@ export function authFailureGuard(ctx: Pick<AppContext, 'config' | 'redis' | 'red
     );
   };
   const failed = (req: Parameters<RequestHandler>[0]): void => {
-    (ctx.redis.eval(FAILED, 1, keyOf(clientIpKey(req)), WINDOW_MS) as Promise<unknown>).catch((err: unknown) =>
+    (evalScript(ctx.redis, FAILED, 1, keyOf(clientIpKey(req)), WINDOW_MS) as Promise<unknown>).catch((err: unknown) =>
       logger.warn({ err }, 'could not count a failed authentication'),
     );
   };

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { evalScript } from '../db/redis.js';
 import type { Redis } from 'ioredis';
 import type { Country } from '../catalog/identifiers.js';
 import type { Metrics } from '../metrics/registry.js';
@@ -333,7 +334,8 @@ export class QuotaGovernor {
 
   async #confirm(country: Country, reservation: string): Promise<{ delay: number; start: number } | undefined> {
     const k = this.#keys(country);
-    const raw = (await this.redis.eval(
+    const raw = (await evalScript(
+      this.redis,
       CONFIRM_START,
       2,
       k.booked,
@@ -396,7 +398,8 @@ export class QuotaGovernor {
     }).join(';');
     const k = this.#keys(country, day.key);
     const id = `${this.#processId}:${++this.#reservations}`;
-    const raw = await this.redis.eval(
+    const raw = await evalScript(
+      this.redis,
       TAKE_PERMIT,
       6,
       k.tat,
@@ -425,13 +428,14 @@ export class QuotaGovernor {
     const day = quotaDayOf(at, this.opts.dayTimeZone);
     const copy = await this.opts.usage.read(country, day.key);
     const pairs = ['total', String(copy.calls), 'od', String(copy.onDemand), 'im', String(copy.imports), 'cr', String(copy.crawls)];
-    await this.redis.eval(SEED_DAY, 1, this.#keys(country, day.key).day, String(DAY_TTL_MS), ...pairs);
+    await evalScript(this.redis, SEED_DAY, 1, this.#keys(country, day.key).day, String(DAY_TTL_MS), ...pairs);
   }
 
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
   async hold(country: Country, ms: number): Promise<void> {
     const q = this.#quota(country);
-    await this.redis.eval(
+    await evalScript(
+      this.redis,
       HOLD,
       1,
       this.#keys(country).tat,

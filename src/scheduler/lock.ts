@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { evalScript } from '../db/redis.js';
 import type { Redis } from 'ioredis';
 
 // Delete or extend the key only if it still holds our token: a lock that expired and was taken by
@@ -21,13 +22,13 @@ export async function withLock<T>(
   const ok = await redis.set(key, token, 'PX', ttlMs, 'NX');
   if (ok !== 'OK') return { ran: false };
   const renew = setInterval(
-    () => void redis.eval(RENEW, 1, key, token, String(ttlMs)).catch(() => undefined),
+    () => void evalScript(redis, RENEW, 1, key, token, String(ttlMs)).catch(() => undefined),
     Math.max(100, Math.floor(ttlMs / 3)),
   );
   try {
     return { ran: true, value: await fn() };
   } finally {
     clearInterval(renew);
-    await redis.eval(RELEASE, 1, key, token).catch(() => undefined);
+    await evalScript(redis, RELEASE, 1, key, token).catch(() => undefined);
   }
 }
