@@ -2,8 +2,9 @@
  * Planner cost: time and MongoDB documents examined per scheduler tick with
  * 10^4, 10^5 and 10^6 products in the catalogue and a fixed number due. The planner's queries read
  * the `plan_due` index, so the cost should follow the number due, not the catalogue's size; on a
- * real mongod `explain()` shows it. The CI stand-in has no `explain` and scans every collection, so
- * there only the query shape is meaningful, and the output says so.
+ * mongod's `explain()` shows it, and so does the CI stand-in's, which keeps real indexes, plans from
+ * them and counts the keys and documents it examined. Its times are not mongod's (one thread, in
+ * memory, in JavaScript), and the output says so: the counts are the figures to read there.
  */
 import { FairTags } from '../src/fairness/fair-tags.js';
 import { pathToFileURL } from 'node:url';
@@ -241,7 +242,7 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   }
   if (inf.mongoIsEmulator) {
     notes.push(
-      `the MongoDB under test is NOT a real mongod (${inf.mongoVersion}): it scans the whole collection for every query, so tick time grows with the catalogue here; only the query shape (filter, index order sort, limit) is meaningful. Run with MONGODB_URI on a real mongod for the cost figures`,
+      `the MongoDB under test is the stand-in (${inf.mongoVersion}), not mongod: it plans from the same indexes and its explain() counts what it examined, so the keys and documents examined are the figures to read; its times are those of one JavaScript thread. Run with MONGODB_URI on a real mongod for times`,
     );
   }
   return {

@@ -18,6 +18,7 @@ import {
   environmentOf,
   ownDatabase,
   ownRedis,
+  monitorClientCommands,
   redisCommandCount,
   runMain,
   uniqueName,
@@ -230,6 +231,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   const windows: ProcWindow[] = watched.map((w) => ({ ...w, before: sampleProc(w.pid), after: null }));
   const t0 = Date.now();
   const cmd0 = await redisCommandCount(redis);
+  const clientCommands = await monitorClientCommands(inf.redisUrl);
   const mongo0 = await mongoCommands(productMetrics);
   const samples: StatsSample[] = [await sampleStats(simUrl, metricsUrls)];
   const load = startUpdateLoad({ apiUrl, token, asins, countries });
@@ -240,6 +242,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   }
   const tEnd = Date.now();
   const cmd1 = await redisCommandCount(redis);
+  const sent = await clientCommands.stop();
   const mongo1 = await mongoCommands(productMetrics);
   const mongoByCommand = Object.fromEntries([...mongo1].map(([k, v]) => [k, v - (mongo0.get(k) ?? 0)]).filter(([, v]) => Number(v) > 0));
   const mongoTrips = Object.values(mongoByCommand).reduce((n: number, v) => n + Number(v), 0);
@@ -341,10 +344,17 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
     }),
     figure(
       'Redis commands per refreshed ASIN',
-      items ? (cmd1 - cmd0) / items : null,
+      items ? sent.total / items : null,
       'cmd/ASIN',
       { op: '<=', value: 3, source: 'issue' },
-      inf.redisSource === 'REDIS_URL' ? 'shared Redis: counts other clients too' : 'dedicated redis-server',
+      `what the product's processes send (MONITOR, scripts' own commands left out)${inf.redisSource === 'REDIS_URL' ? '; shared Redis: counts other clients too' : ''}: ${JSON.stringify(Object.fromEntries(Object.entries(sent.byCommand).slice(0, 8)))}`,
+    ),
+    figure(
+      "Redis commands run per refreshed ASIN, scripts' included",
+      items ? (cmd1 - cmd0) / items : null,
+      'cmd/ASIN',
+      null,
+      "INFO commandstats: every command a Lua script (BullMQ's, the governor's) runs counts",
     ),
     figure(
       'MongoDB round trips per refreshed ASIN',
@@ -363,7 +373,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   }
   if (inf.mongoIsEmulator) {
     notes.push(
-      `MongoDB is the wire-protocol stand-in (${inf.mongoVersion}): every query is a collection scan, so the product's MongoDB work costs far more than on mongod`,
+      `MongoDB is the wire-protocol stand-in (${inf.mongoVersion}): its plans use the same indexes as mongod's, but every command runs on one JavaScript thread, so a command's latency under this load (and the forced updates' with it) is several times mongod's`,
     );
   }
   const environment = environmentOf(inf);
@@ -392,6 +402,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
         steadyFromSecond: steadyFrom ? round((steadyFrom.t - t0) / 1000, 1) : null,
       },
       redisCommands: cmd1 - cmd0,
+      redisClientCommands: sent,
       mongoCommands: mongoByCommand,
       productsRefreshedInWindow: refreshed.filter((p) => p.last_attempt_at.getTime() <= tEnd).length,
       perSecond: samples.slice(1).map((s, i) => ({ t: round((s.t - t0) / 1000, 1), asins: s.asked - samples[i]!.asked })),
@@ -440,7 +451,11 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
       ),
     ],
     details: { latenciesMs: lat.map((l) => Math.round(l)) },
-    notes: inf.mongoIsEmulator ? ['MongoDB is the stand-in: each forced update writes and reads through collection scans'] : [],
+    notes: inf.mongoIsEmulator
+      ? [
+          "MongoDB is the stand-in: a forced update's MongoDB round trips (claim, read, history, write, answer) wait behind the refresh's commands on its one thread",
+        ]
+      : [],
   };
   return { refresh, update };
 }

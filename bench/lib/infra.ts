@@ -242,6 +242,33 @@ export async function ownRedis(inf: Infra, prefix: string): Promise<Redis> {
 }
 
 /** Commands Redis has run so far, from `INFO commandstats` (the INFO calls themselves left out). */
+/**
+ * Commands the clients send Redis (what each process pays a round trip or a pipeline slot for),
+ * counted with MONITOR from `start` to `stop`: Redis counts the commands a Lua script runs as
+ * commands too (INFO commandstats), and MONITOR tells them apart (their source is `lua`). The
+ * benchmark's own INFO and MONITOR are left out.
+ */
+export async function monitorClientCommands(
+  url: string,
+): Promise<{ stop(): Promise<{ total: number; byCommand: Record<string, number> }> }> {
+  const r = new Redis(url, { maxRetriesPerRequest: 1 });
+  const monitor = await r.monitor();
+  const byCommand = new Map<string, number>();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    const name = String(args[0] ?? '').toLowerCase();
+    if (source === 'lua' || name === 'info' || name === 'monitor') return;
+    byCommand.set(name, (byCommand.get(name) ?? 0) + 1);
+  });
+  return {
+    async stop() {
+      monitor.disconnect();
+      r.disconnect();
+      const sorted = [...byCommand].sort((a, b) => b[1] - a[1]);
+      return { total: sorted.reduce((n, [, c]) => n + c, 0), byCommand: Object.fromEntries(sorted) };
+    },
+  };
+}
+
 export async function redisCommandCount(r: Redis): Promise<number> {
   const info = await r.info('commandstats');
   let total = 0;
