@@ -27,6 +27,11 @@ export interface BenchOptions {
   readonly apiProducts: number;
   /** Limiter benchmark: the quotas Q (calls a second per country) it measures, one run each. */
   readonly rates: readonly number[];
+  /**
+   * A MongoDB log with slow-query lines (mongod's, or the stand-in's started with `--slowms`), for
+   * the refresh benchmark's count of commands that examined more than 1,000 keys or documents.
+   */
+  readonly mongoLog: string;
 }
 
 const SPEC = {
@@ -43,6 +48,7 @@ const SPEC = {
   connections: { env: 'BENCH_CONNECTIONS', def: '10' },
   'api-products': { env: 'BENCH_API_PRODUCTS', def: '10000' },
   rates: { env: 'BENCH_LIMITER_RATES', def: '1,10,20,50,120,300' },
+  'mongo-log': { env: 'BENCH_MONGO_LOG', def: '' },
 } as const;
 
 type Key = keyof typeof SPEC;
@@ -81,6 +87,7 @@ export function parseBenchArgs(argv: readonly string[] = process.argv.slice(2), 
     apiProducts: Math.round(num('api-products', get('api-products'), 10, 1_000_000)),
     // Same bounds as QUOTA_RPS (config/workers.ts), which takes decimals.
     rates: list('rates').map((r) => num('rates', r, 0.01, 10_000)),
+    mongoLog: get('mongo-log'),
   };
 }
 
