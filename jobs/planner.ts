@@ -99,11 +99,9 @@ async function keepCredit(ctx: JobContext, country: Country, credit: number, now
 
 /**
  * Calls a planning step takes at most: its commands (the due counts, the picks, the claim) then
- * touch at most this many batches of products, 200 documents, however large the pass's budget. A
- * small step keeps each claim short, so a forced update's commands never queue long behind it;
- * a step costs about five commands, 0.025 a product.
+ * touch at most this many batches of products, 1,000 documents, however large the pass's budget.
  */
-export const STEP_CALLS = 20;
+export const STEP_CALLS = 100;
 
 /**
  * One planning pass for one country. The budget is the credit accrued since the last pass at the

@@ -23,7 +23,7 @@ const FIELDS = { asin: 1, priority: 1, next_refresh_at: 1, last_attempt_at: 1, c
  */
 const WINDOW_PER_SLOT = 3;
 const WINDOW_MIN = 100;
-// Each window is one command of at most this many documents, whatever the caller asks for.
+// Each window is one command: at most a planning step's 1,000 documents.
 const WINDOW_MAX = 1_000;
 /**
  * Under adaptive scheduling, the share of priority 0's room that goes to the most overdue products
