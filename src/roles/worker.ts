@@ -43,6 +43,8 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
     const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
     ports.set(country, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
   }
+  // The first call of each country need not wait for its token.
+  shared.warm();
   const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisUrl, 'blocking', ctx.logger, 'worker'), closeRedis);
   const upstream = (country: Country): UpstreamPort => {
     const port = ports.get(country);

@@ -18,6 +18,8 @@ import { withTimeout } from '../db/mongo.js';
 export interface UpstreamShared {
   readonly dispatcher: Agent;
   tokenSource(credential: Credential, country: Country, timeoutMs: number, now?: () => number): TokenSource;
+  /** Fetches every credential's token ahead of the first call (a worker starting). */
+  warm(): void;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,9 @@ export function createUpstreamShared(): UpstreamShared {
       let s = sources.get(key);
       if (!s) sources.set(key, (s = new TokenSource({ credential, country, dispatcher, timeoutMs, now })));
       return s;
+    },
+    warm: () => {
+      for (const s of sources.values()) s.warm();
     },
     // Closing waits for requests in flight; what is still in flight once the workers have drained
     // belongs to jobs cut off at the deadline, which are retried, so it is not worth the wait.

@@ -1,6 +1,7 @@
 /**
- * OAuth2 client-credentials tokens for one Creators API credential: fetched on first use, cached,
- * renewed shortly before they expire, with one request in flight however many callers wait.
+ * OAuth2 client-credentials tokens for one Creators API credential: fetched on first use (or ahead
+ * of it, warm()), cached, renewed in the background shortly before they expire, with one request
+ * in flight however many callers wait. No call waits for a renewal while the old token is valid.
  */
 import type { Dispatcher } from 'undici';
 import type { Country } from '../../catalog/identifiers.js';
@@ -13,10 +14,13 @@ import { tokenErrorSchema, tokenResponseSchema } from './wire.js';
 const DEFAULT_TTL_S = 3600;
 /** Renew this long before expiry, as the official SDK does. */
 const RENEW_MARGIN_MS = 30_000;
+/** After a background renewal failed, the next waits this long (the old token is still valid). */
+const RENEW_RETRY_MS = 5_000;
 
 interface Cached {
   readonly token: string;
   readonly renewAt: number;
+  readonly expiresAt: number;
 }
 
 export interface TokenSourceOptions {
@@ -31,6 +35,8 @@ export interface TokenSourceOptions {
 export class TokenSource {
   #cached: Cached | undefined;
   #inflight: Promise<Cached> | undefined;
+  /** When a background renewal may be tried again after one failed. */
+  #renewAfter = 0;
   /** Token requests sent, for logs and tests. */
   requests = 0;
   readonly #now: () => number;
@@ -39,14 +45,31 @@ export class TokenSource {
     this.#now = opts.now ?? Date.now;
   }
 
-  /** A token believed valid now. */
+  /**
+   * A token believed valid now. Past its renewal time but before it expires, the cached token is
+   * answered at once while a renewal runs in the background: a call never waits for one.
+   */
   async get(): Promise<string> {
     const c = this.#cached;
-    if (c && this.#now() < c.renewAt) return c.token;
+    const now = this.#now();
+    if (c && now < c.renewAt) return c.token;
+    if (c && now < c.expiresAt) {
+      if (now >= this.#renewAfter) void this.#renew().catch(() => (this.#renewAfter = this.#now() + RENEW_RETRY_MS));
+      return c.token;
+    }
+    return (await this.#renew()).token;
+  }
+
+  /** Fetches a token now, in the background, so the first call does not wait for it. */
+  warm(): void {
+    if (!this.#cached) void this.#renew().catch(() => undefined);
+  }
+
+  #renew(): Promise<Cached> {
     this.#inflight ??= this.#fetch().finally(() => {
       this.#inflight = undefined;
     });
-    return (await this.#inflight).token;
+    return this.#inflight;
   }
 
   /**
@@ -90,7 +113,12 @@ export class TokenSource {
         throw new UpstreamUnavailableError(`token endpoint answered 200 without a usable token (${ok.error.issues[0]?.message})`, 200);
       const ttlMs = (ok.data.expires_in ?? DEFAULT_TTL_S) * 1000;
       // ...but never more than half the lifetime, so short-lived tokens are still used at all.
-      const cached = { token: ok.data.access_token, renewAt: started + ttlMs - Math.min(RENEW_MARGIN_MS, ttlMs / 2) };
+      const cached = {
+        token: ok.data.access_token,
+        renewAt: started + ttlMs - Math.min(RENEW_MARGIN_MS, ttlMs / 2),
+        expiresAt: started + ttlMs,
+      };
+      this.#renewAfter = 0;
       this.#cached = cached;
       return cached;
     }
