@@ -59,8 +59,8 @@ end
  * before another takes it (ms), 9 the class table in tie order
  * ('class:weight:limit of the day's total:own day field:own day limit:fair;…', own field '' when
  * none; fair '1' for a class queued fairly by account, whose callers' rank 0 means an account that had
- * nothing queued in it), 11 the class whose callers take booked starts (forced updates), 12 the id
- * a reservation of this ask would have.
+ * nothing queued in it), 11 the class whose callers take booked starts and book the next free
+ * slot however far it is (forced updates), 12 the id a reservation of this ask would have.
  * Returns one of:
  *   {'ok', class, delay ms, total, own count, start, booked}  a start `delay` ms from now for a
  *                                                    caller of `class`; booked '1' when the caller
@@ -205,6 +205,9 @@ if best == ARGV[11] then
     redis.call('PEXPIRE', KEYS[6], math.ceil(burst * interval + 60000))
   end
 end
+-- A forced update books the next free slot at once, however far it is (at most an interval away,
+-- as nobody else books further): from its first ask on, no other caller can take that slot.
+if best == ARGV[11] then ahead = math.max(ahead, interval) end
 if taken then
   start = taken
 elseif start - now > ahead then

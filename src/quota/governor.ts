@@ -72,6 +72,8 @@ export interface Permit {
    * timer fires, a millisecond or so either side.
    */
   readonly bookedAt: number;
+  /** When the governor granted it, on the same clock: what the caller waited from there is bookedAt − grantedAt. */
+  readonly grantedAt: number;
 }
 
 interface Waiter {
@@ -303,28 +305,28 @@ export class QuotaGovernor {
     }
     // The start is reserved: resolve when it comes, while the line goes on to the next waiter.
     if (answer.delay < 1) {
-      head.resolve({ bookedAt: answer.start });
+      head.resolve({ bookedAt: answer.start, grantedAt: answer.start - answer.delay });
       return;
     }
-    this.#sleepUntilStart(country, head, answer.delay, answer.start, answer.booked ? answer.id : undefined);
+    this.#sleepUntilStart(country, head, answer.delay, answer.start, answer.start - answer.delay, answer.booked ? answer.id : undefined);
   }
 
   /**
    * Resolves a granted caller's permit when its start comes. A booked start is confirmed first: a
    * forced update may have taken it and moved this caller one slot on.
    */
-  #sleepUntilStart(country: Country, head: Waiter, delay: number, start: number, reservation?: string): void {
+  #sleepUntilStart(country: Country, head: Waiter, delay: number, start: number, grantedAt: number, reservation?: string): void {
     const timer = setTimeout(() => {
       this.#granted.delete(timer);
       if (!reservation) {
-        head.resolve({ bookedAt: start });
+        head.resolve({ bookedAt: start, grantedAt });
         return;
       }
       this.#confirm(country, reservation).then(
         (moved) => {
           if (this.#closed) head.reject(new GovernorClosedError('the quota governor closed before the call could start'));
-          else if (moved) this.#sleepUntilStart(country, head, moved.delay, moved.start, reservation);
-          else head.resolve({ bookedAt: start });
+          else if (moved) this.#sleepUntilStart(country, head, moved.delay, moved.start, grantedAt, reservation);
+          else head.resolve({ bookedAt: start, grantedAt });
         },
         (err: Error) => head.reject(err),
       );

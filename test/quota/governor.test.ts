@@ -312,19 +312,14 @@ describe('classes share the pace (fair queuing between them)', () => {
         while (performance.now() < until) refreshes.push((await a.permit('JP', 'refresh')).bookedAt);
       }),
     );
-    const redisNow = async () => {
-      const [s, us] = await redisB.time();
-      return Number(s) * 1_000 + Number(us) / 1_000;
-    };
     const forcedStarts: number[] = [];
     for (let i = 0; i < 5; i++) {
       await new Promise((r) => setTimeout(r, 150 + 50 * i));
-      const askedAt = await redisNow();
       const forced = await b.permit('JP', 'ondemand');
-      // No start of the backlog came between the ask and the forced update's start, not even one
-      // booked before it asked: the forced update took the next slot, at most one interval away.
-      expect(refreshes.filter((t) => t > askedAt && t < forced.bookedAt)).toEqual([]);
-      expect(forced.bookedAt - askedAt).toBeLessThanOrEqual(100 + 5);
+      // No start of the backlog came between the grant and the forced update's start, not even one
+      // booked before it: the forced update took the next slot, at most one interval away.
+      expect(refreshes.filter((t) => t > forced.grantedAt && t < forced.bookedAt)).toEqual([]);
+      expect(forced.bookedAt - forced.grantedAt).toBeLessThanOrEqual(100 + 0.01);
       forcedStarts.push(forced.bookedAt);
     }
     await backlog;
