@@ -4,8 +4,9 @@
  * limits raised (they stay in the path, counting in Redis, as in production). Figures per endpoint:
  * requests a second, p99 latency, the api process's own CPU per request (from /proc), non-2xx.
  *
- * The issue sets no numbers for this one; the targets below are ours (marked so in the output), for
- * a 2-core machine with a real mongod, and are there to make a regression visible as a ratio.
+ * Targets: the issue's CPU per request (≤ 1 ms; the world search ≤ 2 ms with p99 ≤ 50 ms and
+ * ≥ 300 requests a second); throughput and p99 of the other endpoints are ours, there to make a
+ * regression visible as a ratio. `--api-products 100000` shows how each grows with the catalogue.
  */
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
@@ -18,7 +19,9 @@ import { runCliToEnd, sampleProc, spawnCli } from './lib/proc.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
 import { asinOf, insertChunks, productDoc, titleOf } from './lib/seed.js';
 
-const TARGETS = { rps: 200, p99Ms: 200, cpuMsPerRequest: 5 } as const;
+/** Ours unless `issue` says so. */
+const TARGETS = { rps: 200, p99Ms: 200, cpuMsPerRequest: 1 } as const;
+const SEARCH_TARGETS = { rps: 300, p99Ms: 50, cpuMsPerRequest: 2 } as const;
 const SEED = { users: 500, posts: 2_000 } as const;
 
 /** Runs the benchmark and removes everything it started and wrote, also when it fails. */
@@ -73,9 +76,9 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
   );
   const apiUrl = String((await api.waitForLog((l) => l.msg === 'api listening')).url);
   const auth = { Authorization: `Bearer ${token}` };
-  const endpoints: { name: string; path: string; headers: Record<string, string> }[] = [
+  const endpoints: { name: string; path: string; headers: Record<string, string>; targets?: typeof SEARCH_TARGETS }[] = [
     { name: 'world list', path: `/api/world?country=${countries[0]}`, headers: auth },
-    { name: 'world search', path: '/api/world?search=wireless', headers: auth },
+    { name: 'world search', path: '/api/world?search=wireless', headers: auth, targets: SEARCH_TARGETS },
     { name: 'single product', path: `/api/world/asin/${asinOf(7)}`, headers: auth },
     { name: 'directory users', path: '/api/user', headers: {} },
     { name: 'directory posts', path: '/api/post', headers: {} },
@@ -84,6 +87,7 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
   const figures: Figure[] = [];
   const details: Record<string, unknown> = {};
   for (const ep of endpoints) {
+    const t = ep.targets ?? TARGETS;
     // One request first: the route's first answer pays for lazy set-up and JIT warm-up.
     const warm = await fetch(apiUrl + ep.path, { headers: ep.headers });
     await warm.arrayBuffer();
@@ -100,9 +104,9 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
     const total = r.requests.total;
     const cpuMs = before && after && total ? ((after.cpuS - before.cpuS) * 1000) / total : null;
     figures.push(
-      figure(`${ep.name}: requests/s`, total / r.duration, 'req/s', { op: '>=', value: TARGETS.rps, source: 'ours' }),
-      figure(`${ep.name}: p99 latency`, r.latency.p99, 'ms', { op: '<=', value: TARGETS.p99Ms, source: 'ours' }),
-      figure(`${ep.name}: api CPU per request`, cpuMs, 'ms', { op: '<=', value: TARGETS.cpuMsPerRequest, source: 'ours' }),
+      figure(`${ep.name}: requests/s`, total / r.duration, 'req/s', { op: '>=', value: t.rps, source: ep.targets ? 'issue' : 'ours' }),
+      figure(`${ep.name}: p99 latency`, r.latency.p99, 'ms', { op: '<=', value: t.p99Ms, source: ep.targets ? 'issue' : 'ours' }),
+      figure(`${ep.name}: api CPU per request`, cpuMs, 'ms', { op: '<=', value: t.cpuMsPerRequest, source: 'issue' }),
       figure(`${ep.name}: non-2xx or failed`, r.non2xx + r.errors + r.timeouts, 'responses', { op: '==', value: 0, source: 'ours' }),
     );
     details[ep.name] = {

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.js';
-import type { UserDoc } from '../models/user.js';
+import type { AccountUser } from '../models/user.js';
 import { UnauthenticatedError } from '../errors/index.js';
 import { TOKEN_LENGTH } from '../users/token.js';
 
@@ -28,10 +28,10 @@ export function tokenOf(req: Request): string | undefined {
 
 // Keyed by the request and by its response, so that handlers (which have `res`) and rate-limit key
 // functions (which have `req`) both find the user; entries go with the objects.
-const users = new WeakMap<Request | Response, UserDoc>();
+const users = new WeakMap<Request | Response, AccountUser>();
 
 /** The authenticated user of a request that went through `authenticate`. */
-export function userOf(res: Response): UserDoc {
+export function userOf(res: Response): AccountUser {
   const user = users.get(res);
   if (!user) throw new UnauthenticatedError();
   return user;

@@ -1,4 +1,4 @@
-import { Schema, type Connection, type HydratedDocument, type Model } from 'mongoose';
+import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
 
 /**
  * An account: a public profile (served by the directory) and private parts that never leave the
@@ -59,6 +59,25 @@ userSchema.index({ token_hash: 1 }, { unique: true });
 userSchema.index({ created_at: -1, _id: -1 });
 // Directory search: one key's entries, already in the list's order (see src/search/keys.ts).
 userSchema.index({ search_keys: 1, created_at: -1, _id: -1 });
+
+/**
+ * What a request knows of its account: everything but the profile's message and the secrets. Read
+ * once per authenticated request, so it leaves out what could be large (a message is up to 100 kB,
+ * its HTML more) and is read as plain data, not a mongoose document.
+ */
+export const ACCOUNT_FIELDS = {
+  name: 1,
+  email: 1,
+  avatar: 1,
+  title: 1,
+  url: 1,
+  image: 1,
+  tags: 1,
+  share_weight: 1,
+  created_at: 1,
+  updated_at: 1,
+} as const;
+export type AccountUser = Pick<UserFields, keyof typeof ACCOUNT_FIELDS> & { _id: Types.ObjectId };
 
 export type UserModel = Model<UserFields>;
 export type UserDoc = HydratedDocument<UserFields>;

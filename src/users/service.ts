@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Connection, Types } from 'mongoose';
-import { userModel, type UserDoc } from '../models/user.js';
+import { ACCOUNT_FIELDS, userModel, type AccountUser, type UserDoc } from '../models/user.js';
 import { renderMarkdown } from '../content/markdown.js';
 import { userSearchKeys } from '../directory/search-fields.js';
 import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from './token.js';
@@ -61,9 +61,13 @@ export class UserService {
   }
 
   /** The account a token belongs to, or null. Over-long tokens are refused before any query. */
-  async findByToken(token: string): Promise<UserDoc | null> {
+  /** The account a token belongs to, as a request needs it (ACCOUNT_FIELDS). */
+  async findByToken(token: string): Promise<AccountUser | null> {
     if (token.length === 0 || token.length > TOKEN_LENGTH) return null;
-    return this.users.findOne({ token_hash: hashToken(token) });
+    return this.users
+      .findOne({ token_hash: hashToken(token) })
+      .select(ACCOUNT_FIELDS)
+      .lean<AccountUser>();
   }
 
   async findByEmail(email: string): Promise<UserDoc | null> {

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dateTimeTextSchema, formatDateTime } from '../../dates.js';
 import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
-import type { UserDoc } from '../../models/user.js';
+import type { AccountUser } from '../../models/user.js';
 
 const meSchema = z
   .object({
@@ -45,7 +45,7 @@ export const mePaths: ZodOpenApiPathsObject = {
   },
 };
 
-function presentMe(user: UserDoc, token: string, timeZone: string): Me {
+function presentMe(user: AccountUser, token: string, timeZone: string): Me {
   return {
     id: user._id.toHexString(),
     name: user.name,
