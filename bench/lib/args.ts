@@ -32,6 +32,8 @@ export interface BenchOptions {
    * the refresh benchmark's count of commands that examined more than 1,000 keys or documents.
    */
   readonly mongoLog: string;
+  /** API benchmark: only the endpoints whose names contain one of these words (a profile of one). */
+  readonly apiEndpoints: readonly string[];
 }
 
 const SPEC = {
@@ -49,6 +51,7 @@ const SPEC = {
   'api-products': { env: 'BENCH_API_PRODUCTS', def: '10000' },
   rates: { env: 'BENCH_LIMITER_RATES', def: '1,10,20,50,120,300' },
   'mongo-log': { env: 'BENCH_MONGO_LOG', def: '' },
+  'api-endpoints': { env: 'BENCH_API_ENDPOINTS', def: '' },
 } as const;
 
 type Key = keyof typeof SPEC;
@@ -88,6 +91,7 @@ export function parseBenchArgs(argv: readonly string[] = process.argv.slice(2), 
     // Same bounds as QUOTA_RPS (config/workers.ts), which takes decimals.
     rates: list('rates').map((r) => num('rates', r, 0.01, 10_000)),
     mongoLog: get('mongo-log'),
+    apiEndpoints: list('api-endpoints'),
   };
 }
 
