@@ -189,34 +189,32 @@ end
 redis.call('ZREMRANGEBYSCORE', KEYS[5], '-inf', now)
 local booked = '0'
 local nextTat = math.max(tat, start) + interval
-local taken = nil
 if best == ARGV[11] then
   local held = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
   if #held > 0 then
     -- Take the earliest reservation's start; every reservation moves to the next one's, the last
     -- to the free slot this ask would have had.
-    taken = tonumber(held[2])
+    local free = start
+    start = tonumber(held[2])
     for i = 1, #held, 2 do
-      local to = start
+      local to = free
       if i + 2 <= #held then to = tonumber(held[i + 3]) end
       redis.call('ZADD', KEYS[5], string.format('%.4f', to), held[i])
       redis.call('HSET', KEYS[6], held[i], string.format('%.4f', to))
     end
     redis.call('PEXPIRE', KEYS[6], math.ceil(burst * interval + 60000))
+  -- With none held, it books the next free slot at once when it is within an interval (nobody
+  -- books further ahead): from its first ask on, no other caller can take that slot.
+  elseif start - now > math.max(ahead, interval) then
+    return {'wait', tostring(start - now - math.max(ahead, interval)), 'rate'}
   end
-end
--- A forced update books the next free slot at once, however far it is (at most an interval away,
--- as nobody else books further): from its first ask on, no other caller can take that slot.
-if best == ARGV[11] then ahead = math.max(ahead, interval) end
-if taken then
-  start = taken
-elseif start - now > ahead then
-  return {'wait', tostring(start - now - ahead), 'rate'}
-end
-if not taken and start - now >= 1 and best ~= ARGV[11] then
-  redis.call('ZADD', KEYS[5], string.format('%.4f', start), ARGV[12])
-  redis.call('PEXPIRE', KEYS[5], math.ceil(burst * interval + 60000))
-  booked = '1'
+else
+  if start - now > ahead then return {'wait', tostring(start - now - ahead), 'rate'} end
+  if start - now >= 1 then
+    redis.call('ZADD', KEYS[5], string.format('%.4f', start), ARGV[12])
+    redis.call('PEXPIRE', KEYS[5], math.ceil(burst * interval + 60000))
+    booked = '1'
+  end
 end
 
 redis.call('SET', KEYS[1], string.format('%.4f', nextTat), 'PX', math.ceil(burst * interval + 60000))

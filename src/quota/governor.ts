@@ -59,7 +59,16 @@ export interface DayStatus {
 }
 
 type Answer =
-  | { kind: 'ok'; cls: QuotaClass; delay: number; total: number; own: number; start: number; booked: boolean; id: string }
+  | {
+      kind: 'ok';
+      cls: QuotaClass;
+      delay: number;
+      total: number;
+      own: number;
+      start: number;
+      /** The reservation the caller confirms before it calls (CONFIRM_START), when the start was booked. */
+      reservation?: string;
+    }
   | { kind: 'wait'; ms: number; why: 'rate' | 'share' | 'priority' }
   | { kind: 'day'; cls: QuotaClass; reason: DaySpentReason }
   | { kind: 'seed' };
@@ -109,8 +118,7 @@ function parse(raw: unknown, id: string): Answer {
         total: Number(a[3]),
         own: Number(a[4]),
         start: Number(a[5]),
-        booked: a[6] === '1',
-        id,
+        ...(a[6] === '1' ? { reservation: id } : {}),
       };
     case 'wait':
       return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
@@ -304,29 +312,27 @@ export class QuotaGovernor {
       }
     }
     // The start is reserved: resolve when it comes, while the line goes on to the next waiter.
-    if (answer.delay < 1) {
-      head.resolve({ bookedAt: answer.start, grantedAt: answer.start - answer.delay });
-      return;
-    }
-    this.#sleepUntilStart(country, head, answer.delay, answer.start, answer.start - answer.delay, answer.booked ? answer.id : undefined);
+    const permit = { bookedAt: answer.start, grantedAt: answer.start - answer.delay };
+    if (answer.delay < 1) head.resolve(permit);
+    else this.#sleepUntilStart(country, head, answer.delay, permit, answer.reservation);
   }
 
   /**
    * Resolves a granted caller's permit when its start comes. A booked start is confirmed first: a
    * forced update may have taken it and moved this caller one slot on.
    */
-  #sleepUntilStart(country: Country, head: Waiter, delay: number, start: number, grantedAt: number, reservation?: string): void {
+  #sleepUntilStart(country: Country, head: Waiter, delay: number, permit: Permit, reservation?: string): void {
     const timer = setTimeout(() => {
       this.#granted.delete(timer);
       if (!reservation) {
-        head.resolve({ bookedAt: start, grantedAt });
+        head.resolve(permit);
         return;
       }
       this.#confirm(country, reservation).then(
         (moved) => {
           if (this.#closed) head.reject(new GovernorClosedError('the quota governor closed before the call could start'));
-          else if (moved) this.#sleepUntilStart(country, head, moved.delay, moved.start, grantedAt, reservation);
-          else head.resolve({ bookedAt: start, grantedAt });
+          else if (moved) this.#sleepUntilStart(country, head, moved.delay, { ...permit, bookedAt: moved.start }, reservation);
+          else head.resolve(permit);
         },
         (err: Error) => head.reject(err),
       );
