@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseAppKey } from './app-key.js';
 import { problemLine, withoutSecretValues } from './secrets.js';
-import { bool, duration, int, mongoUri, timeZone, url } from './parsers.js';
+import { bool, duration, durationOrZero, int, mongoUri, timeZone, url } from './parsers.js';
 import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
 import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
@@ -86,8 +86,12 @@ export const envSchema = z
     REFRESH_MIN_INTERVAL: duration.default(300_000),
     /** Area C: requests a minute per client on the public directory; 0 turns the limit off. */
     DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
+    /** How long an api process keeps a directory page at most (a change to users or posts drops it at once); 0 keeps none. */
+    DIRECTORY_CACHE_TTL: durationOrZero.default(300_000),
+    /** How long an api process keeps the account of a token at most (a change to users drops it at once); 0 keeps none. */
+    ACCOUNT_CACHE_TTL: durationOrZero.default(60_000),
     /** How long a /api/world list's total is reused; 0 counts on every request. */
-    WORLD_TOTAL_TTL: duration.default(10_000),
+    WORLD_TOTAL_TTL: durationOrZero.default(10_000),
   })
   .extend(workersEnvSchema.shape)
   .extend(accountsEnvSchema.shape)
@@ -135,7 +139,9 @@ export interface Config {
   /** Quotas, workers, scheduler, forced update, Area B limits, Bull Board (config/workers.ts). */
   readonly workers: WorkersConfig;
   /** Area C: the public directory. */
-  readonly directory: { readonly rateLimitPerMinute: number };
+  readonly directory: { readonly rateLimitPerMinute: number; readonly cacheTtlMs: number };
+  /** Area B: how long an api process keeps the account of a token (ms; 0: read on every request). */
+  readonly accountCacheTtlMs: number;
   /** Area B: how long a world list's total is reused (ms; 0: counted on every request). */
   readonly world: { readonly totalTtlMs: number };
   /** Area B: per-account caps on watches, pending EAN imports and forced updates (config/accounts.ts). */
@@ -213,7 +219,8 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     // Set whenever problems is empty: parseUpstreamConfig returns a config exactly when it found none.
     upstream: upstream.config!,
     workers: workers.config!,
-    directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT }),
+    directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT, cacheTtlMs: env.DIRECTORY_CACHE_TTL }),
+    accountCacheTtlMs: env.ACCOUNT_CACHE_TTL,
     world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL }),
     accounts: buildAccountsConfig(env),
     alerts: buildAlertsConfig(env),

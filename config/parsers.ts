@@ -12,16 +12,18 @@ export const int = (min: number, max: number) =>
     .transform(Number)
     .pipe(z.number().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`));
 
-/** A duration such as `90s`, `15m`, `1h`, `1d` or plain milliseconds; in ms. */
-export const duration = z
+/** A duration such as `90s`, `15m`, `1h`, `1d` or plain milliseconds, `0` included; in ms. */
+export const durationOrZero = z
   .string()
   .regex(/^\d+(ms|s|m|h|d)?$/, 'must be a duration such as 500ms, 30s, 15m, 1h or 1d')
   .transform((v) => {
     const [, n, unit] = /^(\d+)(ms|s|m|h|d)?$/.exec(v)!;
     const scale = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(unit ?? 'ms') as 'ms'];
     return Number(n) * scale;
-  })
-  .pipe(z.number().min(1, 'must be longer than 0'));
+  });
+
+/** A duration such as `90s`, `15m`, `1h`, `1d` or plain milliseconds; in ms. */
+export const duration = durationOrZero.pipe(z.number().min(1, 'must be longer than 0'));
 
 export const bool = z.stringbool({ truthy: ['1', 'true', 'yes', 'on'], falsy: ['0', 'false', 'no', 'off'] });
 

@@ -28,6 +28,10 @@ import { dedupeAlertsForIndex } from './alerts/migrate.js';
 import { DeliveryQueue } from '../jobs/deliveries.js';
 import { FairTags } from './fairness/fair-tags.js';
 import { AccountWeights } from './accounts/weights.js';
+import { ChangeNotices } from './db/change-notices.js';
+import { onWrites } from './models/change-events.js';
+import { NoticedCache } from './db/noticed-cache.js';
+import type { AccountUser } from './models/user.js';
 
 /** Bull Board's login: the configured one, or on the embedded default one made for this run. */
 export interface BoardLogin {
@@ -54,6 +58,8 @@ export interface AppContext extends JobContext {
   /** The MongoDB copy of the day's upstream calls per country (the governor's count survives Redis through it). */
   readonly usage: DailyUsage;
   readonly board: BoardLogin | undefined;
+  /** Changes to collections whose answers api processes keep in memory, from every process. */
+  readonly notices: ChangeNotices;
   /** True when this process started MongoDB and Redis itself. */
   readonly embedded: boolean;
 }
@@ -160,6 +166,9 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       throw new EmbeddedUnavailableError(`Redis at ${redactUrlText(ep.redisUrl)} does not answer (${err.message}); check REDIS_URL`);
     });
     const redisPrefix = opts.redisPrefix ?? config.redis.prefix;
+    // Every process tells the others of its writes; only those that keep answers listen (NoticedCache).
+    const notices = resources.own('change notices', new ChangeNotices(redis, redisPrefix, logger), (n) => n.close());
+    onWrites(mongo, (topic) => notices.changed(topic));
     const fair = new FairTags(redis, redisPrefix);
     const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger, fair), (j) => j.close());
     const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
@@ -197,12 +206,23 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       resources,
       redisUrl: ep.redisUrl,
       appKey: ep.appKey,
-      users: new UserService(mongo, ep.appKey),
+      users: new UserService(
+        mongo,
+        ep.appKey,
+        // A token's account, kept until any change to users: a rotated token or a changed weight is
+        // seen at once in this process and as soon as the notice arrives in the others.
+        resources.own(
+          'account cache',
+          new NoticedCache<AccountUser>(notices, { topics: ['users'], ttlMs: config.accountCacheTtlMs, maxEntries: 10_000 }),
+          (c) => c.close(),
+        ),
+      ),
       imports: new EanImports(base),
       world: new WorldCatalog(mongo, config.world.totalTtlMs),
       forcedUpdates,
       usage,
       board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
+      notices,
       embedded: ep.embedded,
     };
   } catch (err) {

@@ -1,4 +1,5 @@
 import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
+import { emitChanges } from './change-events.js';
 
 /**
  * A recruitment post, owned by a user. The message is kept as its Markdown source and as the
@@ -39,6 +40,9 @@ export const postSchema = new Schema<PostFields>(
 );
 
 // The directory's order: newest first, _id breaking ties so that pages never repeat or skip.
+// The directory's pages and the accounts of requests are kept in api processes' memory until this tells.
+postSchema.plugin(emitChanges('posts'));
+
 postSchema.index({ created_at: -1, _id: -1 });
 // Directory search: one key's entries, already in the list's order (see src/search/keys.ts).
 postSchema.index({ search_keys: 1, created_at: -1, _id: -1 });

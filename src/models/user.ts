@@ -1,4 +1,5 @@
 import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
+import { emitChanges } from './change-events.js';
 
 /**
  * An account: a public profile (served by the directory) and private parts that never leave the
@@ -52,6 +53,9 @@ export const userSchema = new Schema<UserFields>(
     strict: 'throw',
   },
 );
+
+// The directory's pages and the accounts of requests are kept in api processes' memory until this tells.
+userSchema.plugin(emitChanges('users'));
 
 userSchema.index({ email: 1 }, { unique: true });
 userSchema.index({ token_hash: 1 }, { unique: true });

@@ -4,7 +4,8 @@ import { ACCOUNT_FIELDS, userModel, type AccountUser, type UserDoc } from '../mo
 import { renderMarkdown } from '../content/markdown.js';
 import { userSearchKeys } from '../directory/search-fields.js';
 import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from './token.js';
-import { isDuplicateKey } from '../db/mongo.js';
+import { isDuplicateKey, LIST_QUERY_MAX_MS } from '../db/mongo.js';
+import type { NoticedCache } from '../db/noticed-cache.js';
 import { DuplicateEmailError, UserNotFoundError } from '../errors/index.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
@@ -29,6 +30,8 @@ export class UserService {
   constructor(
     private readonly conn: Connection,
     private readonly appKey: Buffer,
+    /** Accounts by token hash, kept until a change to users (an api process's; none elsewhere). */
+    private readonly accounts?: NoticedCache<AccountUser>,
   ) {}
 
   private get users() {
@@ -60,14 +63,17 @@ export class UserService {
     }
   }
 
-  /** The account a token belongs to, or null. Over-long tokens are refused before any query. */
-  /** The account a token belongs to, as a request needs it (ACCOUNT_FIELDS). */
+  /**
+   * The account a token belongs to, as a request needs it (ACCOUNT_FIELDS), or null. Over-long
+   * tokens are refused before any query; unknown ones are never kept, so guessing fills no memory.
+   * A kept account is shared by requests: read it, never change it.
+   */
   async findByToken(token: string): Promise<AccountUser | null> {
     if (token.length === 0 || token.length > TOKEN_LENGTH) return null;
-    return this.users
-      .findOne({ token_hash: hashToken(token) })
-      .select(ACCOUNT_FIELDS)
-      .lean<AccountUser>();
+    const hash = hashToken(token);
+    const load = async () =>
+      (await this.users.findOne({ token_hash: hash }).select(ACCOUNT_FIELDS).maxTimeMS(LIST_QUERY_MAX_MS).lean<AccountUser>()) ?? undefined;
+    return (await (this.accounts ? this.accounts.get(hash, load) : load())) ?? null;
   }
 
   async findByEmail(email: string): Promise<UserDoc | null> {

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CommandStartedEvent } from 'mongodb';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
 let t: TestContext;
@@ -72,6 +73,37 @@ describe('Area B authentication', () => {
     expect(fresh).not.toBe(old);
     expect((await t.http.get('/api/me').set('Authorization', `Bearer ${old}`)).status).toBe(401);
     expect((await t.http.get('/api/me').set('Authorization', `Bearer ${fresh}`)).status).toBe(200);
+  });
+
+  it("reads a token's account once, keeps it while users are unchanged, and reads it again after any change", async () => {
+    const lookups: unknown[] = [];
+    const client = t.ctx.mongo.getClient();
+    const onStarted = (e: CommandStartedEvent) => {
+      const filter = (e.command as { filter?: Record<string, unknown> }).filter;
+      if (e.commandName === 'find' && filter && 'token_hash' in filter) lookups.push(filter);
+    };
+    client.on('commandStarted', onStarted);
+    try {
+      const { token: mine } = await t.ctx.users.create({ name: 'Kept', email: 'kept@example.com' });
+      const ask = () => t.http.get('/api/watch').set('Authorization', `Bearer ${mine}`).expect(200);
+      await ask();
+      await ask();
+      await ask();
+      expect(lookups).toHaveLength(1);
+      // Any write to users drops every kept account (a weight, a rotation, a new user).
+      await t.ctx.users.create({ name: 'Another', email: 'another@example.com' });
+      await ask();
+      expect(lookups).toHaveLength(2);
+      // Unknown tokens are never kept: each is looked up.
+      for (let i = 0; i < 3; i++)
+        await t.http
+          .get('/api/watch')
+          .set('Authorization', `Bearer ${'u'.repeat(60)}`)
+          .expect(401);
+      expect(lookups).toHaveLength(5);
+    } finally {
+      client.off('commandStarted', onStarted);
+    }
   });
 
   it('never writes a token to the log', async () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, type TestContext } from '../helpers/context.js';
+import { createTestContext, mongoUriFor, testEnv, type TestContext } from '../helpers/context.js';
+import { runCli } from '../helpers/cli.js';
+import { until } from '../helpers/until.js';
 import { PostService } from '../../src/posts/service.js';
 import { userModel } from '../../src/models/user.js';
 import { postModel } from '../../src/models/post.js';
@@ -356,5 +358,55 @@ describe('Area C CORS and methods', () => {
     expect(res.status).toBe(405);
     expect(res.headers.allow).toBe('GET, HEAD');
     expect(res.body.message).toMatch(/^The POST method is not supported for route api\/user\./);
+  });
+});
+
+describe('Area C kept pages', () => {
+  const mongoCommands = async (): Promise<number> => (await t.ctx.metrics.mongoCommands.get()).values.reduce((sum, v) => sum + v.value, 0);
+
+  it('sends a page again byte for byte without asking MongoDB, with its ETag, and a 304 for a match', async () => {
+    const first = await t.http.get('/api/user?limit=3').set('Host', HOST);
+    const before = await mongoCommands();
+    const again = await t.http.get('/api/user?limit=3').set('Host', HOST);
+    expect(await mongoCommands()).toBe(before);
+    expect(again.text).toBe(first.text);
+    expect(again.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(again.headers.etag).toBe(first.headers.etag);
+    expect(again.headers.etag).toMatch(/^W\/"/);
+    const conditional = await t.http.get('/api/user?limit=3').set('Host', HOST).set('If-None-Match', first.headers.etag!);
+    expect(conditional.status).toBe(304);
+    expect(conditional.text).toBe('');
+    // Another request (a link written otherwise) is a page of its own.
+    const other = await t.http.get('/api/user?limit=3&page=1').set('Host', HOST);
+    expect(JSON.parse(other.text).links.first).toBe(JSON.parse(first.text).links.first);
+  });
+
+  it('shows a write of this process at once, and of another process as soon as its notice arrives', async () => {
+    const listed = async (q: string) => ((await get(`/api/user?q=${q}`)).body.data ?? []).map((u) => u.name);
+    expect(await listed('Zelda')).toEqual([]);
+    await t.ctx.users.create({ name: 'Zelda Here', email: 'zelda@example.com' });
+    expect(await listed('Zelda')).toEqual(['Zelda Here']);
+
+    expect(await listed('Yorick')).toEqual([]);
+    const cli = await runCli(
+      ['users:create', '--name', 'Yorick There', '--email', 'yorick@example.com'],
+      testEnv({ MONGODB_URI: mongoUriFor(t.ctx.mongo.name), REDIS_PREFIX: t.ctx.redisPrefix }),
+    );
+    expect(cli.code, cli.stderr).toBe(0);
+    // Kept for DIRECTORY_CACHE_TTL (5 min) were nobody told: seen within seconds, it was told.
+    await until('the other process is seen', async () => (await listed('Yorick')).length === 1, 5_000, 50);
+  });
+
+  it('keeps nothing with DIRECTORY_CACHE_TTL=0', async () => {
+    const u = await createTestContext({ DIRECTORY_CACHE_TTL: '0' });
+    try {
+      await u.http.get('/api/post');
+      const count = async () => (await u.ctx.metrics.mongoCommands.get()).values.reduce((sum, v) => sum + v.value, 0);
+      const before = await count();
+      await u.http.get('/api/post');
+      expect(await count()).toBeGreaterThan(before);
+    } finally {
+      await u.close();
+    }
   });
 });

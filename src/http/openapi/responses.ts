@@ -20,6 +20,17 @@ const limitHeaders = z.object({
   'X-RateLimit-Remaining': z.string().meta({ description: 'Requests left in the window.' }),
 });
 
+const etagHeader = z.object({
+  ETag: z
+    .string()
+    .meta({ description: 'A weak entity tag of the body: send it in If-None-Match to be answered 304 while the answer is unchanged.' }),
+});
+
+/** A conditional GET whose If-None-Match names the answer it would get: headers, no body. */
+export const notModified = {
+  304: { id: 'NotModified', description: 'The answer is the one the ETag in If-None-Match names; no body is sent.' },
+} as const satisfies ZodOpenApiResponsesObject;
+
 const ERRORS = {
   400: { id: 'BadRequest', ...json('The request could not be read (malformed JSON, a broken path).', errorBodySchema) },
   401: { id: 'Unauthenticated', ...json('No API token, or an unknown or over-long one.', errorBodySchema) },
@@ -76,7 +87,7 @@ export function unreadable(...statuses: ErrorStatus[]): ZodOpenApiResponsesObjec
 
 /** A successful answer with the rate limiter's headers (every Area B and C answer carries them). */
 export function limited(description: string, schema: $ZodType): ZodOpenApiResponseObject {
-  return json(description, schema, limitHeaders.partial());
+  return json(description, schema, limitHeaders.extend(etagHeader.shape).partial());
 }
 
 /** Area B: the token as a Bearer header or as `api_token` in the query (or a POST body, see each body). */
