@@ -92,6 +92,8 @@ export const envSchema = z
     ACCOUNT_CACHE_TTL: durationOrZero.default(60_000),
     /** How long a /api/world list's total is reused; 0 counts on every request. */
     WORLD_TOTAL_TTL: durationOrZero.default(10_000),
+    /** How long an api process sends a /api/world or /api/world/new page it made again; 0 makes each afresh. */
+    WORLD_PAGE_TTL: durationOrZero.default(1_000),
   })
   .extend(workersEnvSchema.shape)
   .extend(accountsEnvSchema.shape)
@@ -143,7 +145,7 @@ export interface Config {
   /** Area B: how long an api process keeps the account of a token (ms; 0: read on every request). */
   readonly accountCacheTtlMs: number;
   /** Area B: how long a world list's total is reused (ms; 0: counted on every request). */
-  readonly world: { readonly totalTtlMs: number };
+  readonly world: { readonly totalTtlMs: number; readonly pageTtlMs: number };
   /** Area B: per-account caps on watches, pending EAN imports and forced updates (config/accounts.ts). */
   readonly accounts: AccountsConfig;
   /** Price history and alert webhooks (config/alerts.ts). */
@@ -221,7 +223,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     workers: workers.config!,
     directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT, cacheTtlMs: env.DIRECTORY_CACHE_TTL }),
     accountCacheTtlMs: env.ACCOUNT_CACHE_TTL,
-    world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL }),
+    world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL, pageTtlMs: env.WORLD_PAGE_TTL }),
     accounts: buildAccountsConfig(env),
     alerts: buildAlertsConfig(env),
   });

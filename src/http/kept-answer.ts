@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 
 /** A JSON answer made once and sent as it is: its bytes and their entity tag. */
 export interface KeptAnswer {
@@ -23,4 +24,36 @@ export function sendKept(res: Response, answer: KeptAnswer): void {
   res.set('Content-Type', 'application/json; charset=utf-8');
   if (answer.etag) res.set('ETag', answer.etag);
   res.send(answer.body);
+}
+
+/**
+ * Answers kept for a fixed short time, for lists that change all the time and are asked for more
+ * often still (the world lists, updated by every refresh): each distinct request is made at most
+ * once per `ttlMs` per process, and concurrent requests for one that is being made share it
+ * (lru-cache's fetch). What is sent is at most `ttlMs` old. `ttlMs` 0 makes every answer afresh.
+ */
+export class RecentAnswers {
+  readonly #lru: LRUCache<string, KeptAnswer, () => Promise<KeptAnswer>> | undefined;
+
+  constructor(ttlMs: number, opts: { readonly maxEntries?: number; readonly maxBytes?: number } = {}) {
+    this.#lru =
+      ttlMs > 0
+        ? new LRUCache<string, KeptAnswer, () => Promise<KeptAnswer>>({
+            max: opts.maxEntries ?? 1_000,
+            maxSize: opts.maxBytes ?? 32 * 1024 * 1024,
+            sizeCalculation: (a) => Math.max(1, a.body.length),
+            ttl: ttlMs,
+            fetchMethod: (_key, _stale, { context }) => context(),
+          })
+        : undefined;
+  }
+
+  async get(key: string, make: () => Promise<KeptAnswer>): Promise<KeptAnswer> {
+    if (!this.#lru) return make();
+    return (await this.#lru.fetch(key, { context: make })) ?? make();
+  }
+
+  clear(): void {
+    this.#lru?.clear();
+  }
 }

@@ -1,6 +1,7 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
+import { until } from '../helpers/until.js';
 import { productModel } from '../../src/models/product.js';
 import { searchKeys } from '../../src/search/keys.js';
 import { productRecordSchema } from '../../src/catalog/product.js';
@@ -41,7 +42,8 @@ async function seed(): Promise<void> {
 }
 
 beforeAll(async () => {
-  t = await createTestContext({ COUNTRIES: 'JP,US', APP_TIMEZONE: 'Asia/Tokyo' });
+  // Pages made afresh for every request: these tests read what they have just written.
+  t = await createTestContext({ COUNTRIES: 'JP,US', APP_TIMEZONE: 'Asia/Tokyo', WORLD_PAGE_TTL: '0' });
   const { token } = await t.ctx.users.create({ name: 'Reader', email: 'reader@example.com' });
   auth = { Authorization: `Bearer ${token}` };
   await seed();
@@ -219,6 +221,45 @@ describe('list totals', () => {
       expect(whole.body.meta).toMatchObject({ total: 16, to: 16, last_page: 1 });
     } finally {
       await products.deleteMany({ asin: mongoose.trusted({ $in: added }) });
+    }
+  });
+});
+
+describe('recent pages (WORLD_PAGE_TTL)', () => {
+  it('sends a page it made again, byte for byte, for every user until it is WORLD_PAGE_TTL old, then makes it afresh', async () => {
+    const kept = await createTestContext({ COUNTRIES: 'JP,US', WORLD_PAGE_TTL: '1s' });
+    try {
+      const a = { Authorization: `Bearer ${(await kept.ctx.users.create({ name: 'A', email: 'a@example.com' })).token}` };
+      const b = { Authorization: `Bearer ${(await kept.ctx.users.create({ name: 'B', email: 'b@example.com' })).token}` };
+      const products = productModel(kept.ctx.mongo);
+      const product = (asin: string) => {
+        const now = new Date();
+        return {
+          country: 'JP' as const,
+          asin,
+          title: asin,
+          status: 'ok' as const,
+          priority: 0 as const,
+          created_at: now,
+          updated_at: now,
+          next_refresh_at: now,
+        };
+      };
+      await products.create(product('B0RECENT01'));
+      // One Host, as behind a proxy: supertest would otherwise listen on a new port for each request.
+      const get = (h: Record<string, string>, url = '/api/world?country=JP') =>
+        kept.http.get(url).set(h).set('Host', 'w.example').expect(200);
+      const first = await get(a);
+      expect(first.body.data.map((p: { asin: string }) => p.asin)).toEqual(['B0RECENT01']);
+      await products.create(product('B0RECENT02'));
+      const again = await get(b);
+      expect(again.text).toBe(first.text);
+      expect(again.headers.etag).toBe(first.headers.etag);
+      // Another list, or another page of it, is made on its own.
+      expect((await get(a, '/api/world?country=JP&limit=1')).body.data.map((p: { asin: string }) => p.asin)).toEqual(['B0RECENT02']);
+      await until('the page is made afresh', async () => (await get(a)).body.data.length === 2, 5_000, 100);
+    } finally {
+      await kept.close();
     }
   });
 });

@@ -7,11 +7,12 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../config/env.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { productRecordSchema } from '../../catalog/product.js';
-import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
+import { AREA_B_SECURITY, errors, limited, notModified } from '../openapi/responses.js';
 import { asinSchema, eanSchema } from '../../catalog/identifiers.js';
 import { countriesParam, dateTimeParam, requiredCountryParam, searchParam, sinceParam } from '../../catalog/world-query.js';
 import { historyPointRecordSchema, presentPoint } from '../../catalog/history.js';
 import { presentProduct } from '../../catalog/present.js';
+import { keepJson, RecentAnswers, sendKept } from '../kept-answer.js';
 import type { ProductPage } from '../../catalog/world-catalog.js';
 
 /** Area B lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
@@ -48,7 +49,7 @@ export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodO
         operationId: 'listWorld',
         summary: 'Products the upstream has answered for, newest update first',
         requestParams: { query: input.list },
-        responses: { 200: limited('A page of product records.', productPageSchema), ...errors(401, 422, 429) },
+        responses: { 200: limited('A page of product records.', productPageSchema), ...notModified, ...errors(401, 422, 429) },
       },
     },
     '/api/world/new': {
@@ -57,7 +58,7 @@ export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodO
         operationId: 'listWorldNew',
         summary: 'Products created on or after a day, newest first',
         requestParams: { query: input.fresh },
-        responses: { 200: limited('A page of product records.', productPageSchema), ...errors(401, 422, 429) },
+        responses: { 200: limited('A page of product records.', productPageSchema), ...notModified, ...errors(401, 422, 429) },
       },
     },
     '/api/world/asin/{asin}': {
@@ -101,6 +102,7 @@ export function worldRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
   const input = worldInputs(ctx.config);
+  const LINK_PARAMS: Record<string, string[]> = { list: Object.keys(input.list.shape), new: Object.keys(input.fresh.shape) };
   const present = (req: Request, schema: z.ZodObject, q: { page: number; limit: number }, found: ProductPage) =>
     paginate({
       items: found.items.map((p) => presentProduct(p, tz)),
@@ -111,14 +113,28 @@ export function worldRoutes(ctx: AppContext): Router {
       query: keptQuery(req.query, Object.keys(schema.shape)),
     });
 
+  // The lists are the same for every user and are polled: a page is made at most once per
+  // WORLD_PAGE_TTL per api process (its items that old at most), and sent as kept bytes meanwhile.
+  const recent = new RecentAnswers(ctx.config.world.pageTtlMs);
+  const keyOf = (req: Request, list: string, q: object) =>
+    JSON.stringify([list, endpointUrl(req, ctx.config.http.appUrl), keptQuery(req.query, LINK_PARAMS[list]!), q]);
+
   router.get('/api/world', async (req, res) => {
     const q = validate(input.list, req.query);
-    res.json(present(req, input.list, q, await ctx.world.list({ countries: q.country, search: q.search, page: q.page, limit: q.limit })));
+    const made = () =>
+      ctx.world
+        .list({ countries: q.country, search: q.search, page: q.page, limit: q.limit })
+        .then((found) => keepJson(req, present(req, input.list, q, found)));
+    sendKept(res, await recent.get(keyOf(req, 'list', q), made));
   });
 
   router.get('/api/world/new', async (req, res) => {
     const q = validate(input.fresh, req.query);
-    res.json(present(req, input.fresh, q, await ctx.world.created({ countries: q.country, since: q.since, page: q.page, limit: q.limit })));
+    const made = () =>
+      ctx.world
+        .created({ countries: q.country, since: q.since, page: q.page, limit: q.limit })
+        .then((found) => keepJson(req, present(req, input.fresh, q, found)));
+    sendKept(res, await recent.get(keyOf(req, 'new', q), made));
   });
 
   router.get('/api/world/asin/:asin', async (req, res) => {
