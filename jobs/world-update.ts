@@ -10,7 +10,7 @@ import { TooManyRequestsError, UpstreamFailedError, DayQuotaSpentError } from '.
 import { productModel } from '../src/models/product.js';
 import { asinBatchSchema } from '../src/upstream/port.js';
 import { defineJob, type JobContext } from './kind.js';
-import { queueName } from './queues.js';
+import { queueName } from './queue-names.js';
 import { refreshBatch } from './refresh.js';
 import { FORCED_RETRY } from '../config/retry.js';
 import { fairSchema } from '../src/fairness/fair-classes.js';

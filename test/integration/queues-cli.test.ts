@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { cliDatabase, uniqueName } from '../helpers/context.js';
-import { queueName } from '../../jobs/queues.js';
+import { queueName } from '../../jobs/queue-names.js';
 
 const db = cliDatabase('sw_qcli');
 const prefix = uniqueName('swq');

@@ -3,7 +3,7 @@ import { UsageError } from '../usage.js';
 import { withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
 import { countDue } from '../../scheduler/claims.js';
-import { JOB_STATES, QUEUE_CLASSES } from '../../../jobs/queues.js';
+import { JOB_STATES, QUEUE_CLASSES } from '../../../jobs/queue-names.js';
 
 /**
  * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether

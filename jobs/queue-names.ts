@@ -1,0 +1,17 @@
+import type { Country } from '../src/catalog/identifiers.js';
+import { QUOTA_CLASSES, type QuotaClass } from '../src/quota/classes.js';
+
+/**
+ * A country's queue of each class (no `:` in BullMQ names): `update-JP` for forced updates,
+ * `import-JP`, `refresh-JP`, `crawl-JP`. Each class has its own, so the planner counts only the
+ * refreshes it booked, and one class's backlog never holds another's workers.
+ */
+export function queueName(country: Country, cls: QuotaClass = 'refresh'): string {
+  return `${cls === 'ondemand' ? 'update' : cls}-${country}`;
+}
+
+/** Every queue of a country, one per class. */
+export const QUEUE_CLASSES = QUOTA_CLASSES;
+
+/** The job states an operator counts (metrics, `queues:status`): pending, running and finished. */
+export const JOB_STATES = ['wait', 'prioritized', 'active', 'delayed', 'failed', 'completed'] as const;
