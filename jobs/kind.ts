@@ -18,7 +18,7 @@ import type { AccountWeights } from '../src/accounts/weights.js';
 
 /**
  * What jobs, their producers and the planner use of the application's context. The context is
- * built once at start-up (src/context.ts) and is this and more; nothing builds a second one.
+ * built once at start-up (src/app/context.ts) and is this and more; nothing builds a second one.
  */
 export interface JobContext {
   readonly config: Config;

@@ -16,11 +16,11 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
  */
 function entry(): string[] {
   if (process.env.BENCH_CLI === 'dist') {
-    const js = `${ROOT}dist/src/cli/main.js`;
-    if (!existsSync(js)) throw new Error('BENCH_CLI=dist but dist/src/cli/main.js is missing: run `npm run build` first');
+    const js = `${ROOT}dist/src/app/cli/main.js`;
+    if (!existsSync(js)) throw new Error('BENCH_CLI=dist but dist/src/app/cli/main.js is missing: run `npm run build` first');
     return [js];
   }
-  return ['--import', 'tsx', `${ROOT}src/cli/main.ts`];
+  return ['--import', 'tsx', `${ROOT}src/app/cli/main.ts`];
 }
 
 export type LogLine = Record<string, unknown>;

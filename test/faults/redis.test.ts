@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
-import { startSchedulerRole } from '../../src/roles/scheduler.js';
+import { startSchedulerRole } from '../../src/app/roles/scheduler.js';
 import { asins, startPrivateRedis, until, type PrivateRedis } from './helpers.js';
 
 /**

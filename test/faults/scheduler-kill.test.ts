@@ -6,7 +6,7 @@ import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { planCountry, STEP_CALLS } from '../../jobs/planner.js';
 import { productModel } from '../../src/models/product.js';
 import { until } from './helpers.js';
-import { startWorkerRole } from '../../src/roles/worker.js';
+import { startWorkerRole } from '../../src/app/roles/worker.js';
 
 /**
  * Injects: SIGKILL to a scheduler process in the middle of a planning pass, right after its first

@@ -6,7 +6,7 @@ import { testEnv, mongoUriFor } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
 import { queueName } from '../../jobs/queue-names.js';
-import { startWorkerRole } from '../../src/roles/worker.js';
+import { startWorkerRole } from '../../src/app/roles/worker.js';
 import { asins, until } from './helpers.js';
 
 /**

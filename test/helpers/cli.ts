@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const ENTRY = 'src/cli/main.ts';
+const ENTRY = 'src/app/cli/main.ts';
 
 export interface CliResult {
   readonly code: number | null;

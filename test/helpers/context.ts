@@ -5,11 +5,11 @@ import mongoose from 'mongoose';
 import supertest from 'supertest';
 import { loadConfig, type Config } from '../../config/env.js';
 import { generateAppKey } from '../../config/app-key.js';
-import { buildContext, type AppContext } from '../../src/context.js';
+import { buildContext, type AppContext } from '../../src/app/context.js';
 import { createLogger } from '../../src/logger.js';
-import { buildApp } from '../../src/http/app.js';
-import { areaRoutes } from '../../src/http/areas.js';
-import { buildOpenApiDocument } from '../../src/http/openapi/document.js';
+import { buildApp } from '../../src/app/http/app.js';
+import { areaRoutes } from '../../src/app/http/areas.js';
+import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 import { checkingAnswers, OpenApiChecker } from './openapi-check.js';
 
 export const TEST_APP_KEY = generateAppKey();

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { OpenApiDocument } from '../../src/http/openapi/document.js';
+import type { OpenApiDocument } from '../../src/app/http/openapi/document.js';
 
 /**
  * Checks real answers against the OpenAPI document: every answer a test context's app gives

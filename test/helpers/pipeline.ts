@@ -3,11 +3,11 @@ import type { Connection } from 'mongoose';
 import type { Country } from '../../src/catalog/identifiers.js';
 import { productModel } from '../../src/models/product.js';
 import { createTestContext, type TestContext } from './context.js';
-import { runSimulator } from '../../src/roles/simulator.js';
-import { startWorkerRole } from '../../src/roles/worker.js';
+import { runSimulator } from '../../src/app/roles/simulator.js';
+import { startWorkerRole } from '../../src/app/roles/worker.js';
 import type { RunningSimulator, SimulatorOptions } from '../../src/simulator/server.js';
 import type { RunningWorkers } from '../../workers/runner.js';
-import type { AppContext } from '../../src/context.js';
+import type { AppContext } from '../../src/app/context.js';
 import { until } from './until.js';
 
 export interface Pipeline extends TestContext {

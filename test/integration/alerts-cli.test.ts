@@ -15,7 +15,7 @@ describe('alerts:list --email', () => {
     // Made through the service the route uses, on the same database, as an operator's user would.
     const { loadConfig } = await import('../../config/env.js');
     const { createLogger } = await import('../../src/logger.js');
-    const { buildContext } = await import('../../src/context.js');
+    const { buildContext } = await import('../../src/app/context.js');
     const config = loadConfig({ ...env, LOG_LEVEL: 'silent' });
     const ctx = await buildContext(config, createLogger(config), { embedded: 'attach', ensureIndexes: true, defaultMetrics: false });
     let secrets: string[];

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import supertest from 'supertest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
-import { buildApp } from '../../src/http/app.js';
-import { areaRoutes } from '../../src/http/areas.js';
-import type { AppContext } from '../../src/context.js';
+import { buildApp } from '../../src/app/http/app.js';
+import { areaRoutes } from '../../src/app/http/areas.js';
+import type { AppContext } from '../../src/app/context.js';
 
 const LIMIT = 3;
 let t: TestContext;

@@ -6,8 +6,8 @@ import { PostService } from '../../src/posts/service.js';
 import { userModel } from '../../src/models/user.js';
 import { postModel } from '../../src/models/post.js';
 import { formatDateTime } from '../../src/dates.js';
-import { buildApp } from '../../src/http/app.js';
-import { areaRoutes } from '../../src/http/areas.js';
+import { buildApp } from '../../src/app/http/app.js';
+import { areaRoutes } from '../../src/app/http/areas.js';
 import supertest from 'supertest';
 
 let t: TestContext;

@@ -3,7 +3,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { connect } from 'node:net';
 import { VERSION } from '../../src/version.js';
 import { listen } from '../../src/lifecycle/http-server.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app/http/app.js';
 
 let t: TestContext;
 beforeAll(async () => {

@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import supertest from 'supertest';
 import { loadConfig } from '../../config/env.js';
-import { buildContext, type AppContext } from '../../src/context.js';
+import { buildContext, type AppContext } from '../../src/app/context.js';
 import { createLogger } from '../../src/logger.js';
-import { buildApp } from '../../src/http/app.js';
+import { buildApp } from '../../src/app/http/app.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/embedded/redis-server.js';
 import { LogCapture, testEnv, uniqueName } from '../helpers/context.js';
 

@@ -5,10 +5,10 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { chromium } from 'playwright-core';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCli } from '../helpers/cli.js';
-import { buildApp } from '../../src/http/app.js';
-import { areaRoutes } from '../../src/http/areas.js';
+import { buildApp } from '../../src/app/http/app.js';
+import { areaRoutes } from '../../src/app/http/areas.js';
 import { listen, type RunningServer } from '../../src/lifecycle/http-server.js';
-import { buildOpenApiDocument } from '../../src/http/openapi/document.js';
+import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 import { OpenApiChecker } from '../helpers/openapi-check.js';
 
 interface RouteLayer {

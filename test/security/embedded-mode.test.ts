@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/env.js';
-import { buildContext } from '../../src/context.js';
+import { buildContext } from '../../src/app/context.js';
 import { createLogger } from '../../src/logger.js';
 import { startEmbeddedRedis, type EmbeddedRedis } from '../../src/embedded/redis-server.js';
 import { writeEmbeddedState } from '../../src/embedded/state-file.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
-import { startApi } from '../../src/roles/api.js';
+import { startApi } from '../../src/app/roles/api.js';
 import { UpstreamFailedError } from '../../src/errors/index.js';
 
 /**

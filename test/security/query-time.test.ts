@@ -10,7 +10,7 @@ import { WorldCatalog } from '../../src/catalog/world-catalog.js';
 import { userModel } from '../../src/models/user.js';
 import { productModel } from '../../src/models/product.js';
 import { searchFilter } from '../../src/search/keys.js';
-import { errorHandler } from '../../src/http/error-handler.js';
+import { errorHandler } from '../../src/app/http/error-handler.js';
 import { createLogger } from '../../src/logger.js';
 import { LogCapture, uniqueName } from '../helpers/context.js';
 

@@ -2,13 +2,13 @@ import { Writable } from 'node:stream';
 import express from 'express';
 import supertest from 'supertest';
 import { describe, expect, it } from 'vitest';
-import { errorHandler } from '../../src/http/error-handler.js';
+import { errorHandler } from '../../src/app/http/error-handler.js';
 import { createLogger } from '../../src/logger.js';
 
 const silent = createLogger({ log: { level: 'silent', pretty: false } }, new Writable({ write: (_c, _e, done) => done() }));
 
 /**
- * The error handler on its own, without the path guard in front of it (src/http/path-guard.ts): a
+ * The error handler on its own, without the path guard in front of it (src/app/http/path-guard.ts): a
  * route parameter that does not decode, or any other decoding of client text that fails, is a 400
  * in the error shape, never a 500.
  */

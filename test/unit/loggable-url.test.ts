@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loggableUrl } from '../../src/http/loggable-url.js';
+import { loggableUrl } from '../../src/app/http/loggable-url.js';
 
 describe('loggableUrl', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { paginate, parsePageQuery } from '../../src/http/paginate.js';
+import { paginate, parsePageQuery } from '../../src/app/http/paginate.js';
 import { ValidationError } from '../../src/errors/index.js';
 
 const P = 'http://host/api/items';

@@ -9,7 +9,7 @@ import { eanImportModel } from '../../src/models/ean-import.js';
 import { queueName } from '../../jobs/queue-names.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { mongoUriFor, testEnv } from '../helpers/context.js';
-import { startWorkerRole } from '../../src/roles/worker.js';
+import { startWorkerRole } from '../../src/app/roles/worker.js';
 
 let p: Pipeline;
 beforeAll(async () => {

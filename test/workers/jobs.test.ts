@@ -274,8 +274,8 @@ describe('a fatal upstream error', () => {
 /** A second app on the same database and prefix, with a forced-update wait of 300 ms. */
 async function startShortWaitApp() {
   const { loadConfig } = await import('../../config/env.js');
-  const { buildApp } = await import('../../src/http/app.js');
-  const { areaRoutes } = await import('../../src/http/areas.js');
+  const { buildApp } = await import('../../src/app/http/app.js');
+  const { areaRoutes } = await import('../../src/app/http/areas.js');
   const { Resources } = await import('../../src/lifecycle/resources.js');
   const supertest = (await import('supertest')).default;
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));

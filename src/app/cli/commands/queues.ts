@@ -1,0 +1,92 @@
+import { COUNTRY_CODES, type Country } from '../../../catalog/identifiers.js';
+import { UsageError } from '../usage.js';
+import { withAdminContext } from '../runtime.js';
+import type { Command } from './types.js';
+import { countDue } from '../../../scheduler/claims.js';
+import { JOB_STATES, QUEUE_CLASSES } from '../../../../jobs/queue-names.js';
+
+/**
+ * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether
+ * its queues are paused (a fatal upstream error does that), their jobs by state, the backlog waiting
+ * in MongoDB, and the quota governor's day: permits granted, calls left, the on-demand share used
+ * and the mean wait for a permit. One JSON line.
+ */
+export const queuesStatusCommand: Command = {
+  name: 'queues:status',
+  options: {},
+  required: [],
+  async run(_flags, env) {
+    return withAdminContext(env, async (ctx) => {
+      const now = new Date();
+      const countries = await Promise.all(
+        ctx.config.countries.map(async (country) => {
+          const [queues, due, day] = await Promise.all([
+            Promise.all(
+              QUEUE_CLASSES.map(async (cls) => {
+                const queue = ctx.jobs.queue(country, cls);
+                const [paused, jobs] = await Promise.all([queue.isPaused(), queue.getJobCounts(...JOB_STATES)]);
+                return [cls, { name: queue.name, paused, jobs }] as const;
+              }),
+            ),
+            countDue(ctx.mongo, country, now),
+            ctx.quota.day(country, now.getTime()),
+          ]);
+          const quota = ctx.config.workers.quota[country];
+          const byClass = Object.fromEntries(queues);
+          return [
+            country,
+            {
+              paused: queues.some(([, q]) => q.paused),
+              jobs: byClass.refresh!.jobs,
+              updates: byClass.ondemand!.jobs,
+              imports: byClass.import!.jobs,
+              crawls: byClass.crawl!.jobs,
+              due,
+              quota: {
+                perSecond: quota.perSecond,
+                burst: quota.burst,
+                perDay: quota.perDay,
+                day: day.day.key,
+                usedToday: day.used,
+                permitsToday: day.used,
+                callsLeftToday: Math.max(0, day.limit - day.used),
+                onDemandUsedToday: day.onDemandUsed,
+                onDemandShareUsed: day.onDemandLimit > 0 ? day.onDemandUsed / day.onDemandLimit : 0,
+                importsToday: day.classes.import.used,
+                importShareUsed: day.classes.import.limit > 0 ? day.classes.import.used / day.classes.import.limit : 0,
+                crawlsToday: day.classes.crawl.used,
+                crawlShareUsed: day.classes.crawl.limit > 0 ? day.classes.crawl.used / day.classes.crawl.limit : 0,
+                meanPermitWaitMs: Math.round(day.meanWaitMs),
+                spent: day.spent,
+              },
+            },
+          ] as const;
+        }),
+      );
+      process.stdout.write(JSON.stringify({ countries: Object.fromEntries(countries) }) + '\n');
+      return 0;
+    });
+  },
+};
+
+/**
+ * A credential or eligibility failure pauses a country's queue (a crash loop would only burn the
+ * account's standing). Once the operator has fixed the cause, this resumes it.
+ */
+export const queuesResumeCommand: Command = {
+  name: 'queues:resume',
+  options: { country: { type: 'string' } },
+  required: ['country'],
+  async run(flags, env) {
+    const country = String(flags.country).toUpperCase();
+    if (!(COUNTRY_CODES as readonly string[]).includes(country))
+      throw new UsageError(`--country must be one of ${COUNTRY_CODES.join(', ')}`);
+    return withAdminContext(env, async (ctx) => {
+      const queues = QUEUE_CLASSES.map((cls) => ctx.jobs.queue(country as Country, cls));
+      const wasPaused = (await Promise.all(queues.map((q) => q.isPaused()))).some(Boolean);
+      await Promise.all(queues.map((q) => q.resume()));
+      process.stdout.write(JSON.stringify({ country, resumed: wasPaused }) + '\n');
+      return 0;
+    });
+  },
+};

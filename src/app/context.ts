@@ -1,0 +1,238 @@
+import { randomBytes } from 'node:crypto';
+import type { Config } from '../../config/env.js';
+import { generateAppKey, parseAppKey } from '../../config/app-key.js';
+import { redactUrlText } from '../../config/secrets.js';
+import type { Logger } from '../logger.js';
+import { Resources } from '../lifecycle/resources.js';
+import { connectMongo, countCommands } from '../db/mongo.js';
+import { closeRedis, createRedis, redisReady } from '../db/redis.js';
+import { startEmbeddedMongo } from '../embedded/mongo-server.js';
+import { startEmbeddedRedis } from '../embedded/redis-server.js';
+import { readEmbeddedState, removeEmbeddedState, writeEmbeddedState } from '../embedded/state-file.js';
+import { assertEmbeddedAllowed } from '../embedded/guard.js';
+import { EmbeddedUnavailableError } from '../errors/index.js';
+import { UserService } from '../users/service.js';
+import { registerModels } from '../models/index.js';
+import { JobProducer } from '../../jobs/queues.js';
+import type { JobContext } from '../../jobs/kind.js';
+import { EanImports } from '../../jobs/ean-import.js';
+import { ForcedUpdates } from '../../jobs/world-update.js';
+import { Metrics } from '../metrics/registry.js';
+import { DailyUsage } from '../quota/daily-usage.js';
+import { QuotaGovernor } from '../quota/governor.js';
+import { WatchService } from '../watch/service.js';
+import { nudgePlanner } from '../scheduler/nudge.js';
+import { WorldCatalog } from '../catalog/world-catalog.js';
+import { AlertService } from '../alerts/service.js';
+import { dedupeAlertsForIndex } from '../alerts/migrate.js';
+import { DeliveryQueue } from '../../jobs/deliveries.js';
+import { FairTags } from '../fairness/fair-tags.js';
+import { AccountWeights } from '../accounts/weights.js';
+import { ChangeNotices } from '../db/change-notices.js';
+import { onWrites } from '../models/change-events.js';
+import { NoticedCache } from '../db/noticed-cache.js';
+import type { AccountUser } from '../models/user.js';
+
+/** Bull Board's login: the configured one, or on the embedded default one made for this run. */
+export interface BoardLogin {
+  readonly user: string;
+  readonly password: string;
+  readonly readOnly: boolean;
+  /** Made for this run: shown once on stdout with the demo token. */
+  readonly generated: boolean;
+}
+
+/**
+ * Everything a role needs, built once at start-up and passed down: configuration, connections,
+ * queues, metrics, the logger and the services. Nothing here is a module-level singleton, so a test
+ * builds the real app on its own database and Redis prefix. Jobs see it as their JobContext.
+ */
+export interface AppContext extends JobContext {
+  readonly resources: Resources;
+  readonly redisUrl: string;
+  readonly appKey: Buffer;
+  readonly users: UserService;
+  readonly imports: EanImports;
+  readonly world: WorldCatalog;
+  readonly forcedUpdates: ForcedUpdates;
+  /** The MongoDB copy of the day's upstream calls per country (the governor's count survives Redis through it). */
+  readonly usage: DailyUsage;
+  readonly board: BoardLogin | undefined;
+  /** Changes to collections whose answers api processes keep in memory, from every process. */
+  readonly notices: ChangeNotices;
+  /** True when this process started MongoDB and Redis itself. */
+  readonly embedded: boolean;
+}
+
+export interface ContextOptions {
+  /**
+   * What to do when MONGODB_URI / REDIS_URL are unset: `start` the embedded servers (serving roles),
+   * or `attach` to those of a running `shelfwatch all` (admin commands).
+   */
+  readonly embedded: 'start' | 'attach';
+  /** Build missing indexes before serving (serving roles and tests; not admin commands). */
+  readonly ensureIndexes: boolean;
+  /** Tests: one database per file. */
+  readonly dbName?: string;
+  /** Process metrics (CPU, memory, event loop); tests turn them off. */
+  readonly defaultMetrics?: boolean;
+  /** Tests: one key prefix per file. */
+  readonly redisPrefix?: string;
+  /** `all` on the embedded default: Bull Board on, with a password made for this run, if none is configured. */
+  readonly embeddedBoard?: boolean;
+}
+
+interface Endpoints {
+  mongoUri: string;
+  redisUrl: string;
+  appKey: Buffer;
+  embedded: boolean;
+}
+
+async function resolveEndpoints(
+  config: Config,
+  logger: Logger,
+  resources: Resources,
+  mode: ContextOptions['embedded'],
+): Promise<Endpoints> {
+  if (config.mongo.uri && config.redis.url && config.appKey) {
+    return { mongoUri: config.mongo.uri, redisUrl: config.redis.url, appKey: config.appKey, embedded: false };
+  }
+  assertEmbeddedAllowed(config);
+  if (mode === 'attach') {
+    const state = await readEmbeddedState(config.stateDir, (why) => logger.warn(why));
+    const key = config.appKey ?? (state?.appKey ? parseAppKey(state.appKey) : undefined);
+    const mongoUri = config.mongo.uri ?? state?.mongoUri;
+    const redisUrl = config.redis.url ?? state?.redisUrl;
+    if (!mongoUri || !redisUrl || !key) {
+      // The running instance shares only what it generated; what it was given, this command needs too.
+      const missing = [!mongoUri && 'MONGODB_URI', !redisUrl && 'REDIS_URL', !key && 'APP_KEY'].filter(Boolean).join(', ');
+      throw new EmbeddedUnavailableError(
+        state
+          ? `the running shelfwatch (pid ${state.pid}) shares only the parts it generated: set ${missing} here as it has them`
+          : 'no database to use: set MONGODB_URI, REDIS_URL and APP_KEY, or start `shelfwatch all` with nothing set in this directory first',
+      );
+    }
+    if (state) logger.info({ pid: state.pid }, 'using the embedded parts of the running shelfwatch');
+    return { mongoUri, redisUrl, appKey: key, embedded: false };
+  }
+
+  let mongoUri = config.mongo.uri;
+  if (!mongoUri) {
+    const mongo = resources.own('embedded MongoDB', await startEmbeddedMongo(), (m) => m.stop());
+    mongoUri = mongo.uri;
+    logger.info({ uri: mongoUri }, 'embedded MongoDB started (memory only: data is lost on exit)');
+  }
+  let redisUrl = config.redis.url;
+  if (!redisUrl) {
+    const redis = resources.own('embedded Redis', await startEmbeddedRedis(), (r) => r.stop());
+    redisUrl = redis.url;
+    logger.info({ url: redactUrlText(redisUrl) }, 'embedded Redis started (memory only: data is lost on exit)');
+  }
+  let appKey = config.appKey;
+  if (!appKey) {
+    const generated = generateAppKey();
+    appKey = parseAppKey(generated)!;
+    logger.warn('APP_KEY is unset: using a random key for this run (tokens stored now cannot be read after a restart)');
+  }
+  const embedded = !config.mongo.uri || !config.redis.url;
+  if (embedded) {
+    // Only what this run generated: a URL or key from the environment stays out of any file.
+    await writeEmbeddedState(config.stateDir, {
+      pid: process.pid,
+      ...(config.mongo.uri ? {} : { mongoUri }),
+      ...(config.redis.url ? {} : { redisUrl }),
+      ...(config.appKey ? {} : { appKey: `base64:${appKey.toString('base64')}` }),
+    });
+    resources.own('embedded state file', config.stateDir, (dir) => removeEmbeddedState(dir, process.pid));
+  }
+  return { mongoUri, redisUrl, appKey, embedded };
+}
+
+export async function buildContext(config: Config, logger: Logger, opts: ContextOptions): Promise<AppContext> {
+  const resources = new Resources(logger);
+  try {
+    const ep = await resolveEndpoints(config, logger, resources, opts.embedded);
+    const mongo = resources.own('MongoDB', await connectMongo({ uri: ep.mongoUri, dbName: opts.dbName }), (c) => c.close());
+    registerModels(mongo);
+    // Serving roles make sure every index exists (a no-op when it does; builds do not block writes on
+    // MongoDB 4.2+). Dropping indexes that the schema no longer has is left to `db:sync-indexes`.
+    if (opts.ensureIndexes) {
+      await dedupeAlertsForIndex(mongo, logger);
+      await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
+    }
+    const redis = resources.own('Redis', createRedis(ep.redisUrl, 'command', logger, 'api'), closeRedis);
+    await redisReady(redis, 10_000).catch((err: Error) => {
+      throw new EmbeddedUnavailableError(`Redis at ${redactUrlText(ep.redisUrl)} does not answer (${err.message}); check REDIS_URL`);
+    });
+    const redisPrefix = opts.redisPrefix ?? config.redis.prefix;
+    // Every process tells the others of its writes; only those that keep answers listen (NoticedCache).
+    const notices = resources.own('change notices', new ChangeNotices(redis, redisPrefix, logger), (n) => n.close());
+    onWrites(mongo, (topic) => notices.changed(topic));
+    const fair = new FairTags(redis, redisPrefix);
+    const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger, fair), (j) => j.close());
+    const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
+    countCommands(mongo, (command) => metrics.mongoCommands.inc({ command }));
+    // Closes after the governor and the workers that count calls, before MongoDB: the last copies go out.
+    const usage = resources.own('quota usage copy', new DailyUsage(mongo), (u) => u.settled());
+    const w = config.workers;
+    const quota = resources.own(
+      'quota governor',
+      new QuotaGovernor(redis, redisPrefix, {
+        quotas: w.quota,
+        dayTimeZone: w.quotaDayTimeZone,
+        shares: w.shares,
+        onDemandReserve: w.onDemandReserve,
+        usage,
+        metrics,
+      }),
+      (g) => g.close(),
+    );
+    const weights = new AccountWeights(mongo);
+    const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
+    const alerts = new AlertService(mongo, config, ep.appKey, watches);
+    const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config, fair, weights), (d) =>
+      d.close(),
+    );
+    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights };
+    // Owned here, before any role starts: it closes after the HTTP server has drained.
+    const forcedUpdates = resources.own(
+      'forced updates',
+      new ForcedUpdates({ ...base, redisUrl: ep.redisUrl, stopping: resources.stopping }),
+      (f) => f.close(),
+    );
+    return {
+      ...base,
+      resources,
+      redisUrl: ep.redisUrl,
+      appKey: ep.appKey,
+      users: new UserService(
+        mongo,
+        ep.appKey,
+        // A token's account, kept until any change to users: a rotated token or a changed weight is
+        // seen at once in this process and as soon as the notice arrives in the others.
+        resources.own(
+          'account cache',
+          new NoticedCache<AccountUser>(notices, { topics: ['users'], ttlMs: config.accountCacheTtlMs, maxEntries: 10_000 }),
+          (c) => c.close(),
+        ),
+      ),
+      imports: new EanImports(base),
+      world: new WorldCatalog(mongo, config.world.totalTtlMs),
+      forcedUpdates,
+      usage,
+      board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
+      notices,
+      embedded: ep.embedded,
+    };
+  } catch (err) {
+    await resources.close();
+    throw err;
+  }
+}
+
+function boardLogin(config: Config, embedded: boolean): BoardLogin | undefined {
+  const configured = config.workers.bullBoard;
+  if (configured) return { ...configured, generated: false };
+  return embedded ? { user: 'admin', password: randomBytes(15).toString('base64url'), readOnly: true, generated: true } : undefined;
+}

@@ -1,0 +1,202 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import type { Config } from '../../../../config/env.js';
+import type { AppContext } from '../../context.js';
+import { userOf } from '../auth.js';
+import { bodyFields, validate } from '../validate.js';
+import { NotFoundError } from '../../../errors/index.js';
+import { asinSchema, type Country } from '../../../catalog/identifiers.js';
+import { ALERT_KINDS } from '../../../models/alert.js';
+import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
+import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
+import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
+import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
+
+/** A whole number from a JSON number or a form field's text. */
+const wholeNumber = (min: number, max: number) =>
+  z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: `must be a whole number from ${min} to ${max}.` }).pipe(
+    z
+      .number({ error: `must be a whole number from ${min} to ${max}.` })
+      .int()
+      .min(min)
+      .max(max),
+  );
+
+/** What creating an alert reads; the webhook URL's rule depends on WEBHOOK_ALLOW_PRIVATE. */
+export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
+  const countries = config.countries;
+  const body = z
+    .object({
+      asin: z
+        .string({ error: 'must be a string.' })
+        .transform((v) => v.toUpperCase())
+        .pipe(asinSchema),
+      country: z
+        .string({ error: `must be exactly one of ${countries.join(', ')}.` })
+        .transform((v) => v.trim().toUpperCase())
+        .refine((c): c is Country => countries.includes(c as Country), `must be exactly one of ${countries.join(', ')}.`)
+        .meta({ override: { type: 'string', enum: [...countries] } }),
+      kind: z.enum(ALERT_KINDS, { error: `must be one of ${ALERT_KINDS.join(', ')}.` }),
+      price: wholeNumber(1, 1_000_000_000_000)
+        .optional()
+        .meta({ description: 'price_below: the threshold in minor units (yen, cents); the alert fires when the price goes below it.' }),
+      percent: wholeNumber(1, 99)
+        .optional()
+        .meta({ description: 'price_drop: fires when the price falls at least this many percent against the last point.' }),
+      webhook_url: webhookUrlSchema(config.alerts.allowPrivate).meta({
+        description: 'Where the signed POST goes: https; it must not resolve to a private, loopback or link-local address.',
+      }),
+    })
+    .superRefine((a, ctx) => {
+      const needs = (field: 'price' | 'percent', kind: string) => {
+        if (a.kind === kind && a[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for ${kind}.` });
+        if (a.kind !== kind && a[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is only for ${kind}.` });
+      };
+      needs('price', 'price_below');
+      needs('percent', 'price_drop');
+    });
+  return {
+    body,
+    list: pageQuerySchema({ defaultLimit: 50, maxLimit: 100 }),
+    id: z.object({ id: z.string().meta({ description: 'The alert id that POST /api/alerts answered.' }) }),
+  };
+}
+
+const alertAnswer = z.object({ data: alertRecordSchema }).meta({ id: 'AlertAnswer' });
+const createdAnswer = z.object({ data: createdAlertSchema }).meta({ id: 'CreatedAlertAnswer' });
+const alertPage = pagedSchema(alertRecordSchema, 'AlertPage');
+/** A page of deliveries: an alert's here, the account's in deliveries.ts (one component of the document). */
+export const deliveryPage = pagedSchema(deliveryRecordSchema, 'DeliveryPage');
+
+export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOpenApiPathsObject {
+  const input = alertInputs(config);
+  const common = { tags: ['Area B: alerts'], security: AREA_B_SECURITY };
+  const body = input.body.safeExtend(bodyToken);
+  return {
+    '/api/alerts': {
+      get: {
+        ...common,
+        operationId: 'listAlerts',
+        summary: "The caller's alerts, newest first",
+        requestParams: { query: input.list },
+        responses: { 200: limited('A page of alerts.', alertPage), ...errors(401, 422, 429) },
+      },
+      post: {
+        ...common,
+        operationId: 'createAlert',
+        summary:
+          'Create an alert: a signed webhook when a product changes as described (watches the ASIN if needed); one per country, ASIN and kind',
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: body }, 'application/x-www-form-urlencoded': { schema: body } },
+        },
+        responses: {
+          201: limited("The new alert, with its endpoint's signing secret.", createdAnswer),
+          200: limited(
+            'The account had an alert of this country, ASIN and kind: it now has this threshold and URL; with its endpoint’s signing secret.',
+            createdAnswer,
+          ),
+          ...errors(401, 413, 415, 422, 429),
+        },
+      },
+    },
+    '/api/alerts/{id}': {
+      get: {
+        ...common,
+        operationId: 'getAlert',
+        summary: 'One of the caller’s alerts',
+        requestParams: { path: input.id },
+        responses: { 200: limited('The alert.', alertAnswer), ...errors(401, 404, 429) },
+      },
+      delete: {
+        ...common,
+        operationId: 'deleteAlert',
+        summary: 'Delete an alert (deliveries queued for it alone are dropped; the watch and the endpoint stay)',
+        requestParams: { path: input.id },
+        responses: {
+          200: limited('Deleted; the alert as it was.', z.object({ message: z.string(), data: alertRecordSchema })),
+          ...errors(401, 404, 429),
+        },
+      },
+    },
+    '/api/alerts/{id}/deliveries': {
+      get: {
+        ...common,
+        operationId: 'listAlertDeliveries',
+        summary: "An alert's webhook deliveries, newest first",
+        requestParams: { path: input.id, query: input.list },
+        responses: { 200: limited('A page of deliveries.', deliveryPage), ...errors(401, 404, 422, 429) },
+      },
+    },
+  };
+}
+
+/** Area B alerts: create, list, read, delete, and read deliveries. Authenticated by area-b.ts. */
+export function alertRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const tz = ctx.config.timeZone;
+  const input = alertInputs(ctx.config);
+  const linkParams = Object.keys(input.list.shape);
+
+  router.post('/api/alerts', async (req, res) => {
+    const a = validate(input.body, bodyFields(req.body));
+    const saved = await ctx.alerts.create(userOf(res)._id, {
+      asin: a.asin,
+      country: a.country,
+      kind: a.kind,
+      price: a.price ?? null,
+      percent: a.percent ?? null,
+      webhookUrl: a.webhook_url,
+    });
+    res.status(saved.created ? 201 : 200).json({ data: { ...presentAlert(saved, tz), secret: saved.secret } });
+  });
+
+  router.get('/api/alerts', async (req, res) => {
+    const q = validate(input.list, req.query);
+    const { items, total } = await ctx.alerts.list(userOf(res)._id, q);
+    res.json(
+      paginate({
+        items: items.map((a) => presentAlert(a, tz)),
+        total,
+        page: q.page,
+        perPage: q.limit,
+        path: endpointUrl(req, ctx.config.http.appUrl),
+        query: keptQuery(req.query, linkParams),
+      }),
+    );
+  });
+
+  router.get('/api/alerts/:id', async (req, res) => {
+    const { id } = validate(input.id, req.params);
+    const alert = await ctx.alerts.find(userOf(res)._id, id);
+    if (!alert) throw new NotFoundError('No such alert.');
+    res.json({ data: presentAlert(alert, tz) });
+  });
+
+  router.delete('/api/alerts/:id', async (req, res) => {
+    const { id } = validate(input.id, req.params);
+    const removed = await ctx.alerts.remove(userOf(res)._id, id);
+    if (!removed) throw new NotFoundError('No such alert.');
+    res.json({ message: 'Deleted.', data: presentAlert(removed, tz) });
+  });
+
+  router.get('/api/alerts/:id/deliveries', async (req, res) => {
+    const { id } = validate(input.id, req.params);
+    const q = validate(input.list, req.query);
+    const found = await ctx.alerts.deliveries(userOf(res)._id, id, q);
+    if (!found) throw new NotFoundError('No such alert.');
+    res.json(
+      paginate({
+        items: found.items.map((d) => presentDelivery(d, tz)),
+        total: found.total,
+        page: q.page,
+        perPage: q.limit,
+        path: endpointUrl(req, ctx.config.http.appUrl),
+        query: keptQuery(req.query, linkParams),
+      }),
+    );
+  });
+
+  return router;
+}

@@ -1,0 +1,89 @@
+import { Router } from 'express';
+import type { AppContext } from '../../context.js';
+import { userOf } from '../auth.js';
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { dateTimeTextSchema, formatDateTime } from '../../../dates.js';
+import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
+import type { AccountUser } from '../../../models/user.js';
+
+const meSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    email: z.string(),
+    avatar: z.string().nullable(),
+    title: z.string().nullable(),
+    url: z.string().nullable(),
+    image: z.string().nullable(),
+    tags: z.array(z.string()),
+    api_token: z.string().meta({ description: "The account's API token." }),
+    created_at: dateTimeTextSchema,
+    updated_at: dateTimeTextSchema,
+  })
+  .meta({ id: 'Me' });
+type Me = z.infer<typeof meSchema>;
+
+export const mePaths: ZodOpenApiPathsObject = {
+  '/api/me': {
+    get: {
+      tags: ['Area B: account'],
+      security: AREA_B_SECURITY,
+      operationId: 'getMe',
+      summary: "The account's profile and API token (the contract's settings page)",
+      responses: { 200: limited('The account; never cached.', z.object({ data: meSchema })), ...errors(401, 429) },
+    },
+  },
+  '/api/me/token': {
+    post: {
+      tags: ['Area B: account'],
+      security: AREA_B_SECURITY,
+      operationId: 'rotateToken',
+      summary: 'Issue a new API token; the old one stops working at once',
+      responses: { 200: limited('The account with its new token.', z.object({ data: meSchema })), ...errors(401, 413, 429) },
+    },
+  },
+};
+
+function presentMe(user: AccountUser, token: string, timeZone: string): Me {
+  return {
+    id: user._id.toHexString(),
+    name: user.name,
+    email: user.email,
+    avatar: user.avatar,
+    title: user.title,
+    url: user.url,
+    image: user.image,
+    tags: user.tags,
+    api_token: token,
+    created_at: formatDateTime(user.created_at, timeZone),
+    updated_at: formatDateTime(user.updated_at, timeZone),
+  };
+}
+
+/**
+ * Authentication and the rate limit are applied by area-b.ts.
+ * The contract's "settings page" as an API: the account's profile and token, and a new token.
+ * These are the only answers that carry a token, and only to its owner. Never cached.
+ */
+export function meRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const tz = ctx.config.timeZone;
+  router.use('/api/me', (_req, res, next) => {
+    res.set('Cache-Control', 'no-store');
+    next();
+  });
+
+  router.get('/api/me', async (_req, res) => {
+    const user = userOf(res);
+    res.json({ data: presentMe(user, await ctx.users.revealToken(user._id), tz) });
+  });
+
+  router.post('/api/me/token', async (_req, res) => {
+    const user = userOf(res);
+    const token = await ctx.users.rotateToken(user._id);
+    res.status(200).json({ data: presentMe(user, token, tz) });
+  });
+
+  return router;
+}

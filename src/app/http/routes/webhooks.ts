@@ -1,0 +1,137 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import type { AppContext } from '../../context.js';
+import { userOf } from '../auth.js';
+import { validate } from '../validate.js';
+import { NotFoundError } from '../../../errors/index.js';
+import { accountEventRecordSchema, presentEndpoint, presentEvent, webhookEndpointRecordSchema } from '../../../alerts/present.js';
+import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
+import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
+
+const listQuery = pageQuerySchema({ defaultLimit: 50, maxLimit: 100 });
+const LINK_PARAMS = Object.keys(listQuery.shape);
+const endpointParam = z.object({ id: z.string().meta({ description: 'The endpoint id (GET /api/webhooks, or an alert’s endpoint_id).' }) });
+const eventParam = z.object({ id: z.string().meta({ description: 'The event id (GET /api/events).' }) });
+
+const endpointAnswer = z.object({ data: webhookEndpointRecordSchema }).meta({ id: 'WebhookEndpointAnswer' });
+const endpointPage = pagedSchema(webhookEndpointRecordSchema, 'WebhookEndpointPage');
+const eventAnswer = z.object({ data: accountEventRecordSchema }).meta({ id: 'AccountEventAnswer' });
+const eventPage = pagedSchema(accountEventRecordSchema, 'AccountEventPage');
+const tokenOnly = z.object(bodyToken);
+
+/** The webhook endpoints and the account's events for the OpenAPI document. */
+export const webhooksPaths: ZodOpenApiPathsObject = (() => {
+  const common = { tags: ['Area B: alerts'], security: AREA_B_SECURITY };
+  return {
+    '/api/webhooks': {
+      get: {
+        ...common,
+        operationId: 'listWebhookEndpoints',
+        summary: "The caller's webhook endpoints (one per URL its alerts use), newest first, with their delivery health",
+        requestParams: { query: listQuery },
+        responses: { 200: limited('A page of endpoints.', endpointPage), ...errors(401, 422, 429) },
+      },
+    },
+    '/api/webhooks/{id}': {
+      get: {
+        ...common,
+        operationId: 'getWebhookEndpoint',
+        summary: 'One of the caller’s webhook endpoints',
+        requestParams: { path: endpointParam },
+        responses: { 200: limited('The endpoint.', endpointAnswer), ...errors(401, 404, 429) },
+      },
+    },
+    '/api/webhooks/{id}/enable': {
+      post: {
+        ...common,
+        operationId: 'enableWebhookEndpoint',
+        summary: 'Deliver to a disabled endpoint again (clears its failure span); replay what it missed with POST /api/deliveries/replay',
+        requestParams: { path: endpointParam },
+        requestBody: {
+          required: false,
+          content: { 'application/json': { schema: tokenOnly }, 'application/x-www-form-urlencoded': { schema: tokenOnly } },
+        },
+        responses: { 200: limited('The endpoint, enabled.', endpointAnswer), ...errors(401, 404, 413, 429) },
+      },
+    },
+    '/api/events': {
+      get: {
+        ...common,
+        operationId: 'listAccountEvents',
+        summary: 'What the service did to the caller’s resources by itself (an endpoint disabled), newest first; kept 90 days',
+        requestParams: { query: listQuery },
+        responses: { 200: limited('A page of events.', eventPage), ...errors(401, 422, 429) },
+      },
+    },
+    '/api/events/{id}': {
+      get: {
+        ...common,
+        operationId: 'getAccountEvent',
+        summary: 'One of the caller’s events',
+        requestParams: { path: eventParam },
+        responses: { 200: limited('The event.', eventAnswer), ...errors(401, 404, 429) },
+      },
+    },
+  };
+})();
+
+/** Area B: the account's webhook endpoints and its events. Authenticated by area-b.ts. */
+export function webhookRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const tz = ctx.config.timeZone;
+  const endpoints = ctx.alerts.endpoints;
+
+  router.get('/api/webhooks', async (req, res) => {
+    const q = validate(listQuery, req.query);
+    const { items, total } = await endpoints.list(userOf(res)._id, q);
+    res.json(
+      paginate({
+        items: items.map((e) => presentEndpoint(e, tz)),
+        total,
+        page: q.page,
+        perPage: q.limit,
+        path: endpointUrl(req, ctx.config.http.appUrl),
+        query: keptQuery(req.query, LINK_PARAMS),
+      }),
+    );
+  });
+
+  router.get('/api/webhooks/:id', async (req, res) => {
+    const { id } = validate(endpointParam, req.params);
+    const endpoint = await endpoints.find(userOf(res)._id, id);
+    if (!endpoint) throw new NotFoundError('No such webhook endpoint.');
+    res.json({ data: presentEndpoint(endpoint, tz) });
+  });
+
+  router.post('/api/webhooks/:id/enable', async (req, res) => {
+    const { id } = validate(endpointParam, req.params);
+    const endpoint = await endpoints.enable(userOf(res)._id, id);
+    if (!endpoint) throw new NotFoundError('No such webhook endpoint.');
+    res.json({ data: presentEndpoint(endpoint, tz) });
+  });
+
+  router.get('/api/events', async (req, res) => {
+    const q = validate(listQuery, req.query);
+    const { items, total } = await ctx.alerts.events.list(userOf(res)._id, q);
+    res.json(
+      paginate({
+        items: items.map((e) => presentEvent(e, tz)),
+        total,
+        page: q.page,
+        perPage: q.limit,
+        path: endpointUrl(req, ctx.config.http.appUrl),
+        query: keptQuery(req.query, LINK_PARAMS),
+      }),
+    );
+  });
+
+  router.get('/api/events/:id', async (req, res) => {
+    const { id } = validate(eventParam, req.params);
+    const event = await ctx.alerts.events.find(userOf(res)._id, id);
+    if (!event) throw new NotFoundError('No such event.');
+    res.json({ data: presentEvent(event, tz) });
+  });
+
+  return router;
+}

@@ -1,0 +1,174 @@
+import { Router, type Request } from 'express';
+import { z } from 'zod';
+import type { AppContext } from '../../context.js';
+import { validate } from '../validate.js';
+import { NotFoundError } from '../../../errors/index.js';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import type { Config } from '../../../../config/env.js';
+import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
+import { productRecordSchema } from '../../../catalog/product.js';
+import { AREA_B_SECURITY, errors, limited, notModified } from '../openapi/responses.js';
+import { asinSchema, eanSchema } from '../../../catalog/identifiers.js';
+import { countriesParam, dateTimeParam, requiredCountryParam, searchParam, sinceParam } from '../../../catalog/world-query.js';
+import { historyPointRecordSchema, presentPoint } from '../../../catalog/history.js';
+import { presentProduct } from '../../../catalog/present.js';
+import { keepJson, RecentAnswers, sendKept } from '../kept-answer.js';
+import type { ProductPage } from '../../../catalog/world-catalog.js';
+
+/** Area B lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
+const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
+
+/** What the world routes read, for the routes and for the OpenAPI document alike. */
+export function worldInputs(config: Pick<Config, 'countries' | 'timeZone'>) {
+  const country = countriesParam(config.countries);
+  return {
+    list: pageQuerySchema(PAGE).extend({ country, search: searchParam }),
+    fresh: pageQuerySchema(PAGE).extend({ country, since: sinceParam(config.timeZone) }),
+    one: z.object({ country }),
+    asinPath: z.object({ asin: asinSchema }),
+    eanPath: z.object({ ean: eanSchema }),
+    history: pageQuerySchema(PAGE).extend({
+      country: requiredCountryParam(config.countries),
+      since: dateTimeParam(config.timeZone, 'Only points at or after this time (APP_TIMEZONE).'),
+      until: dateTimeParam(config.timeZone, 'Only points at or before this time (APP_TIMEZONE).'),
+    }),
+  };
+}
+
+export const productPageSchema = pagedSchema(productRecordSchema, 'ProductPage');
+export const historyPageSchema = pagedSchema(historyPointRecordSchema, 'HistoryPage');
+export const productListSchema = z.object({ data: z.array(productRecordSchema) }).meta({ id: 'ProductList' });
+
+export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodOpenApiPathsObject {
+  const input = worldInputs(config);
+  const common = { tags: ['Area B: world catalogue'], security: AREA_B_SECURITY };
+  return {
+    '/api/world': {
+      get: {
+        ...common,
+        operationId: 'listWorld',
+        summary: 'Products the upstream has answered for, newest update first',
+        requestParams: { query: input.list },
+        responses: { 200: limited('A page of product records.', productPageSchema), ...notModified, ...errors(401, 422, 429) },
+      },
+    },
+    '/api/world/new': {
+      get: {
+        ...common,
+        operationId: 'listWorldNew',
+        summary: 'Products created on or after a day, newest first',
+        requestParams: { query: input.fresh },
+        responses: { 200: limited('A page of product records.', productPageSchema), ...notModified, ...errors(401, 422, 429) },
+      },
+    },
+    '/api/world/asin/{asin}': {
+      get: {
+        ...common,
+        operationId: 'getWorldAsin',
+        summary: 'One product by ASIN, one record per requested country',
+        requestParams: { path: input.asinPath, query: input.one },
+        responses: { 200: limited('The product in each requested country that has it.', productListSchema), ...errors(401, 404, 422, 429) },
+      },
+    },
+    '/api/world/asin/{asin}/history': {
+      get: {
+        ...common,
+        operationId: 'getWorldAsinHistory',
+        summary: "A watched product's price and availability history in one country, oldest first",
+        description:
+          'One point per refresh that saw its price, currency, availability, Buy Box or sales rank change, and one at its first ' +
+          'observation; kept HISTORY_DAYS. 404 when nobody watches the ASIN in that country.',
+        requestParams: { path: input.asinPath, query: input.history },
+        responses: { 200: limited('A page of history points.', historyPageSchema), ...errors(401, 404, 422, 429) },
+      },
+    },
+    '/api/world/ean/{ean}': {
+      get: {
+        ...common,
+        operationId: 'getWorldEan',
+        summary: 'The products listing a JAN/EAN',
+        requestParams: { path: input.eanPath, query: input.one },
+        responses: {
+          200: limited('The products listing this JAN/EAN in the requested countries.', productListSchema),
+          ...errors(401, 404, 422, 429),
+        },
+      },
+    },
+  };
+}
+
+/** The world catalogue, shared by every user: lists, one product by ASIN or by JAN/EAN. Authenticated by area-b.ts. */
+export function worldRoutes(ctx: AppContext): Router {
+  const router = Router();
+  const tz = ctx.config.timeZone;
+  const input = worldInputs(ctx.config);
+  const LINK_PARAMS: Record<string, string[]> = { list: Object.keys(input.list.shape), new: Object.keys(input.fresh.shape) };
+  const present = (req: Request, schema: z.ZodObject, q: { page: number; limit: number }, found: ProductPage) =>
+    paginate({
+      items: found.items.map((p) => presentProduct(p, tz)),
+      total: found.total,
+      page: q.page,
+      perPage: q.limit,
+      path: endpointUrl(req, ctx.config.http.appUrl),
+      query: keptQuery(req.query, Object.keys(schema.shape)),
+    });
+
+  // The lists are the same for every user and are polled: a page is made at most once per
+  // WORLD_PAGE_TTL per api process (its items that old at most), and sent as kept bytes meanwhile.
+  const recent = new RecentAnswers(ctx.config.world.pageTtlMs);
+  const keyOf = (req: Request, list: string, q: object) =>
+    JSON.stringify([list, endpointUrl(req, ctx.config.http.appUrl), keptQuery(req.query, LINK_PARAMS[list]!), q]);
+
+  router.get('/api/world', async (req, res) => {
+    const q = validate(input.list, req.query);
+    const made = () =>
+      ctx.world
+        .list({ countries: q.country, search: q.search, page: q.page, limit: q.limit })
+        .then((found) => keepJson(req, present(req, input.list, q, found)));
+    sendKept(res, await recent.get(keyOf(req, 'list', q), made));
+  });
+
+  router.get('/api/world/new', async (req, res) => {
+    const q = validate(input.fresh, req.query);
+    const made = () =>
+      ctx.world
+        .created({ countries: q.country, since: q.since, page: q.page, limit: q.limit })
+        .then((found) => keepJson(req, present(req, input.fresh, q, found)));
+    sendKept(res, await recent.get(keyOf(req, 'new', q), made));
+  });
+
+  router.get('/api/world/asin/:asin', async (req, res) => {
+    const { asin } = validate(input.asinPath, req.params);
+    const { country } = validate(input.one, req.query);
+    const found = await ctx.world.byAsin(asin, country);
+    if (found.length === 0) throw new NotFoundError('No product with this ASIN in the requested countries.');
+    res.json({ data: found.map((p) => presentProduct(p, tz)) });
+  });
+
+  router.get('/api/world/asin/:asin/history', async (req, res) => {
+    const { asin } = validate(input.asinPath, req.params);
+    const q = validate(input.history, req.query);
+    const found = await ctx.world.history(q.country, asin, q);
+    if (!found) throw new NotFoundError('Nobody watches this ASIN in this country.');
+    res.json(
+      paginate({
+        items: found.items.map((p) => presentPoint(p, tz)),
+        total: found.total,
+        page: q.page,
+        perPage: q.limit,
+        path: endpointUrl(req, ctx.config.http.appUrl),
+        query: keptQuery(req.query, Object.keys(input.history.shape)),
+      }),
+    );
+  });
+
+  router.get('/api/world/ean/:ean', async (req, res) => {
+    const { ean } = validate(input.eanPath, req.params);
+    const { country } = validate(input.one, req.query);
+    const found = await ctx.world.byEan(ean, country);
+    if (found.length === 0) throw new NotFoundError('No product with this JAN/EAN in the requested countries.');
+    res.json({ data: found.map((p) => presentProduct(p, tz)) });
+  });
+
+  return router;
+}

@@ -1,0 +1,19 @@
+import type { AppContext } from '../context.js';
+import { startScheduler, type RunningScheduler } from '../../../jobs/scheduler.js';
+import { onPlanNudge } from '../../scheduler/nudge.js';
+
+/**
+ * The scheduler role: plans refreshes and crawls on node-cron ticks, and at once when the api says
+ * a watch made products due; safe to run more than once.
+ */
+export async function startSchedulerRole(ctx: AppContext): Promise<RunningScheduler> {
+  const running = startScheduler(ctx, ctx.logger.child({ role: 'scheduler' }));
+  ctx.resources.own('scheduler', running, (s) => s.close());
+  const stop = await onPlanNudge(ctx.redisUrl, ctx.redisPrefix, ctx.logger, () => {
+    running
+      .planNow()
+      .catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'nudged plan failed; the next tick tries again'));
+  });
+  ctx.resources.own('plan nudges', stop, (s) => s());
+  return running;
+}

@@ -1,0 +1,71 @@
+import type { AppContext } from '../context.js';
+import { closeRedis, createRedis } from '../../db/redis.js';
+import { createUpstream, createUpstreamShared } from '../../upstream/factory.js';
+import { instrumentPort } from '../../upstream/instrumented.js';
+import type { UpstreamPort } from '../../upstream/port.js';
+import type { Country } from '../../catalog/identifiers.js';
+import { governPort } from '../../quota/governed-port.js';
+import { createPermitScopes } from '../../quota/permit-scope.js';
+import { startWorkers, type RunningWorkers } from '../../../workers/runner.js';
+import { startDeliveryWorker } from '../../../workers/deliveries.js';
+import { drainWorkers } from '../../../workers/drain.js';
+
+/** What the rest of shutdown (queues, Redis, MongoDB) needs after the workers have drained. */
+const AFTER_DRAIN_MS = 1_500;
+
+/**
+ * The worker role: BullMQ workers on each country's queues, calling the upstream of that country,
+ * and the webhook deliveries' worker. Every request takes its permit from the quota governor in the
+ * class and rank of the job that makes it (read from the job's permit scope); the ports share
+ * connections and tokens. On shutdown every worker stops taking jobs at once and all drain in
+ * parallel under one deadline (workers/drain.ts), then their Redis connection and the upstream's
+ * connections close.
+ */
+export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: string } = {}): Promise<RunningWorkers> {
+  const shared = ctx.resources.own('upstream connections', createUpstreamShared(), (s) => s.close());
+  const scopes = createPermitScopes();
+  const ports = new Map<Country, UpstreamPort>();
+  for (const country of ctx.config.countries) {
+    const beforeSend = async (): Promise<void> => {
+      const scope = scopes.getStore();
+      if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
+      scope.state.waiting = true;
+      try {
+        await ctx.quota.permit(country, scope.cls, scope.rank, scope.signal);
+      } finally {
+        scope.state.waiting = false;
+      }
+      // A fair job is served when its first call goes out, not when a worker slot took it (the
+      // fair classes' slots hold whole backlogs): only then may V move to its tag.
+      if (scope.fair && !scope.state.started) void ctx.fair.started(scope.fair.lane, scope.fair.tag).catch(() => undefined);
+      scope.state.started = true;
+    };
+    const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
+    ports.set(country, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
+  }
+  // The first call of each country need not wait for its token.
+  shared.warm();
+  const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisUrl, 'blocking', ctx.logger, 'worker'), closeRedis);
+  const upstream = (country: Country): UpstreamPort => {
+    const port = ports.get(country);
+    if (!port) throw new Error(`no upstream for ${country}`);
+    return port;
+  };
+  const logger = ctx.logger.child({ role: 'worker' });
+  let closingSince = Number.POSITIVE_INFINITY;
+  ctx.resources.stopping.addEventListener('abort', () => (closingSince = Date.now()), { once: true });
+  const running = await startWorkers(ctx, connection, upstream, scopes, logger);
+  const deliveries = startDeliveryWorker({ ...ctx, logger, shutdownMs: ctx.config.workers.shutdownMs }, connection);
+  // Owned before the delivery worker has started, so a signal during start-up drains what runs.
+  ctx.resources.own('workers', running, async (r) => {
+    // One deadline for every worker: WORKER_SHUTDOWN_MS, and never past what SHUTDOWN_TIMEOUT_MS
+    // leaves once the rest of shutdown is counted.
+    const now = Date.now();
+    const end = Math.min(now + ctx.config.workers.shutdownMs, Math.min(closingSince, now) + ctx.config.shutdownTimeoutMs - AFTER_DRAIN_MS);
+    const ms = Math.max(100, end - now);
+    const d = await deliveries.catch(() => undefined);
+    await Promise.all([r.close(ms), d ? drainWorkers([d.worker], ms, logger).then(() => d.close()) : undefined]);
+  });
+  await deliveries;
+  return running;
+}
