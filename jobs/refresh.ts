@@ -107,12 +107,25 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
 // the next quota day with nothing to note.
 const giveBack = async (): Promise<void> => undefined;
 
+/**
+ * A refresh batch's place in its country's refresh queue, as a BullMQ priority. BullMQ runs lower
+ * numbers first and reads 0 as "no priority" (such a job would run before every prioritised one),
+ * so a watch's priority (1 urgent, 0 normal) is mapped rather than used: priority-1 batches take 1
+ * and priority-0 batches 3. A batch whose products are all beyond their accounts' shares of the
+ * pass (`over`, src/scheduler/account-shares.ts) takes the number after its priority's (2, 4): it
+ * runs behind every in-share batch of its priority and still before any batch of the priority
+ * below, so a watch's priority stays the first order and the share the second.
+ */
+export function refreshQueuePriority(watchPriority: 0 | 1, over: boolean): number {
+  return (watchPriority === 1 ? 1 : 3) + (over ? 1 : 0);
+}
+
 export const refreshP1Job = defineJob({
   name: 'refresh.p1',
   payload: refreshPayload,
   cls: 'refresh',
-  priority: 1,
-  priorityFor: (data) => (data.over ? 2 : 1),
+  priority: refreshQueuePriority(1, false),
+  priorityFor: (data) => refreshQueuePriority(1, data.over === true),
   retry: DEFAULT_RETRY,
   whenDaySpent: giveBack,
   run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p1'),
@@ -122,9 +135,8 @@ export const refreshP0Job = defineJob({
   name: 'refresh.p0',
   payload: refreshPayload,
   cls: 'refresh',
-  // Behind every priority-1 batch, in share or not: a watch's priority is the first order.
-  priority: 3,
-  priorityFor: (data) => (data.over ? 4 : 3),
+  priority: refreshQueuePriority(0, false),
+  priorityFor: (data) => refreshQueuePriority(0, data.over === true),
   retry: DEFAULT_RETRY,
   whenDaySpent: giveBack,
   run: (ctx, data, run) => refreshBatch(ctx, data, run, 'p0'),
