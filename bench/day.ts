@@ -110,12 +110,9 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
   onCleanup('day queues', () => jobs.close());
   const usage = new DailyUsage(db.conn);
   const clock = { now: DAY };
-  const w = config.workers;
   const quota = new QuotaGovernor(redis, prefix, {
-    quotas: w.quota,
+    ...config.quota,
     dayTimeZone: 'UTC',
-    shares: w.shares,
-    onDemandReserve: w.onDemandReserve,
     usage,
     clock: () => clock.now,
   });

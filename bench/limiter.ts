@@ -22,6 +22,7 @@ import { pino } from 'pino';
 import { JobProducer } from '../jobs/queues.js';
 import { queueName } from '../jobs/queue-names.js';
 import { buildWorkersConfig, workersEnvSchema } from '../config/workers.js';
+import { buildQuotaConfig, quotaEnvSchema } from '../config/quota.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
 import type { DailyUsage } from '../src/quota/daily-usage.js';
 import { startEmbeddedRedis } from '../src/embedded/redis-server.js';
@@ -129,9 +130,10 @@ async function runAt(
 ): Promise<{ runs: CountryRun[]; stats: RunStats }> {
   const countries = opts.countries as Country[];
   // The product's own sizing and quota settings for QUOTA_RPS = Q; the day is made big enough never to bind.
-  const config = buildWorkersConfig(
-    workersEnvSchema.parse({ QUOTA_RPS: String(q), QUOTA_BURST: String(BURST), QUOTA_PER_DAY: String(Math.ceil(q * 86_400) + 1_000) }),
+  const quotaConfig = buildQuotaConfig(
+    quotaEnvSchema.parse({ QUOTA_RPS: String(q), QUOTA_BURST: String(BURST), QUOTA_PER_DAY: String(Math.ceil(q * 86_400) + 1_000) }),
   ).config!;
+  const config = buildWorkersConfig(workersEnvSchema.parse({}), quotaConfig).config!;
   const connections: Redis[] = [];
   const connect = (): Redis => {
     const r = new Redis(url, { maxRetriesPerRequest: null });
@@ -160,10 +162,7 @@ async function runAt(
   for (const country of countries) {
     for (let p = 0; p < PROCESSES; p++) {
       const governor = new QuotaGovernor(connect(), prefix, {
-        quotas: config.quota,
-        dayTimeZone: config.quotaDayTimeZone,
-        shares: config.shares,
-        onDemandReserve: config.onDemandReserve,
+        ...quotaConfig,
         usage: NO_MONGO_USAGE,
       });
       governors.push(governor);

@@ -125,10 +125,8 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   onCleanup('planner queues', () => jobs.close());
   const usage = new DailyUsage(db.conn);
   const quota = new QuotaGovernor(redis, prefix, {
-    quotas: config.workers.quota,
+    ...config.quota,
     dayTimeZone: 'UTC',
-    shares: config.workers.shares,
-    onDemandReserve: config.workers.onDemandReserve,
     usage,
   });
   const deps = benchJobContext({ config, logger, mongo: db.conn, redis, prefix, jobs, quota });

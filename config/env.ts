@@ -10,6 +10,9 @@ import { problemLine, withoutSecretValues } from './secrets.js';
 import { bool, duration, durationOrZero, int, mongoUri, timeZone, url } from './parsers.js';
 import { parseUpstreamConfig, type UpstreamConfig } from './upstream.js';
 import { buildWorkersConfig, workersEnvSchema, type WorkersConfig } from './workers.js';
+import { buildQuotaConfig, quotaEnvSchema, type QuotaConfig } from './quota.js';
+import { buildRateLimitsConfig, rateLimitsEnvSchema, type RateLimitsConfig } from './rate-limits.js';
+import { buildOpsConfig, opsEnvSchema, type BoardConfig, type MetricsConfig } from './ops.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
 import { alertsEnvSchema, buildAlertsConfig, type AlertsConfig } from './alerts.js';
 import { COUNTRY_CODES, type Country } from './countries.js';
@@ -84,8 +87,6 @@ export const envSchema = z
     SCHEDULING: z.enum(['adaptive', 'fixed'], { error: 'must be adaptive or fixed' }).default('adaptive'),
     /** Adaptive scheduling: the shortest interval between two refreshes of a product. */
     REFRESH_MIN_INTERVAL: duration.default(300_000),
-    /** Area C: requests a minute per client on the public directory; 0 turns the limit off. */
-    DIRECTORY_RATE_LIMIT: int(0, 1_000_000).default(60),
     /** How long an api process keeps a directory page at most (a change to users or posts drops it at once); 0 keeps none. */
     DIRECTORY_CACHE_TTL: durationOrZero.default(300_000),
     /** How long an api process keeps the account of a token at most (a change to users drops it at once); 0 keeps none. */
@@ -96,6 +97,9 @@ export const envSchema = z
     WORLD_PAGE_TTL: durationOrZero.default(1_000),
   })
   .extend(workersEnvSchema.shape)
+  .extend(quotaEnvSchema.shape)
+  .extend(rateLimitsEnvSchema.shape)
+  .extend(opsEnvSchema.shape)
   .extend(accountsEnvSchema.shape)
   .extend(alertsEnvSchema.shape);
 
@@ -140,8 +144,16 @@ export interface Config {
   readonly upstream: UpstreamConfig;
   /** Quotas, workers, scheduler, forced update, Area B limits, Bull Board (config/workers.ts). */
   readonly workers: WorkersConfig;
+  /** Each country's upstream quota and its classes' shares (config/quota.ts). */
+  readonly quota: QuotaConfig;
+  /** Requests a minute the HTTP side accepts per client (config/rate-limits.ts). */
+  readonly rateLimits: RateLimitsConfig;
+  /** Bull Board's login; undefined when it is off (config/ops.ts). */
+  readonly board: BoardConfig | undefined;
+  /** The metrics port of worker and scheduler roles, and the token /metrics asks for (config/ops.ts). */
+  readonly metrics: MetricsConfig;
   /** Area C: the public directory. */
-  readonly directory: { readonly rateLimitPerMinute: number; readonly cacheTtlMs: number };
+  readonly directory: { readonly cacheTtlMs: number };
   /** Area B: how long an api process keeps the account of a token (ms; 0: read on every request). */
   readonly accountCacheTtlMs: number;
   /** Area B: how long a world list's total is reused (ms; 0: counted on every request). */
@@ -180,7 +192,10 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   }
   const env = parsed.data;
   problems.push(...upstream.problems);
-  const workers = buildWorkersConfig(env, env.NODE_ENV);
+  const quota = buildQuotaConfig(env);
+  const ops = buildOpsConfig(env);
+  problems.push(...quota.problems, ...ops.problems);
+  const workers = buildWorkersConfig(env, quota.config ?? { quotas: {} as QuotaConfig['quotas'] }, env.NODE_ENV);
   problems.push(...workers.problems);
   let appKey: Buffer | undefined;
   if (env.APP_KEY !== undefined) {
@@ -221,7 +236,11 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     // Set whenever problems is empty: parseUpstreamConfig returns a config exactly when it found none.
     upstream: upstream.config!,
     workers: workers.config!,
-    directory: Object.freeze({ rateLimitPerMinute: env.DIRECTORY_RATE_LIMIT, cacheTtlMs: env.DIRECTORY_CACHE_TTL }),
+    quota: quota.config!,
+    rateLimits: buildRateLimitsConfig(env),
+    board: ops.config!.board,
+    metrics: ops.config!.metrics,
+    directory: Object.freeze({ cacheTtlMs: env.DIRECTORY_CACHE_TTL }),
     accountCacheTtlMs: env.ACCOUNT_CACHE_TTL,
     world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL, pageTtlMs: env.WORLD_PAGE_TTL }),
     accounts: buildAccountsConfig(env),

@@ -54,7 +54,7 @@ export async function planCrawls(ctx: JobContext, now = new Date()): Promise<num
   const watchers = new Map<string, Set<string>>();
   for (const w of due) watchers.set(w.key, (watchers.get(w.key) ?? new Set()).add(w.user_id.toHexString()));
 
-  const day = quotaDayOf(now.getTime(), ctx.config.workers.quotaDayTimeZone);
+  const day = quotaDayOf(now.getTime(), ctx.config.quota.dayTimeZone);
   const cap = ctx.config.accounts.maxCrawlPagesPerDay;
   const accounts = [...new Set(due.map((w) => w.user_id.toHexString()))];
   const used = await usedDailyMany(ctx.redis, ctx.redisPrefix, accounts, 'crawl-pages', day.key);
@@ -110,7 +110,7 @@ export const browseCrawlJob = defineJob({
     const now = new Date();
     // The page is the paying account's, whatever it found (ACCOUNT_MAX_CRAWL_PAGES_PER_DAY).
     if (data.fair) {
-      const day = quotaDayOf(now.getTime(), ctx.config.workers.quotaDayTimeZone);
+      const day = quotaDayOf(now.getTime(), ctx.config.quota.dayTimeZone);
       await addDaily(ctx.redis, ctx.redisPrefix, data.fair.account, 'crawl-pages', day.key);
     }
     await writeFoundItems(ctx.mongo, ctx.config, data.country, result.items, {

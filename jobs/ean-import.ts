@@ -76,7 +76,7 @@ export class EanImports {
     return this.ctx.mongo;
   }
 
-  private get config(): Pick<Config, 'countries' | 'accounts' | 'workers'> {
+  private get config(): Pick<Config, 'countries' | 'accounts' | 'workers' | 'quota'> {
     return this.ctx.config;
   }
 
@@ -92,7 +92,7 @@ export class EanImports {
     const pending = await imports.findOne({ pending_key: pendingKey });
     if (pending) return { entry: pending, created: false };
     await this.checkPendingCap(userId);
-    const day = quotaDayOf(Date.now(), this.config.workers.quotaDayTimeZone);
+    const day = quotaDayOf(Date.now(), this.config.quota.dayTimeZone);
     const id = userId.toHexString();
     const { maxEanPerDay } = this.config.accounts;
     const taken = await takeDaily(this.ctx.redis, this.ctx.redisPrefix, id, 'ean', day.key, maxEanPerDay);

@@ -118,7 +118,7 @@ export async function planCountry(ctx: JobContext, country: Country, now = new D
   const idle = { country, budget: 0, credit: 0, queued: 0, enqueued: empty, due: null, paused: false, recheckAt: null };
 
   if (await queue.isPaused()) return { ...idle, paused: true };
-  const rate = await sustainableRate(ctx.quota, ctx.config.workers.quota[country].perSecond, country, now);
+  const rate = await sustainableRate(ctx.quota, ctx.config.quota.quotas[country].perSecond, country, now);
   const counts = await queue.getJobCounts(...BOOKED);
   const queued = BOOKED.reduce((n, s) => n + (counts[s] ?? 0), 0);
   const { credit, cap } = await accrue(ctx, country, rate, t);

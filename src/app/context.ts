@@ -175,18 +175,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     countCommands(mongo, (command) => metrics.mongoCommands.inc({ command }));
     // Closes after the governor and the workers that count calls, before MongoDB: the last copies go out.
     const usage = resources.own('quota usage copy', new DailyUsage(mongo), (u) => u.settled());
-    const w = config.workers;
-    const quota = resources.own(
-      'quota governor',
-      new QuotaGovernor(redis, redisPrefix, {
-        quotas: w.quota,
-        dayTimeZone: w.quotaDayTimeZone,
-        shares: w.shares,
-        onDemandReserve: w.onDemandReserve,
-        usage,
-        metrics,
-      }),
-      (g) => g.close(),
+    const quota = resources.own('quota governor', new QuotaGovernor(redis, redisPrefix, { ...config.quota, usage, metrics }), (g) =>
+      g.close(),
     );
     const weights = new AccountWeights(mongo);
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
@@ -232,7 +222,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
 }
 
 function boardLogin(config: Config, embedded: boolean): BoardLogin | undefined {
-  const configured = config.workers.bullBoard;
+  const configured = config.board;
   if (configured) return { ...configured, generated: false };
   return embedded ? { user: 'admin', password: randomBytes(15).toString('base64url'), readOnly: true, generated: true } : undefined;
 }

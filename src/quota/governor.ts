@@ -10,6 +10,7 @@ import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from './c
 import { isFairClass } from '../fairness/fair-classes.js';
 import { MAX_PRIORITY } from '../fairness/fair-tags.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from './quota-day.js';
+import { quotaIntervalMs } from '../../config/quota.js';
 
 export interface GovernedQuota {
   /** Calls a second (Q). */
@@ -397,7 +398,7 @@ export class QuotaGovernor {
     const q = this.#quota(country);
     const at = this.#now();
     const { day, scheduled, own } = this.#limits(country, at);
-    const interval = 1_000 / q.perSecond;
+    const interval = quotaIntervalMs(q);
     const table = QUOTA_CLASSES.map((c) => {
       const limit = c === 'ondemand' ? q.perDay : scheduled;
       const field = DAY_FIELD[c] ?? '';
@@ -450,7 +451,7 @@ export class QuotaGovernor {
       this.opts.clock ? String(this.#now()) : '',
       String(ms),
       String(q.burst),
-      String(1_000 / q.perSecond),
+      String(quotaIntervalMs(q)),
     );
   }
 
@@ -468,7 +469,7 @@ export class QuotaGovernor {
 
   /** A call's minimum spacing in the country: 1/Q. */
   intervalMs(country: Country): number {
-    return 1_000 / this.#quota(country).perSecond;
+    return quotaIntervalMs(this.#quota(country));
   }
 
   /** The day's count and limits of a country, as every process sees them. */

@@ -5,6 +5,7 @@
  */
 import type { Agent } from 'undici';
 import type { Config } from '../../config/env.js';
+import { quotaIntervalMs } from '../../config/quota.js';
 import type { Country } from '../catalog/identifiers.js';
 import { UnrecoverableError } from '../errors/index.js';
 import { CreatorsClient } from './creators/client.js';
@@ -68,7 +69,7 @@ export interface CreateUpstreamOptions {
  * there is one (the pace a 429 without Retry-After stands for).
  */
 export type UpstreamFactoryConfig = Pick<Config, 'upstream'> & {
-  readonly workers?: { readonly quota: Readonly<Partial<Record<Country, { readonly perSecond: number }>>> };
+  readonly quota?: { readonly quotas: Readonly<Partial<Record<Country, { readonly perSecond: number }>>> };
 };
 
 export function createUpstream(config: UpstreamFactoryConfig, country: Country, opts: CreateUpstreamOptions = {}): UpstreamPort {
@@ -105,7 +106,7 @@ export function createUpstream(config: UpstreamFactoryConfig, country: Country, 
     };
   }
   const shared = opts.shared ?? createUpstreamShared();
-  const perSecond = config.workers?.quota[country]?.perSecond;
+  const quota = config.quota?.quotas[country];
   return new CreatorsClient({
     country,
     marketplace: cc.marketplace,
@@ -116,7 +117,7 @@ export function createUpstream(config: UpstreamFactoryConfig, country: Country, 
     dispatcher: shared.dispatcher,
     timeoutMs: up.timeoutMs,
     // The quota governor spaces the country's calls by the same 1/Q.
-    paceMs: perSecond ? 1_000 / perSecond : undefined,
+    paceMs: quota ? quotaIntervalMs(quota) : undefined,
     onClose: opts.shared ? undefined : () => shared.close(),
     now: opts.now,
     beforeSend: opts.beforeSend,

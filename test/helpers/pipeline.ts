@@ -129,3 +129,9 @@ export function withWorkers(
   const workers = ctx.config.workers;
   return { ...ctx, config: { ...ctx.config, workers: { ...workers, ...patch(workers) } } };
 }
+
+/** `ctx` with some countries' quotas replaced (the rest as configured). */
+export function withQuotas(ctx: AppContext, quotas: Partial<AppContext['config']['quota']['quotas']>): AppContext {
+  const quota = ctx.config.quota;
+  return { ...ctx, config: { ...ctx.config, quota: { ...quota, quotas: { ...quota.quotas, ...quotas } } } };
+}

@@ -100,10 +100,10 @@ describe('configuration', () => {
 describe('quota and lease configuration', () => {
   it('takes decimal rates, a burst, a quota day zone and the on-demand shares', () => {
     const c = loadConfig({ QUOTA_RPS: '0.5', QUOTA_BURST_US: '3', QUOTA_DAY_TZ: 'America/Los_Angeles', ON_DEMAND_SHARE: '0.25' });
-    expect(c.workers.quota.JP).toEqual({ perSecond: 0.5, burst: 1, perDay: 8_640 });
-    expect(c.workers.quota.US.burst).toBe(3);
-    expect(c.workers.quotaDayTimeZone).toBe('America/Los_Angeles');
-    expect(c.workers.shares).toEqual({ ondemand: 0.25, import: 0.1, refresh: 0.55, crawl: 0.1 });
+    expect(c.quota.quotas.JP).toEqual({ perSecond: 0.5, burst: 1, perDay: 8_640 });
+    expect(c.quota.quotas.US.burst).toBe(3);
+    expect(c.quota.dayTimeZone).toBe('America/Los_Angeles');
+    expect(c.quota.shares).toEqual({ ondemand: 0.25, import: 0.1, refresh: 0.55, crawl: 0.1 });
     expect(c.workers.concurrency('JP')).toBe(2);
     expect(c.redis.prefix).toBe('{shelfwatch}');
   });

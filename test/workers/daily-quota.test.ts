@@ -43,19 +43,19 @@ beforeEach(async () => {
 /** A governor and planner on a clock the test moves. */
 function simulated(perDay: number): { deps: JobContext; quota: QuotaGovernor; clock: { now: number } } {
   const clock = { now: DAY };
-  const w = t.ctx.config.workers;
+  const q = t.ctx.config.quota;
   const quota = new QuotaGovernor(t.ctx.redis, t.ctx.redisPrefix, {
     quotas: { JP: { perSecond: 1, burst: 1, perDay } },
     dayTimeZone: 'UTC',
-    shares: w.shares,
-    onDemandReserve: w.onDemandReserve,
+    shares: q.shares,
+    onDemandReserve: q.onDemandReserve,
     usage: t.ctx.usage,
     clock: () => clock.now,
   });
   const deps: JobContext = {
     ...t.ctx,
     quota,
-    config: { ...t.ctx.config, workers: { ...w, quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay } } } },
+    config: { ...t.ctx.config, quota: { ...q, quotas: { ...q.quotas, JP: { perSecond: 1, burst: 1, perDay } } } },
   };
   return { deps, quota, clock };
 }

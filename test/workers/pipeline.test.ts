@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asins as asinList, completions, startPipeline, withWorkers, type Pipeline } from '../helpers/pipeline.js';
+import { asins as asinList, completions, startPipeline, withQuotas, withWorkers, type Pipeline } from '../helpers/pipeline.js';
 import { planCountry } from '../../jobs/planner.js';
 import { productModel } from '../../src/models/product.js';
 
@@ -75,10 +75,10 @@ describe('refresh pipeline (scheduler → queue → worker → MongoDB)', () => 
     // Budget: 4 calls (QUOTA 50/s × 45 s is far more, so cap it through a tiny horizon).
     const firstFour = completions(p.workers.workers.get('JP')!, 4);
     const plan = await planCountry(
-      withWorkers(p.planner, (w) => ({
-        quota: { ...w.quota, JP: { perSecond: 1, burst: 1, perDay: 1e9 } },
-        scheduler: { ...w.scheduler, horizonS: 4 },
-      })),
+      withQuotas(
+        withWorkers(p.planner, (w) => ({ scheduler: { ...w.scheduler, horizonS: 4 } })),
+        { JP: { perSecond: 1, burst: 1, perDay: 1e9 } },
+      ),
       'JP',
     );
     expect(plan.budget).toBe(4);

@@ -32,7 +32,7 @@ export interface AuthFailureGuard {
 }
 
 export function authFailureGuard(ctx: Pick<AppContext, 'config' | 'redis' | 'redisPrefix' | 'logger'>): AuthFailureGuard {
-  const limit = ctx.config.workers.rateLimit.authFailuresPerMinute;
+  const limit = ctx.config.rateLimits.authFailuresPerMinute;
   if (limit === 0) return { around: (check) => [check] };
   const logger = ctx.logger.child({ limiter: 'auth-failures' });
   const keyOf = (ip: string): string => `${ctx.redisPrefix}:authfail:${ip}`;

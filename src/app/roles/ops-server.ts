@@ -9,7 +9,7 @@ import { metricsPortRoutes } from '../http/routes/metrics.js';
  * role, which then keeps /metrics off its public port.
  */
 export async function startOpsServer(ctx: AppContext, role: string): Promise<void> {
-  const port = ctx.config.workers.metricsPort;
+  const port = ctx.config.metrics.port;
   if (port === undefined) return;
   const running = await listen(buildApp(ctx, [metricsPortRoutes]), port, ctx.config.http.host);
   ctx.resources.own(`${role} metrics server`, running, (s) => s.close());

@@ -31,7 +31,7 @@ export const queuesStatusCommand: Command = {
             countDue(ctx.mongo, country, now),
             ctx.quota.day(country, now.getTime()),
           ]);
-          const quota = ctx.config.workers.quota[country];
+          const quota = ctx.config.quota.quotas[country];
           const byClass = Object.fromEntries(queues);
           return [
             country,

@@ -30,7 +30,7 @@ const noStore: RequestHandler = (_req, res, next) => {
  */
 export function areaBRoutes(ctx: AppContext): Router {
   const router = Router();
-  const limits = ctx.config.workers.rateLimit;
+  const limits = ctx.config.rateLimits;
   router.use(
     AREA_B_PATHS,
     noStore,

@@ -92,7 +92,7 @@ export function directoryRoutes(ctx: AppContext): Router {
   const appUrl = ctx.config.http.appUrl;
   const cors = publicCors({ methods: METHODS });
   // Both lists share one budget per client, as Laravel's throttle:60,1 on a route group does.
-  const limiter = createRateLimiter(ctx, { name: 'directory', limit: ctx.config.directory.rateLimitPerMinute });
+  const limiter = createRateLimiter(ctx, { name: 'directory', limit: ctx.config.rateLimits.directoryPerMinute });
 
   // A page is made once and sent as kept bytes until a change to users or posts (any process's)
   // drops it: readers far outnumber writers here, and a page costs a query, its owners and JSON.

@@ -47,7 +47,7 @@ export const healthPaths: ZodOpenApiPathsObject = {
  */
 export function healthRoutes(ctx: Pick<AppContext, 'config' | 'mongo' | 'redis' | 'redisPrefix' | 'logger' | 'resources'>): Router {
   const router = Router();
-  const probeLimit = createRateLimiter(ctx, { name: 'readyz', limit: ctx.config.workers.rateLimit.readyzPerMinute, perProcess: true });
+  const probeLimit = createRateLimiter(ctx, { name: 'readyz', limit: ctx.config.rateLimits.readyzPerMinute, perProcess: true });
   router.get('/healthz', (_req, res) => {
     res.status(200).json({ status: 'ok' });
   });

@@ -1,0 +1,91 @@
+/**
+ * Each country's upstream quota (which the quota governor and the planner's budget follow) and how
+ * its classes of work share it. Parsed by loadConfig (env.ts).
+ */
+import { z } from 'zod';
+import { decimal, int, timeZone } from './parsers.js';
+import { COUNTRY_CODES, type Country } from './countries.js';
+import type { ClassShares } from './quota-classes.js';
+
+const perSecond = decimal(0.01, 10_000);
+const perDay = int(1, 1_000_000_000);
+const burst = int(1, 10_000);
+
+/** Every country the product knows may override the defaults: QUOTA_RPS_<CC>, QUOTA_PER_DAY_<CC>, QUOTA_BURST_<CC>. */
+const perCountryShape = Object.fromEntries(
+  COUNTRY_CODES.flatMap((c) => [
+    [`QUOTA_RPS_${c}`, perSecond.optional()],
+    [`QUOTA_PER_DAY_${c}`, perDay.optional()],
+    [`QUOTA_BURST_${c}`, burst.optional()],
+  ]),
+) as unknown as Record<`QUOTA_${'RPS' | 'PER_DAY' | 'BURST'}_${Country}`, z.ZodOptional<z.ZodType<number, string>>>;
+
+export const quotaEnvSchema = z.object({
+  QUOTA_RPS: perSecond.default(1),
+  QUOTA_PER_DAY: perDay.default(8_640),
+  QUOTA_BURST: burst.default(1),
+  ...perCountryShape,
+  QUOTA_DAY_TZ: timeZone.default('UTC'),
+  ON_DEMAND_SHARE: decimal(0.01, 0.9).default(0.3),
+  IMPORT_SHARE: decimal(0.01, 0.9).default(0.1),
+  CRAWL_SHARE: decimal(0.01, 0.9).default(0.1),
+  ON_DEMAND_RESERVE: decimal(0, 0.5).default(0.05),
+});
+
+export interface CountryQuota {
+  /** Upstream requests a second: the quota governor's pace. */
+  readonly perSecond: number;
+  /** Requests that may start at once after an idle spell (1: every start 1/Q after the one before). */
+  readonly burst: number;
+  /** Upstream requests a quota day (the planner spreads them over the day; the governor caps them). */
+  readonly perDay: number;
+}
+
+/** The least time between two starts of a country's calls: the one place 1/Q is worked out. */
+export function quotaIntervalMs(q: Pick<CountryQuota, 'perSecond'>): number {
+  return 1_000 / q.perSecond;
+}
+
+export interface QuotaConfig {
+  readonly quotas: Readonly<Record<Country, CountryQuota>>;
+  /** The quota's calendar day, for QUOTA_PER_DAY. */
+  readonly dayTimeZone: string;
+  /**
+   * Each class's share of a country's calls: the least it gets a second while every class has work
+   * (unused shares go to the others), and for all but refresh the most it may spend of the day.
+   * Refresh has what the others leave.
+   */
+  readonly shares: ClassShares;
+  /** Share of the rest of the day that the other classes leave to forced updates. */
+  readonly onDemandReserve: number;
+}
+
+export function buildQuotaConfig(env: z.infer<typeof quotaEnvSchema>): { config?: QuotaConfig; problems: string[] } {
+  const refreshShare = 1 - env.ON_DEMAND_SHARE - env.IMPORT_SHARE - env.CRAWL_SHARE;
+  if (refreshShare < 0.1 - 1e-9) {
+    return {
+      problems: [
+        `ON_DEMAND_SHARE + IMPORT_SHARE + CRAWL_SHARE must be at most 0.9, so that scheduled refreshes keep a tenth of the quota (they are ${(1 - refreshShare).toFixed(2)})`,
+      ],
+    };
+  }
+  const quotas = Object.fromEntries(
+    COUNTRY_CODES.map((c) => [
+      c,
+      Object.freeze({
+        perSecond: env[`QUOTA_RPS_${c}`] ?? env.QUOTA_RPS,
+        burst: env[`QUOTA_BURST_${c}`] ?? env.QUOTA_BURST,
+        perDay: env[`QUOTA_PER_DAY_${c}`] ?? env.QUOTA_PER_DAY,
+      }),
+    ]),
+  ) as Record<Country, CountryQuota>;
+  return {
+    problems: [],
+    config: Object.freeze({
+      quotas: Object.freeze(quotas),
+      dayTimeZone: env.QUOTA_DAY_TZ,
+      shares: Object.freeze({ ondemand: env.ON_DEMAND_SHARE, import: env.IMPORT_SHARE, refresh: refreshShare, crawl: env.CRAWL_SHARE }),
+      onDemandReserve: env.ON_DEMAND_RESERVE,
+    }),
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Requests a minute the HTTP side accepts per client, each counted in Redis so that every api
+ * process shares one count (readyz's in each process). 0 turns a limit off. Parsed by loadConfig.
+ */
+import { z } from 'zod';
+import { int } from './parsers.js';
+
+const perMinute = int(0, 1_000_000);
+
+export const rateLimitsEnvSchema = z.object({
+  RATE_LIMIT_API: perMinute.default(600),
+  RATE_LIMIT_UPDATE: perMinute.default(60),
+  RATE_LIMIT_AUTH_FAILURES: perMinute.default(30),
+  RATE_LIMIT_READYZ: perMinute.default(600),
+  DIRECTORY_RATE_LIMIT: perMinute.default(60),
+});
+
+export interface RateLimitsConfig {
+  /** The account API's requests a minute per account. */
+  readonly apiPerMinute: number;
+  /** Forced updates a minute per account. */
+  readonly updatePerMinute: number;
+  /** Failed authentications a minute per client address (account API, Bull Board). */
+  readonly authFailuresPerMinute: number;
+  /** /readyz requests a minute per client address, counted in each process. */
+  readonly readyzPerMinute: number;
+  /** The public directory's requests a minute per client address, both lists together. */
+  readonly directoryPerMinute: number;
+}
+
+export function buildRateLimitsConfig(env: z.infer<typeof rateLimitsEnvSchema>): RateLimitsConfig {
+  return Object.freeze({
+    apiPerMinute: env.RATE_LIMIT_API,
+    updatePerMinute: env.RATE_LIMIT_UPDATE,
+    authFailuresPerMinute: env.RATE_LIMIT_AUTH_FAILURES,
+    readyzPerMinute: env.RATE_LIMIT_READYZ,
+    directoryPerMinute: env.DIRECTORY_RATE_LIMIT,
+  });
+}
