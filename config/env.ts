@@ -142,7 +142,7 @@ export interface Config {
   };
   /** Which adapter serves the catalogue, its endpoints and credentials (config/upstream.ts). */
   readonly upstream: UpstreamConfig;
-  /** Quotas, workers, scheduler, forced update, Area B limits, Bull Board (config/workers.ts). */
+  /** Quotas, workers, scheduler, forced update, account API limits, Bull Board (config/workers.ts). */
   readonly workers: WorkersConfig;
   /** Each country's upstream quota and its classes' shares (config/quota.ts). */
   readonly quota: QuotaConfig;
@@ -152,13 +152,13 @@ export interface Config {
   readonly board: BoardConfig | undefined;
   /** The metrics port of worker and scheduler roles, and the token /metrics asks for (config/ops.ts). */
   readonly metrics: MetricsConfig;
-  /** Area C: the public directory. */
+  /** The public directory. */
   readonly directory: { readonly cacheTtlMs: number };
-  /** Area B: how long an api process keeps the account of a token (ms; 0: read on every request). */
+  /** The account API: how long an api process keeps the account of a token (ms; 0: read on every request). */
   readonly accountCacheTtlMs: number;
-  /** Area B: how long a world list's total is reused (ms; 0: counted on every request). */
+  /** The account API: how long a world list's total is reused (ms; 0: counted on every request). */
   readonly world: { readonly totalTtlMs: number; readonly pageTtlMs: number };
-  /** Area B: per-account caps on watches, pending EAN imports and forced updates (config/accounts.ts). */
+  /** The account API: per-account caps on watches, pending EAN imports and forced updates (config/accounts.ts). */
   readonly accounts: AccountsConfig;
   /** Price history and alert webhooks (config/alerts.ts). */
   readonly alerts: AlertsConfig;

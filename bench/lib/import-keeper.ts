@@ -6,7 +6,7 @@
  * attribute each import page's upstream call to its account.
  */
 import { Types, type Connection } from 'mongoose';
-import { postJson } from './area-b-client.js';
+import { postJson } from './account-api-client.js';
 
 export interface ImportAccount {
   readonly hex: string;

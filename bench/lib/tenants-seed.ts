@@ -2,7 +2,7 @@
  * The accounts of bench:tenants and what they watch, written straight into MongoDB (as lib/seed.ts
  * does for the other benchmarks): a thousand watched products through the API would measure the
  * API, not how the accounts share the quota. Alerts, browse watches and imports go through the
- * API instead (lib/area-b-client.ts), since their endpoints, secrets and jobs are the product's.
+ * API instead (lib/account-api-client.ts), since their endpoints, secrets and jobs are the product's.
  */
 import type { Connection, Types } from 'mongoose';
 import { UserService } from '../../src/users/service.js';

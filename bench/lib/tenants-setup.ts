@@ -5,7 +5,7 @@
  * product's own.
  */
 import type { Account } from './tenants-seed.js';
-import { forEachLimit, postOk } from './area-b-client.js';
+import { forEachLimit, postOk } from './account-api-client.js';
 import { meanChangeIntervalMs } from './upstream-probe.js';
 
 /** Requests of the setup in flight at once: enough to be quick, few enough not to stall the api. */

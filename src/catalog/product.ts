@@ -53,7 +53,7 @@ export type ItemOutcome = (typeof ITEM_OUTCOMES)[number];
 export const REFRESH_STATUSES = ['pending', 'ok', 'not_found', 'not_accessible', 'error'] as const;
 export type RefreshStatus = (typeof REFRESH_STATUSES)[number];
 
-/** The API's product record. Dates are `YYYY-MM-DD HH:MM:SS` in APP_TIMEZONE, as in Area C. */
+/** The API's product record. Dates are `YYYY-MM-DD HH:MM:SS` in APP_TIMEZONE, as in the public directory. */
 export const productRecordSchema = z
   .object({
     asin: z.string(),

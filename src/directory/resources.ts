@@ -3,7 +3,7 @@ import { dateTimeTextSchema, formatDateTime } from '../dates.js';
 import type { Owner, PostRow, UserRow } from './listing.js';
 
 /**
- * The contract's records (Area C), field for field and in its order. `message` is the sanitised
+ * The contract's records (the public directory), field for field and in its order. `message` is the sanitised
  * HTML made at write time; `name` and `title` go out as stored, since clients escape them.
  */
 

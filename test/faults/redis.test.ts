@@ -11,7 +11,7 @@ import { asins, startPrivateRedis, until, type PrivateRedis } from './helpers.js
  *
  * 1. Injects: the Redis process is SIGKILLed mid-run and started again on the same port after the
  *    api has noticed. Must hold: while it is away, /readyz and every route that needs Redis (the
- *    rate-limited directory and Area B) answer 503 with Retry-After, never 500 and never a hang;
+ *    rate-limited directory and the account API) answer 503 with Retry-After, never 500 and never a hang;
  *    then everything recovers with no restart of ours; workers and the scheduler reconnect (products
  *    made due only after the restart are planned and refreshed); every due product is refreshed.
  * 2. Injects: FLUSHALL mid-run (every queue, lock and counter gone). Must hold: the products whose

@@ -8,7 +8,7 @@ import { generateAppKey } from '../../config/app-key.js';
 import { buildContext, type AppContext } from '../../src/app/context.js';
 import { createLogger } from '../../src/logger.js';
 import { buildApp } from '../../src/app/http/app.js';
-import { areaRoutes } from '../../src/app/http/areas.js';
+import { apiRoutes } from '../../src/app/http/api-routes.js';
 import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 import { checkingAnswers, OpenApiChecker } from './openapi-check.js';
 
@@ -62,7 +62,7 @@ export async function createTestContext(extra: Record<string, string> = {}): Pro
   const dbName = uniqueName('sw_test');
   const redisPrefix = uniqueName('swt');
   const ctx = await buildContext(config, logger, { embedded: 'start', ensureIndexes: true, dbName, redisPrefix, defaultMetrics: false });
-  const app = buildApp(ctx, areaRoutes);
+  const app = buildApp(ctx, apiRoutes);
   return {
     ctx,
     logs,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import supertest from 'supertest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { buildApp } from '../../src/app/http/app.js';
-import { areaRoutes } from '../../src/app/http/areas.js';
+import { apiRoutes } from '../../src/app/http/api-routes.js';
 import type { AppContext } from '../../src/app/context.js';
 
 const LIMIT = 3;
@@ -16,7 +16,7 @@ afterAll(async () => {
 
 /** A fresh app on this file's Redis, counting under its own prefix (inside the one close() cleans). */
 function appOn(prefix: string, ctx: AppContext = t.ctx): ReturnType<typeof supertest> {
-  return supertest(buildApp({ ...ctx, redisPrefix: `${t.ctx.redisPrefix}-${prefix}` }, areaRoutes));
+  return supertest(buildApp({ ...ctx, redisPrefix: `${t.ctx.redisPrefix}-${prefix}` }, apiRoutes));
 }
 
 describe('directory rate limit', () => {
@@ -101,7 +101,7 @@ describe('directory rate limit without Redis', () => {
     const late = await createTestContext({ DIRECTORY_RATE_LIMIT: String(LIMIT) });
     try {
       await cutRedis(late.ctx);
-      const app = supertest(buildApp(late.ctx, areaRoutes));
+      const app = supertest(buildApp(late.ctx, apiRoutes));
       expect((await app.get('/api/user')).status).toBe(503);
       await late.ctx.redis.connect();
       const res = await app.get('/api/user');

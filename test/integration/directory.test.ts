@@ -7,7 +7,7 @@ import { userModel } from '../../src/models/user.js';
 import { postModel } from '../../src/models/post.js';
 import { formatDateTime } from '../../src/dates.js';
 import { buildApp } from '../../src/app/http/app.js';
-import { areaRoutes } from '../../src/app/http/areas.js';
+import { apiRoutes } from '../../src/app/http/api-routes.js';
 import supertest from 'supertest';
 
 let t: TestContext;
@@ -62,7 +62,7 @@ async function walk(first: string): Promise<{ ids: string[]; total: number }> {
   return { ids, total };
 }
 
-describe('Area C on empty collections', () => {
+describe('public directory on empty collections', () => {
   it('answers an empty page: last_page 1, from/to null, no prev/next', async () => {
     for (const path of ['/api/user', '/api/post']) {
       const res = await get(path);
@@ -87,7 +87,7 @@ describe('Area C on empty collections', () => {
   });
 });
 
-describe('Area C with data', () => {
+describe('public directory with data', () => {
   const ids: Record<string, string> = {};
   const FILLERS = 22;
 
@@ -276,17 +276,17 @@ describe('Area C with data', () => {
   });
 });
 
-describe('Area C link base', () => {
+describe('public directory link base', () => {
   it('uses APP_URL when set, whatever the Host header says', async () => {
     const config = { ...t.ctx.config, http: { ...t.ctx.config.http, appUrl: 'https://dir.example.org/base' } };
-    const app = supertest(buildApp({ ...t.ctx, config }, areaRoutes));
+    const app = supertest(buildApp({ ...t.ctx, config }, apiRoutes));
     const res = await app.get('/api/post/?limit=5').set('Host', 'evil.example');
     expect(res.body.meta.path).toBe('https://dir.example.org/base/api/post');
     expect(res.body.links.first).toBe('https://dir.example.org/base/api/post?limit=5&page=1');
   });
 });
 
-describe('Area C parameters', () => {
+describe('public directory parameters', () => {
   it.each([
     ['limit=0', 'limit', 'The limit field must be at least 1.'],
     ['limit=101', 'limit', 'The limit field must not be greater than 100.'],
@@ -328,7 +328,7 @@ describe('Area C parameters', () => {
   });
 });
 
-describe('Area C CORS and methods', () => {
+describe('public directory CORS and methods', () => {
   it('answers a preflight with 204, the methods and the headers', async () => {
     const res = await t.http
       .options('/api/post')
@@ -361,7 +361,7 @@ describe('Area C CORS and methods', () => {
   });
 });
 
-describe('Area C kept pages', () => {
+describe('public directory kept pages', () => {
   const mongoCommands = async (): Promise<number> => (await t.ctx.metrics.mongoCommands.get()).values.reduce((sum, v) => sum + v.value, 0);
 
   it('sends a page again byte for byte without asking MongoDB, with its ETag, and a 304 for a match', async () => {

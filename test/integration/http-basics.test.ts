@@ -13,7 +13,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('Area A and HTTP basics', () => {
+describe('the version query and HTTP basics', () => {
   it('GET /version answers the package version as a JSON string', async () => {
     const res = await t.http.get('/version');
     expect(res.status).toBe(200);

@@ -6,7 +6,7 @@ import { chromium } from 'playwright-core';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { runCli } from '../helpers/cli.js';
 import { buildApp } from '../../src/app/http/app.js';
-import { areaRoutes } from '../../src/app/http/areas.js';
+import { apiRoutes } from '../../src/app/http/api-routes.js';
 import { listen, type RunningServer } from '../../src/lifecycle/http-server.js';
 import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 import { OpenApiChecker } from '../helpers/openapi-check.js';
@@ -63,7 +63,7 @@ describe('the OpenAPI document', () => {
   });
 
   it('has every route express serves, and nothing else', () => {
-    const app = buildApp(t.ctx, areaRoutes);
+    const app = buildApp(t.ctx, apiRoutes);
     const registered = registeredOperations(app);
     expect(registered).toContain('GET /api/world/asin/:asin');
     expect(registered).toContain('POST /api/world/update');
@@ -135,7 +135,7 @@ if (!haveBrowser && process.env.REQUIRE_BROWSER) throw new Error(`REQUIRE_BROWSE
 describe.skipIf(!haveBrowser)('/docs in a real browser', () => {
   let server: RunningServer;
   beforeAll(async () => {
-    server = await listen(buildApp(t.ctx, areaRoutes), 0, '127.0.0.1');
+    server = await listen(buildApp(t.ctx, apiRoutes), 0, '127.0.0.1');
   });
   afterAll(() => server?.close());
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
 /**
- * Credentials cannot be tried at will: failed authentications (Area B tokens, Bull Board's Basic
+ * Credentials cannot be tried at will: failed authentications (account API tokens, Bull Board's Basic
  * password) are counted per client address in Redis, and past RATE_LIMIT_AUTH_FAILURES a minute
  * that address gets 429 with Retry-After on every authenticated route, before any credential is
  * looked at, even a good one (else a 200 among the 429s would tell a guess was right). Requests
@@ -28,7 +28,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('Area B token guesses', () => {
+describe('the account API token guesses', () => {
   it('answer 429 with Retry-After past the limit, for every token from that address, and only there', async () => {
     const bad = { Authorization: `Bearer ${'x'.repeat(60)}` };
     for (let i = 0; i < 3; i++) {

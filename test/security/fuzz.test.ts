@@ -5,7 +5,7 @@ import { postModel } from '../../src/models/post.js';
 
 /**
  * Bad input, property-based (fast-check), against the real app on a real MongoDB and Redis.
- * Generates requests to every route (Area A, Area B with a valid token, Area C, health, metrics,
+ * Generates requests to every route (the version query, the account API with a valid token, the public directory, health, metrics,
  * Bull Board, unknown paths) with every method, random and hostile values in the path, the query
  * (repeated parameters, bracket keys, operator names, very long values) and the body (random JSON,
  * operator objects such as {"$gt":""}, `__proto__` and `constructor` keys, broken JSON, wrong or

@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 /**
  * A path segment whose percent-encoding does not decode (a lone `%`, a cut-off UTF-8 sequence, an
  * overlong or surrogate code) is the client's mistake: every route answers it with a 4xx in the
- * contract's error shape `{"message": …}`, never a 500, with or without a token, on Area B and C,
+ * contract's error shape `{"message": …}`, never a 500, with or without a token, on the account API and C,
  * the docs, Bull Board and unknown paths alike.
  */
 let t: TestContext;

@@ -41,7 +41,7 @@ async function newUser(name: string): Promise<string> {
   return token;
 }
 
-/** Every Area B route, with the token in the header, the query, a JSON body and a form body. */
+/** Every account API route, with the token in the header, the query, a JSON body and a form body. */
 async function exerciseEveryRoute(http: TestContext['http'], token: string): Promise<number> {
   let answered = 0;
   const count = (res: { status: number }): void => {
@@ -275,7 +275,7 @@ describe('two api processes on one database and one Redis prefix', () => {
     expect(await over.json()).toEqual({ message: 'Too Many Attempts.' });
     expect(over.headers.get('retry-after')).toMatch(/^\d+$/);
 
-    // Area B: 4 a minute per account, over both processes.
+    // the account API: 4 a minute per account, over both processes.
     const limited = await newUser('Limited Account');
     const statuses: number[] = [];
     for (const base of [A, B, A, B, A, B]) statuses.push((await get(base, '/api/me', limited)).status);

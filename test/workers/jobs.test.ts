@@ -275,7 +275,7 @@ describe('a fatal upstream error', () => {
 async function startShortWaitApp() {
   const { loadConfig } = await import('../../config/env.js');
   const { buildApp } = await import('../../src/app/http/app.js');
-  const { areaRoutes } = await import('../../src/app/http/areas.js');
+  const { apiRoutes } = await import('../../src/app/http/api-routes.js');
   const { Resources } = await import('../../src/lifecycle/resources.js');
   const supertest = (await import('supertest')).default;
   const env = Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
@@ -287,5 +287,5 @@ async function startShortWaitApp() {
   });
   const resources = new Resources(p.ctx.logger);
   const ctx = { ...p.ctx, resources, config: { ...p.ctx.config, workers: base.workers } };
-  return { http: supertest(buildApp(ctx, areaRoutes)), close: () => resources.close() };
+  return { http: supertest(buildApp(ctx, apiRoutes)), close: () => resources.close() };
 }

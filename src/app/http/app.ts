@@ -7,10 +7,10 @@ import { rejectMalformedPaths } from './path-guard.js';
 import { versionRoutes } from './routes/version.js';
 import { healthRoutes } from './routes/health.js';
 
-/** Routers that areas add on top of the base routes; each is built from the context once. */
+/** Routers the api role adds on top of the base routes; each is built from the context once. */
 export type RouteFactory = (ctx: AppContext) => Router;
 
-export function buildApp(ctx: AppContext, areas: readonly RouteFactory[] = []): Express {
+export function buildApp(ctx: AppContext, routers: readonly RouteFactory[] = []): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', ctx.config.http.trustProxy);
@@ -22,7 +22,7 @@ export function buildApp(ctx: AppContext, areas: readonly RouteFactory[] = []): 
   app.use(requestLogger(ctx.logger));
   app.use(
     helmet({
-      // A JSON API: no documents to frame or scripts to load; CORS is decided per area.
+      // A JSON API: no documents to frame or scripts to load; CORS is decided per router.
       crossOriginResourcePolicy: false,
       contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"] } },
     }),
@@ -33,7 +33,7 @@ export function buildApp(ctx: AppContext, areas: readonly RouteFactory[] = []): 
 
   app.use(versionRoutes());
   app.use(healthRoutes(ctx));
-  for (const area of areas) app.use(area(ctx));
+  for (const router of routers) app.use(router(ctx));
 
   app.use(notFoundHandler());
   app.use(errorHandler(ctx.logger));

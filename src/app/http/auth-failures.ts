@@ -6,7 +6,7 @@ import { clientIpKey } from './rate-limit.js';
 
 /**
  * Failed authentications per client address (RATE_LIMIT_AUTH_FAILURES a minute), counted in Redis
- * so that every api process shares the count, whichever credential was tried (an Area B token,
+ * so that every api process shares the count, whichever credential was tried (an account API token,
  * Bull Board's password). Only failures count: a client sending many good requests at once (a
  * busy integration, an office behind one address) is never refused for it. Past the limit the
  * address is refused before its credential is looked at, a good one too: a 200 among the 429s

@@ -44,7 +44,7 @@ export function userKey(req: Request): string {
 }
 
 /**
- * Area B's guard: 401 `{"message":"Unauthenticated."}` for a missing, unknown or over-long token.
+ * The account API's guard: 401 `{"message":"Unauthenticated."}` for a missing, unknown or over-long token.
  * The token is removed from the body so that input schemas see only the fields of the route.
  */
 export function authenticate(ctx: Pick<AppContext, 'users'>): RequestHandler {

@@ -140,7 +140,7 @@ export function keptQuery(query: Request['query'], known: readonly string[]): Ke
 }
 
 export interface PageOptions {
-  /** `limit` when the request has none (Area C: 20, Area B: 50). */
+  /** `limit` when the request has none (the public directory: 20, the account API: 50). */
   readonly defaultLimit: number;
   /** Largest `limit` accepted; more is a 422, not silently clamped. */
   readonly maxLimit: number;

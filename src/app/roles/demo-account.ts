@@ -3,7 +3,7 @@ import type { AppContext } from '../context.js';
 export const DEMO_EMAIL = 'demo@shelfwatch.invalid';
 
 /**
- * On the embedded default, a demo account so that a new user can call Area B at once. Its token is
+ * On the embedded default, a demo account so that a new user can call the account API at once. Its token is
  * written to stdout for the person at the terminal, never to the log.
  */
 export async function ensureDemoAccount(ctx: AppContext, baseUrl: string, board?: { user: string; password: string }): Promise<void> {

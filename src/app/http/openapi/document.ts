@@ -48,11 +48,11 @@ const DESCRIPTION = `A product-tracking daemon: account holders watch retail pro
 browse nodes) and shelfwatch keeps a per-country catalogue of them fresh from an upstream retail API,
 within that API's quota.
 
-- **Area A** answers the engine version.
-- **Area B** (\`/api/me\`, \`/api/watch…\`, \`/api/world…\`, \`/api/alerts…\`, \`/api/webhooks…\`,
+- **The version query** answers the engine version.
+- **The account API** (\`/api/me\`, \`/api/watch…\`, \`/api/world…\`, \`/api/alerts…\`, \`/api/webhooks…\`,
   \`/api/deliveries…\`, \`/api/events…\`) needs the account's API token: as
   \`Authorization: Bearer <token>\`, as \`api_token\` in the query, or as \`api_token\` in a POST body.
-- **Area C** (\`/api/user\`, \`/api/post\`) is public, CORS-enabled and rate limited.
+- **The public directory** (\`/api/user\`, \`/api/post\`) is public, CORS-enabled and rate limited.
 
 Errors answer \`{"message": …}\`, and on 422 also \`"errors": {field: [messages]}\`. Dates are
 \`YYYY-MM-DD HH:MM:SS\` in the server's APP_TIMEZONE. Bull Board, the queues' page, is at
@@ -71,12 +71,12 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
     info: { title: 'shelfwatch', version: VERSION, description: DESCRIPTION, license: { name: 'MIT', identifier: 'MIT' } },
     ...(config.http.appUrl ? { servers: [{ url: config.http.appUrl }] } : {}),
     tags: [
-      { name: 'Area A: version' },
-      { name: 'Area B: account' },
-      { name: 'Area B: watchlist' },
-      { name: 'Area B: world catalogue' },
-      { name: 'Area B: alerts', description: 'Alerts, the webhook endpoints they deliver to, the deliveries, and the account’s events.' },
-      { name: 'Area C: directory' },
+      { name: 'Version' },
+      { name: 'Account' },
+      { name: 'Watchlist' },
+      { name: 'World catalogue' },
+      { name: 'Alerts', description: 'Alerts, the webhook endpoints they deliver to, the deliveries, and the account’s events.' },
+      { name: 'Public directory' },
       { name: 'Operations', description: 'Health, metrics and this document.' },
     ],
     paths: {

@@ -5,7 +5,7 @@ import { errorBodySchema, validationErrorBodySchema } from '../error-body.js';
 
 /**
  * The pieces every operation of the document shares: JSON answers, the error answers of the one
- * error handler (src/http/error-handler.ts), the rate limiter's headers and Area B's security.
+ * error handler (src/http/error-handler.ts), the rate limiter's headers and the account API's security.
  */
 
 export function json(description: string, schema: $ZodType, headers?: ZodOpenApiResponseObject['headers']): ZodOpenApiResponseObject {
@@ -85,13 +85,13 @@ export function unreadable(...statuses: ErrorStatus[]): ZodOpenApiResponsesObjec
   return out;
 }
 
-/** A successful answer with the rate limiter's headers (every Area B and C answer carries them). */
+/** A successful answer with the rate limiter's headers (every account API and directory answer carries them). */
 export function limited(description: string, schema: $ZodType): ZodOpenApiResponseObject {
   return json(description, schema, limitHeaders.extend(etagHeader.shape).partial());
 }
 
-/** Area B: the token as a Bearer header or as `api_token` in the query (or a POST body, see each body). */
-export const AREA_B_SECURITY: ZodOpenApiOperationObject['security'] = [{ bearerToken: [] }, { queryToken: [] }];
+/** The account API: the token as a Bearer header or as `api_token` in the query (or a POST body, see each body). */
+export const ACCOUNT_API_SECURITY: ZodOpenApiOperationObject['security'] = [{ bearerToken: [] }, { queryToken: [] }];
 
 export const SECURITY_SCHEMES = {
   bearerToken: {

@@ -11,7 +11,7 @@ import { ALERT_KINDS } from '../../../models/alert.js';
 import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
 import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
-import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
+import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
 /** A whole number from a JSON number or a form field's text. */
 const wholeNumber = (min: number, max: number) =>
@@ -71,7 +71,7 @@ export const deliveryPage = pagedSchema(deliveryRecordSchema, 'DeliveryPage');
 
 export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOpenApiPathsObject {
   const input = alertInputs(config);
-  const common = { tags: ['Area B: alerts'], security: AREA_B_SECURITY };
+  const common = { tags: ['Alerts'], security: ACCOUNT_API_SECURITY };
   const body = input.body.safeExtend(bodyToken);
   return {
     '/api/alerts': {
@@ -132,7 +132,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
   };
 }
 
-/** Area B alerts: create, list, read, delete, and read deliveries. Authenticated by area-b.ts. */
+/** Account API alerts: create, list, read, delete, and read deliveries. Authenticated by account-api.ts. */
 export function alertRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;

@@ -13,7 +13,7 @@ import { deliveryRecordSchema, presentDelivery } from '../../../alerts/present.j
 import { REPLAY_LIMIT } from '../../../../jobs/deliveries.js';
 import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
 import { deliveryPage } from './alerts.js';
-import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
+import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
 /** Without `status`: every delivery not acknowledged. */
 const UNDELIVERED: readonly DeliveryStatus[] = ['pending', 'failed', 'gone'];
@@ -70,7 +70,7 @@ function disabledError(e: Endpoint): ValidationError {
 }
 
 export const deliveriesPaths: ZodOpenApiPathsObject = (() => {
-  const common = { tags: ['Area B: alerts'], security: AREA_B_SECURITY };
+  const common = { tags: ['Alerts'], security: ACCOUNT_API_SECURITY };
   const body = replayBody.extend(bodyToken);
   return {
     '/api/deliveries': {
@@ -126,7 +126,7 @@ export const deliveriesPaths: ZodOpenApiPathsObject = (() => {
   };
 })();
 
-/** Area B: the account's deliveries and their replay. Authenticated by area-b.ts. */
+/** The account API: the account's deliveries and their replay. Authenticated by account-api.ts. */
 export function deliveryRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;

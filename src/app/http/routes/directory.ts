@@ -15,7 +15,7 @@ import { NoticedCache } from '../../../db/noticed-cache.js';
 import { keepJson, sendKept, type KeptAnswer } from '../kept-answer.js';
 import type { KeptQuery } from '../paginate.js';
 
-/** Area C: the public directory of users and recruitment posts (no token, CORS, rate limited). */
+/** the public directory of users and recruitment posts (no token, CORS, rate limited). */
 
 const USERS = '/api/user';
 const POSTS = '/api/post';
@@ -58,7 +58,7 @@ const postPage = pagedSchema(postResourceSchema, 'PostPage');
 export const directoryPaths: ZodOpenApiPathsObject = {
   [USERS]: {
     get: {
-      tags: ['Area C: directory'],
+      tags: ['Public directory'],
       operationId: 'listUsers',
       summary: 'Users, newest first; `q` searches name, title and message',
       requestParams: { query: listQuery },
@@ -67,7 +67,7 @@ export const directoryPaths: ZodOpenApiPathsObject = {
   },
   [POSTS]: {
     get: {
-      tags: ['Area C: directory'],
+      tags: ['Public directory'],
       operationId: 'listPosts',
       summary: 'Recruitment posts, newest first; `q` searches title and message',
       requestParams: { query: listQuery },

@@ -4,7 +4,7 @@ import { userOf } from '../auth.js';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dateTimeTextSchema, formatDateTime } from '../../../dates.js';
-import { AREA_B_SECURITY, errors, limited } from '../openapi/responses.js';
+import { ACCOUNT_API_SECURITY, errors, limited } from '../openapi/responses.js';
 import type { AccountUser } from '../../../models/user.js';
 
 const meSchema = z
@@ -27,8 +27,8 @@ type Me = z.infer<typeof meSchema>;
 export const mePaths: ZodOpenApiPathsObject = {
   '/api/me': {
     get: {
-      tags: ['Area B: account'],
-      security: AREA_B_SECURITY,
+      tags: ['Account'],
+      security: ACCOUNT_API_SECURITY,
       operationId: 'getMe',
       summary: "The account's profile and API token (the contract's settings page)",
       responses: { 200: limited('The account; never cached.', z.object({ data: meSchema })), ...errors(401, 429) },
@@ -36,8 +36,8 @@ export const mePaths: ZodOpenApiPathsObject = {
   },
   '/api/me/token': {
     post: {
-      tags: ['Area B: account'],
-      security: AREA_B_SECURITY,
+      tags: ['Account'],
+      security: ACCOUNT_API_SECURITY,
       operationId: 'rotateToken',
       summary: 'Issue a new API token; the old one stops working at once',
       responses: { 200: limited('The account with its new token.', z.object({ data: meSchema })), ...errors(401, 413, 429) },
@@ -62,7 +62,7 @@ function presentMe(user: AccountUser, token: string, timeZone: string): Me {
 }
 
 /**
- * Authentication and the rate limit are applied by area-b.ts.
+ * Authentication and the rate limit are applied by account-api.ts.
  * The contract's "settings page" as an API: the account's profile and token, and a new token.
  * These are the only answers that carry a token, and only to its owner. Never cached.
  */

@@ -7,7 +7,7 @@ import { json, unreadable } from '../openapi/responses.js';
 export const versionPaths: ZodOpenApiPathsObject = {
   '/version': {
     get: {
-      tags: ['Area A: version'],
+      tags: ['Version'],
       operationId: 'getVersion',
       summary: 'The engine version',
       responses: { 200: json('The version as a bare JSON string.', z.string().meta({ example: VERSION })), ...unreadable() },
@@ -15,7 +15,7 @@ export const versionPaths: ZodOpenApiPathsObject = {
   },
 };
 
-/** Area A: the version as a bare JSON string. */
+/** The version query: the version as a bare JSON string. */
 export function versionRoutes(): Router {
   const router = Router();
   router.get('/version', (_req, res) => {

@@ -8,7 +8,7 @@ import { asinSchema, browseNodeSchema, eanSchema } from '../../../catalog/identi
 import { eanImportSchema, presentImport, presentWatch, watchEntrySchema } from '../../../watch/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
+import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 import { single } from '../../../catalog/world-query.js';
 
 const asinText = z
@@ -43,7 +43,7 @@ const watchPage = pagedSchema(watchEntrySchema, 'WatchPage');
 
 /** The watchlist's operations for the OpenAPI document, from the schemas the routes validate with. */
 export const watchPaths: ZodOpenApiPathsObject = (() => {
-  const common = { tags: ['Area B: watchlist'], security: AREA_B_SECURITY };
+  const common = { tags: ['Watchlist'], security: ACCOUNT_API_SECURITY };
   const body = (schema: z.ZodObject) => ({
     required: true,
     content: {
@@ -122,7 +122,7 @@ export const watchPaths: ZodOpenApiPathsObject = (() => {
   };
 })();
 
-/** Area B watchlist: add and remove ASINs, EANs (as imports) and browse nodes. Authenticated by area-b.ts. */
+/** Account API watchlist: add and remove ASINs, EANs (as imports) and browse nodes. Authenticated by account-api.ts. */
 export function watchRoutes(ctx: AppContext): Router {
   const router = Router();
   const service = ctx.watches;

@@ -7,7 +7,7 @@ import { validate } from '../validate.js';
 import { NotFoundError } from '../../../errors/index.js';
 import { accountEventRecordSchema, presentEndpoint, presentEvent, webhookEndpointRecordSchema } from '../../../alerts/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
-import { AREA_B_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
+import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
 const listQuery = pageQuerySchema({ defaultLimit: 50, maxLimit: 100 });
 const LINK_PARAMS = Object.keys(listQuery.shape);
@@ -22,7 +22,7 @@ const tokenOnly = z.object(bodyToken);
 
 /** The webhook endpoints and the account's events for the OpenAPI document. */
 export const webhooksPaths: ZodOpenApiPathsObject = (() => {
-  const common = { tags: ['Area B: alerts'], security: AREA_B_SECURITY };
+  const common = { tags: ['Alerts'], security: ACCOUNT_API_SECURITY };
   return {
     '/api/webhooks': {
       get: {
@@ -76,7 +76,7 @@ export const webhooksPaths: ZodOpenApiPathsObject = (() => {
   };
 })();
 
-/** Area B: the account's webhook endpoints and its events. Authenticated by area-b.ts. */
+/** The account API: the account's webhook endpoints and its events. Authenticated by account-api.ts. */
 export function webhookRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;

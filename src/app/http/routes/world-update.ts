@@ -7,7 +7,7 @@ import { countrySchema, type Country } from '../../../catalog/identifiers.js';
 import { oneCountryParam } from '../../../catalog/world-query.js';
 import { presentProduct } from '../../../catalog/present.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../../../upstream/port.js';
-import { errors, limited, AREA_B_SECURITY, bodyToken } from '../openapi/responses.js';
+import { errors, limited, ACCOUNT_API_SECURITY, bodyToken } from '../openapi/responses.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
 import { UpstreamFailedError } from '../../../errors/index.js';
@@ -61,8 +61,8 @@ export function worldUpdatePaths(config: Pick<Config, 'countries'>): ZodOpenApiP
     ...errors(401, 413, 422, 429, 502),
   };
   const operation = (method: 'get' | 'post') => ({
-    tags: ['Area B: world catalogue'],
-    security: AREA_B_SECURITY,
+    tags: ['World catalogue'],
+    security: ACCOUNT_API_SECURITY,
     operationId: method === 'get' ? 'forceUpdate' : 'forceUpdatePost',
     summary: `Refresh up to ${MAX_ITEMS_PER_CALL} ASINs of one country now (spends the upstream quota)`,
     responses,

@@ -7,7 +7,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { productRecordSchema } from '../../../catalog/product.js';
-import { AREA_B_SECURITY, errors, limited, notModified } from '../openapi/responses.js';
+import { ACCOUNT_API_SECURITY, errors, limited, notModified } from '../openapi/responses.js';
 import { asinSchema, eanSchema } from '../../../catalog/identifiers.js';
 import { countriesParam, dateTimeParam, requiredCountryParam, searchParam, sinceParam } from '../../../catalog/world-query.js';
 import { historyPointRecordSchema, presentPoint } from '../../../catalog/history.js';
@@ -15,7 +15,7 @@ import { presentProduct } from '../../../catalog/present.js';
 import { keepJson, RecentAnswers, sendKept } from '../kept-answer.js';
 import type { ProductPage } from '../../../catalog/world-catalog.js';
 
-/** Area B lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
+/** Account API lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
 const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
 
 /** What the world routes read, for the routes and for the OpenAPI document alike. */
@@ -41,7 +41,7 @@ export const productListSchema = z.object({ data: z.array(productRecordSchema) }
 
 export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodOpenApiPathsObject {
   const input = worldInputs(config);
-  const common = { tags: ['Area B: world catalogue'], security: AREA_B_SECURITY };
+  const common = { tags: ['World catalogue'], security: ACCOUNT_API_SECURITY };
   return {
     '/api/world': {
       get: {
@@ -97,7 +97,7 @@ export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodO
   };
 }
 
-/** The world catalogue, shared by every user: lists, one product by ASIN or by JAN/EAN. Authenticated by area-b.ts. */
+/** The world catalogue, shared by every user: lists, one product by ASIN or by JAN/EAN. Authenticated by account-api.ts. */
 export function worldRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;

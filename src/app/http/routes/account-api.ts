@@ -11,7 +11,7 @@ import { alertRoutes } from './alerts.js';
 import { webhookRoutes } from './webhooks.js';
 import { deliveryRoutes } from './deliveries.js';
 
-export const AREA_B_PATHS = ['/api/me', '/api/watch', '/api/world', '/api/alerts', '/api/webhooks', '/api/deliveries', '/api/events'];
+export const ACCOUNT_API_PATHS = ['/api/me', '/api/watch', '/api/world', '/api/alerts', '/api/webhooks', '/api/deliveries', '/api/events'];
 
 /**
  * Every answer is one account's data, or says something about a token: no cache, shared or private,
@@ -23,16 +23,16 @@ const noStore: RequestHandler = (_req, res, next) => {
 };
 
 /**
- * Area B: every route needs the API token, and each account has a rate limit counted in Redis
+ * The account API: every route needs the API token, and each account has a rate limit counted in Redis
  * (shared by every api process). The forced update spends the upstream quota, so it has a stricter
  * limit of its own on top. Failed token checks are counted per client address before any of it,
  * so tokens cannot be guessed at will (auth-failures.ts).
  */
-export function areaBRoutes(ctx: AppContext): Router {
+export function accountApiRoutes(ctx: AppContext): Router {
   const router = Router();
   const limits = ctx.config.rateLimits;
   router.use(
-    AREA_B_PATHS,
+    ACCOUNT_API_PATHS,
     noStore,
     ...authFailureGuard(ctx).around(authenticate(ctx)),
     createRateLimiter(ctx, { name: 'api', limit: limits.apiPerMinute, key: userKey }),

@@ -14,7 +14,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('Area B authentication', () => {
+describe('account API authentication', () => {
   it('accepts the token as a Bearer header', async () => {
     const res = await t.http.get('/api/me').set('Authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);

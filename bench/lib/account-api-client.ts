@@ -1,5 +1,5 @@
 /**
- * The few Area B calls bench:tenants makes as its accounts (alerts, browse watches, EAN imports),
+ * The few account API calls bench:tenants makes as its accounts (alerts, browse watches, EAN imports),
  * and a bounded-concurrency loop to make many of them without queueing them all in one go.
  */
 

@@ -9,7 +9,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-describe('Area B rate limit per account', () => {
+describe('account API rate limit per account', () => {
   it('counts each account on its own and answers 429 with Retry-After past the limit', async () => {
     const a = await t.ctx.users.create({ name: 'A', email: 'rl-a@example.com' });
     const b = await t.ctx.users.create({ name: 'B', email: 'rl-b@example.com' });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
 /**
- * Area B answers are one account's data (or say something about a token): no cache, shared or
+ * Account API answers are one account's data (or say something about a token): no cache, shared or
  * private, may keep them. Every answer under /api/me, /api/watch and /api/world carries
  * `Cache-Control: no-store`, errors included (401, 404, 422, 429).
  */
@@ -20,7 +20,7 @@ const expectNoStore = (res: { status: number; headers: Record<string, string> },
   expect(res.headers['cache-control'], `${what} → ${res.status}`).toBe('no-store');
 };
 
-describe('Cache-Control: no-store on Area B', () => {
+describe('Cache-Control: no-store on the account API', () => {
   it('on answers that authenticated, and on every refusal', async () => {
     const cases: [string, () => PromiseLike<{ status: number; headers: Record<string, string> }>, number][] = [
       ['GET /api/me without a token', () => t.http.get('/api/me'), 401],
