@@ -3,7 +3,7 @@
  * simulated clock run twice, once with SCHEDULING=fixed (every product at its priority's interval)
  * and once with SCHEDULING=adaptive (each product's next refresh from its learned change rate, the
  * planner ranking due products by what a refresh is worth), with demand above the quota. The
- * planner's real choice (src/scheduler/pick-due.ts) and the product's real write path
+ * planner's real choice (src/scheduling/pick-due.ts) and the product's real write path
  * (src/catalog/writes.ts, which learns the rate and sets the next refresh) run on a simulated clock;
  * the "upstream" is the synthetic catalogue, read in-process (no HTTP, no queue, no limiter: what is
  * measured is which products the calls go to, not how fast they are made).
@@ -26,7 +26,7 @@ import { generateAppKey } from '../config/app-key.js';
 import type { ItemOutcome, UpstreamItem } from '../src/catalog/product.js';
 import { writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
-import { pickDue } from '../src/scheduler/pick-due.js';
+import { pickDue } from '../src/scheduling/pick-due.js';
 import { SyntheticCatalog } from '../src/simulator/catalog.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
@@ -177,7 +177,7 @@ async function simulate(
   return { mode, config, refreshAt, refreshValue, calls, callsByStep, unusedSlots, moved, estimates, insertS, wallS, pickMs, writeMs };
 }
 
-const SCHEDULER_FILES = ['src/scheduler/change-rate.ts', 'src/scheduler/pick-due.ts', 'src/catalog/writes.ts'];
+const SCHEDULER_FILES = ['src/scheduling/change-rate.ts', 'src/scheduling/pick-due.ts', 'src/catalog/writes.ts'];
 
 async function codeDigests(): Promise<Record<string, string>> {
   const root = fileURLToPath(new URL('../', import.meta.url));

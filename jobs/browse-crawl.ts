@@ -10,6 +10,7 @@ import { DEFAULT_RETRY } from '../config/retry.js';
 import { addDaily, usedDailyMany } from '../src/accounts/limits.js';
 import { quotaDayOf } from '../src/quota/quota-day.js';
 import { fairSchema } from '../src/fairness/fair-classes.js';
+import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
 
 /**
  * A watched browse node's crawl, page by page, in each country: planned once a crawl interval by
@@ -124,7 +125,15 @@ export const browseCrawlJob = defineJob({
         {
           $set: {
             priority: 0,
-            next_refresh_at: new Date(now.getTime() + ctx.config.refresh.intervalMs[0]),
+            // Written just now by writeFoundItems, each starts its priority-0 interval from now.
+            next_refresh_at: nextRefreshAt({
+              why: 'refreshed',
+              config: ctx.config,
+              priority: 0,
+              lastAttemptAt: now,
+              changeRate: null,
+              now,
+            }),
             // Refreshed for the account whose crawl found them: its share, not everyone's, pays.
             owners: data.fair ? [new Types.ObjectId(data.fair.account)] : [],
           },

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { QuotaGovernor } from '../src/quota/governor.js';
-import { claimProducts, countDue } from '../src/scheduler/claims.js';
-import { pickDue, type DueProduct } from '../src/scheduler/pick-due.js';
-import { pickAccountShares } from '../src/scheduler/account-shares.js';
+import { claimProducts, countDue } from '../src/scheduling/claims.js';
+import { pickDue, type DueProduct } from '../src/scheduling/pick-due.js';
+import { pickAccountShares } from '../src/scheduling/account-shares.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import type { JobContext } from './kind.js';
 
@@ -180,8 +180,8 @@ async function planStep(ctx: JobContext, country: Country, calls: number, now: D
   const nothing = { batches: 0, p1: 0, p0: 0, due, recheckAt: null };
   if (due.p1 + due.p0 === 0) return nothing;
 
-  // Only what this step can use, read from the plan indexes (src/scheduler/pick-due.ts). Short of
-  // quota, every account's fair share of the step comes first (src/scheduler/account-shares.ts).
+  // Only what this step can use, read from the plan indexes (src/scheduling/pick-due.ts). Short of
+  // quota, every account's fair share of the step comes first (src/scheduling/account-shares.ts).
   const shares = due.p1 + due.p0 > slots ? await pickAccountShares(ctx, country, slots, now) : [];
   const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now), slots);
   let recheckAt: number | null = null;

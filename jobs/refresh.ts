@@ -4,10 +4,11 @@ import { countrySchema } from '../src/catalog/identifiers.js';
 import { readPrior, writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
 import { DayQuotaSpentError } from '../src/errors/index.js';
-import { claimMoreDue } from '../src/scheduler/claims.js';
+import { claimMoreDue } from '../src/scheduling/claims.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { defineJob, type JobContext, type JobRun } from './kind.js';
 import { DEFAULT_RETRY } from '../config/retry.js';
+import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
 
 /**
  * Scheduled refreshes: a batch of up to 10 due products of one country, planned by jobs/planner.ts
@@ -24,7 +25,7 @@ const refreshPayload = z.object({
   claim: z.string().max(64).optional(),
   /**
    * Every product of the batch is past its accounts' fair shares of a pass short of quota
-   * (src/scheduler/account-shares.ts): it runs behind the in-share batches of its priority.
+   * (src/scheduling/account-shares.ts): it runs behind the in-share batches of its priority.
    */
   over: z.boolean().optional(),
 });
@@ -85,7 +86,7 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
     if (!(err instanceof DayQuotaSpentError) || !claim) throw err;
     await productModel(ctx.mongo).updateMany(
       { country: data.country, asin: mongoose.trusted({ $in: asins }), plan_token: claim },
-      { $set: { next_refresh_at: new Date(data.due ?? Date.now()), plan_token: null } },
+      { $set: { next_refresh_at: nextRefreshAt({ why: 'given-back', due: new Date(data.due ?? Date.now()) }), plan_token: null } },
     );
     return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: true };
   }
@@ -112,7 +113,7 @@ const giveBack = async (): Promise<void> => undefined;
  * numbers first and reads 0 as "no priority" (such a job would run before every prioritised one),
  * so a watch's priority (1 urgent, 0 normal) is mapped rather than used: priority-1 batches take 1
  * and priority-0 batches 3. A batch whose products are all beyond their accounts' shares of the
- * pass (`over`, src/scheduler/account-shares.ts) takes the number after its priority's (2, 4): it
+ * pass (`over`, src/scheduling/account-shares.ts) takes the number after its priority's (2, 4): it
  * runs behind every in-share batch of its priority and still before any batch of the priority
  * below, so a watch's priority stays the first order and the share the second.
  */

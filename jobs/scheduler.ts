@@ -1,7 +1,7 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import pLimit from 'p-limit';
 import type { Logger } from '../src/logger.js';
-import { withLock } from '../src/scheduler/lock.js';
+import { withLock } from '../src/scheduling/lock.js';
 import { once } from '../src/lifecycle/once.js';
 import { planCountry, type CountryPlan } from './planner.js';
 import { planCrawls } from './browse-crawl.js';

@@ -14,6 +14,7 @@ import { queueName } from './queue-names.js';
 import { refreshBatch } from './refresh.js';
 import { FORCED_RETRY } from '../config/retry.js';
 import { fairSchema } from '../src/fairness/fair-classes.js';
+import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
 
 /**
  * The forced update (`GET|POST /api/world/update`): up to 10 ASINs of one country refreshed now.
@@ -115,7 +116,12 @@ export class ForcedUpdates {
         next_refresh_at: mongoose.trusted({ $ne: null }),
         last_attempt_at: mongoose.trusted({ $not: { $gte: asked } }),
       },
-      { $set: { next_refresh_at: new Date(asked.getTime() + ctx.config.workers.scheduler.leaseMs), plan_token: claim } },
+      {
+        $set: {
+          next_refresh_at: nextRefreshAt({ why: 'claimed', until: new Date(asked.getTime() + ctx.config.workers.scheduler.leaseMs) }),
+          plan_token: claim,
+        },
+      },
     );
     // The same ASINs asked again while their job is pending join it instead of spending another call.
     const dedupe = `update-${country}-${[...asins].sort().join(',')}`;

@@ -21,7 +21,7 @@ import { Metrics } from '../metrics/registry.js';
 import { DailyUsage } from '../quota/daily-usage.js';
 import { QuotaGovernor } from '../quota/governor.js';
 import { WatchService } from '../watch/service.js';
-import { nudgePlanner } from '../scheduler/nudge.js';
+import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
 import { AlertService } from '../alerts/service.js';
 import { dedupeAlertsForIndex } from '../alerts/migrate.js';

@@ -5,7 +5,8 @@ import type { ItemOutcome, UpstreamItem } from './product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
 import { searchKeys } from '../search/keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
-import { estimateRate, priorHours, refreshIntervalMs, withObservation } from '../scheduler/change-rate.js';
+import { estimateRate, priorHours, withObservation } from '../scheduling/change-rate.js';
+import { nextRefreshAt } from '../scheduling/next-refresh.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
 
@@ -89,7 +90,7 @@ export async function readPrior(
 }
 
 /**
- * The product's change-rate estimate after this observation (src/scheduler/change-rate.ts), and
+ * The product's change-rate estimate after this observation (src/scheduling/change-rate.ts), and
  * whether the observation saw it move. The first observation has nothing to compare with.
  */
 function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, item: UpstreamItem, now: Date) {
@@ -165,11 +166,10 @@ export async function writeOutcomes(
   const ops: BulkOps = asins.map((asin) => {
     const outcome = outcomes[asin]!;
     const priority = prior.get(asin)?.priority ?? null;
-    const at = (ms: number) => (priority === null ? null : new Date(now.getTime() + ms));
     // The refresh ends every claim on the product: a batch still queued with it skips the product.
     const schedule = {
       last_attempt_at: now,
-      next_refresh_at: priority === null ? null : at(config.refresh.intervalMs[priority]),
+      next_refresh_at: nextRefreshAt({ why: 'refreshed', config, priority, lastAttemptAt: now, changeRate: null, now }),
       plan_token: null,
     };
     const item = byAsin.get(asin);
@@ -178,11 +178,10 @@ export async function writeOutcomes(
       found++;
       const { seen: moved, ...rate } = learnRate(config, prior.get(asin), item, now);
       if (moved) seen++;
-      const next = priority === null ? null : at(refreshIntervalMs(config, priority, rate.change_rate));
       set = {
         ...dataOf(item),
         ...schedule,
-        next_refresh_at: next,
+        next_refresh_at: nextRefreshAt({ why: 'refreshed', config, priority, lastAttemptAt: now, changeRate: rate.change_rate, now }),
         ...rate,
         ...mark(asin),
         status: 'ok',
@@ -225,7 +224,7 @@ export async function writeFoundItems(
       filter: { country, asin: item.asin },
       update: {
         $set: { ...dataOf(item), ...mark(item.asin), status: 'ok', last_error: null, updated_at: now, last_attempt_at: now },
-        $setOnInsert: { created_at: now, priority: null, next_refresh_at: null },
+        $setOnInsert: { created_at: now, priority: null, next_refresh_at: nextRefreshAt({ why: 'unwatched' }) },
       },
       upsert: true,
     },

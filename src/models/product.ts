@@ -34,7 +34,7 @@ export interface ProductFields {
   last_attempt_at: Date | null;
   /** The planning pass that last claimed it (see scheduler/planner.ts). */
   plan_token: string | null;
-  /** Estimated changes of price or availability per hour (src/scheduler/change-rate.ts); null before its first refresh. */
+  /** Estimated changes of price or availability per hour (src/scheduling/change-rate.ts); null before its first refresh. */
   change_rate: number | null;
   /** The estimate's evidence: the last observations (hours between two refreshes, moved or not). */
   rate_obs: { hours: number; changed: boolean }[];
@@ -43,7 +43,7 @@ export interface ProductFields {
   /**
    * The accounts it is refreshed for (OWNERS_KEPT at most): its watchers, most urgent and oldest
    * first, or the account whose crawl found it. When a country is short of quota, each account's
-   * fair share of the planned refreshes is taken from the products it owns (src/scheduler/account-shares.ts).
+   * fair share of the planned refreshes is taken from the products it owns (src/scheduling/account-shares.ts).
    */
   owners: Types.ObjectId[];
   created_at: Date;

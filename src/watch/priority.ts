@@ -4,7 +4,7 @@ import type { Config } from '../../config/env.js';
 import { productModel } from '../models/product.js';
 import { watchModel } from '../models/watch.js';
 import { isDuplicateKey } from '../db/mongo.js';
-import { refreshIntervalMs } from '../scheduler/change-rate.js';
+import { nextRefreshAt } from '../scheduling/next-refresh.js';
 
 type Priority = 0 | 1;
 
@@ -72,7 +72,8 @@ export async function applyWatchChange(
       const current = byKey.get(`${country}:${asin}`);
       if (priority === null) {
         if (current && current.priority !== null) {
-          ops.push({ updateOne: { filter: { country, asin }, update: { $set: { priority: null, next_refresh_at: null, owners: [] } } } });
+          const next_refresh_at = nextRefreshAt({ why: 'unwatched' });
+          ops.push({ updateOne: { filter: { country, asin }, update: { $set: { priority: null, next_refresh_at, owners: [] } } } });
         }
         continue;
       }
@@ -81,20 +82,24 @@ export async function applyWatchChange(
         ops.push({
           updateOne: {
             filter: { country, asin },
-            update: { $setOnInsert: { created_at: now, status: 'pending' }, $set: { priority, next_refresh_at: now, owners } },
+            update: {
+              $setOnInsert: { created_at: now, status: 'pending' },
+              $set: { priority, next_refresh_at: nextRefreshAt({ why: 'first-watched', now }), owners },
+            },
             upsert: true,
           },
         });
       } else if (current.priority !== priority) {
-        const interval = refreshIntervalMs(config, priority, current.change_rate ?? null);
-        const base = current.last_attempt_at ? current.last_attempt_at.getTime() : now.getTime() - interval;
-        if (base + interval <= now.getTime()) dueNow++;
-        ops.push({
-          updateOne: {
-            filter: { country, asin },
-            update: { $set: { priority, next_refresh_at: new Date(base + interval), owners } },
-          },
-        });
+        const next_refresh_at = nextRefreshAt({
+          why: 'reprioritised',
+          config,
+          priority,
+          lastAttemptAt: current.last_attempt_at ?? null,
+          changeRate: current.change_rate ?? null,
+          now,
+        })!;
+        if (next_refresh_at.getTime() <= now.getTime()) dueNow++;
+        ops.push({ updateOne: { filter: { country, asin }, update: { $set: { priority, next_refresh_at, owners } } } });
       } else if (!sameOwners(current.owners, owners)) {
         ops.push({ updateOne: { filter: { country, asin }, update: { $set: { owners } } } });
       }

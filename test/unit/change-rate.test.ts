@@ -8,7 +8,7 @@ import {
   WINDOW,
   withObservation,
   type Observation,
-} from '../../src/scheduler/change-rate.js';
+} from '../../src/scheduling/change-rate.js';
 
 const HOUR = 3_600_000;
 const config = (extra: Record<string, string> = {}) =>

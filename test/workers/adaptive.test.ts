@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { writeOutcomes } from '../../src/catalog/writes.js';
 import { productModel } from '../../src/models/product.js';
-import { pickDue } from '../../src/scheduler/pick-due.js';
+import { pickDue } from '../../src/scheduling/pick-due.js';
 import type { UpstreamItem } from '../../src/catalog/product.js';
 
 /**

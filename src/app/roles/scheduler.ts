@@ -1,6 +1,6 @@
 import type { AppContext } from '../context.js';
 import { startScheduler, type RunningScheduler } from '../../../jobs/scheduler.js';
-import { onPlanNudge } from '../../scheduler/nudge.js';
+import { onPlanNudge } from '../../scheduling/nudge.js';
 
 /**
  * The scheduler role: plans refreshes and crawls on node-cron ticks, and at once when the api says

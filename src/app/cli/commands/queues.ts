@@ -2,7 +2,7 @@ import { COUNTRY_CODES, type Country } from '../../../catalog/identifiers.js';
 import { UsageError } from '../usage.js';
 import { withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
-import { countDue } from '../../../scheduler/claims.js';
+import { countDue } from '../../../scheduling/claims.js';
 import { JOB_STATES, QUEUE_CLASSES } from '../../../../jobs/queue-names.js';
 
 /**

@@ -1,6 +1,7 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Country } from '../catalog/identifiers.js';
 import { productModel } from '../models/product.js';
+import { nextRefreshAt } from './next-refresh.js';
 
 /**
  * Claims on due products. A product is due when its next refresh time has passed; a plan (or a
@@ -47,7 +48,7 @@ export async function claimProducts<T extends Picked>(
   const ids = picked.map((p) => p._id);
   await products.updateMany(
     { _id: mongoose.trusted({ $in: ids }), next_refresh_at: mongoose.trusted({ $lte: now }) },
-    { $set: { next_refresh_at: new Date(leaseUntil), plan_token: token } },
+    { $set: { next_refresh_at: nextRefreshAt({ why: 'claimed', until: new Date(leaseUntil) }), plan_token: token } },
   );
   const claimed = new Set(
     (
