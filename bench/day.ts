@@ -91,7 +91,7 @@ async function simulateDay(inf: Infra, sc: Scenario): Promise<DayRun> {
   const prefix = uniqueName('swb_day');
   await ownRedis(inf, prefix);
   // The real defaults except the cap under test and the horizon (see HORIZON_S): QUOTA_RPS 1,
-  // ON_DEMAND_RESERVE 0.05, the coalescing and the refresh intervals as a deployment has them.
+  // FORCED_RESERVE 0.05, the coalescing and the refresh intervals as a deployment has them.
   const config = loadConfig({
     MONGODB_URI: db.uri,
     REDIS_URL: inf.redisUrl,

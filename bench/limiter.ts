@@ -44,7 +44,7 @@ const JITTER_MS = 2;
 // The governor counts the day in Redis; its MongoDB copy is only written fire-and-forget (`record`)
 // and read when Redis has no count for the day (`read`, answered 0 here as on a fresh day). Neither
 // touches the pace, so this stand-in keeps the benchmark free of MongoDB without changing what it measures.
-const NO_MONGO_USAGE = { record() {}, settled: async () => {}, read: async () => ({ calls: 0, onDemand: 0 }) } as unknown as DailyUsage;
+const NO_MONGO_USAGE = { record() {}, settled: async () => {}, read: async () => ({ calls: 0, forced: 0 }) } as unknown as DailyUsage;
 
 interface RedisTarget {
   readonly url: string;

@@ -2,7 +2,7 @@
  * The classes of upstream work that share each country's quota (src/quota/classes.ts says what each
  * is). Here, in the configuration layer, because each class's share is configured.
  */
-export const QUOTA_CLASSES = ['ondemand', 'import', 'refresh', 'crawl'] as const;
+export const QUOTA_CLASSES = ['forced', 'import', 'refresh', 'crawl'] as const;
 
 export type QuotaClass = (typeof QUOTA_CLASSES)[number];
 

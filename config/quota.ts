@@ -26,10 +26,10 @@ export const quotaEnvSchema = z.object({
   QUOTA_BURST: burst.default(1),
   ...perCountryShape,
   QUOTA_DAY_TZ: timeZone.default('UTC'),
-  ON_DEMAND_SHARE: decimal(0.01, 0.9).default(0.3),
+  FORCED_SHARE: decimal(0.01, 0.9).default(0.3),
   IMPORT_SHARE: decimal(0.01, 0.9).default(0.1),
   CRAWL_SHARE: decimal(0.01, 0.9).default(0.1),
-  ON_DEMAND_RESERVE: decimal(0, 0.5).default(0.05),
+  FORCED_RESERVE: decimal(0, 0.5).default(0.05),
 });
 
 export interface CountryQuota {
@@ -57,15 +57,15 @@ export interface QuotaConfig {
    */
   readonly shares: ClassShares;
   /** Share of the rest of the day that the other classes leave to forced updates. */
-  readonly onDemandReserve: number;
+  readonly forcedReserve: number;
 }
 
 export function buildQuotaConfig(env: z.infer<typeof quotaEnvSchema>): { config?: QuotaConfig; problems: string[] } {
-  const refreshShare = 1 - env.ON_DEMAND_SHARE - env.IMPORT_SHARE - env.CRAWL_SHARE;
+  const refreshShare = 1 - env.FORCED_SHARE - env.IMPORT_SHARE - env.CRAWL_SHARE;
   if (refreshShare < 0.1 - 1e-9) {
     return {
       problems: [
-        `ON_DEMAND_SHARE + IMPORT_SHARE + CRAWL_SHARE must be at most 0.9, so that scheduled refreshes keep a tenth of the quota (they are ${(1 - refreshShare).toFixed(2)})`,
+        `FORCED_SHARE + IMPORT_SHARE + CRAWL_SHARE must be at most 0.9, so that scheduled refreshes keep a tenth of the quota (they are ${(1 - refreshShare).toFixed(2)})`,
       ],
     };
   }
@@ -84,8 +84,8 @@ export function buildQuotaConfig(env: z.infer<typeof quotaEnvSchema>): { config?
     config: Object.freeze({
       quotas: Object.freeze(quotas),
       dayTimeZone: env.QUOTA_DAY_TZ,
-      shares: Object.freeze({ ondemand: env.ON_DEMAND_SHARE, import: env.IMPORT_SHARE, refresh: refreshShare, crawl: env.CRAWL_SHARE }),
-      onDemandReserve: env.ON_DEMAND_RESERVE,
+      shares: Object.freeze({ forced: env.FORCED_SHARE, import: env.IMPORT_SHARE, refresh: refreshShare, crawl: env.CRAWL_SHARE }),
+      forcedReserve: env.FORCED_RESERVE,
     }),
   };
 }

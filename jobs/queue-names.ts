@@ -2,12 +2,12 @@ import type { Country } from '../src/catalog/identifiers.js';
 import { QUOTA_CLASSES, type QuotaClass } from '../src/quota/classes.js';
 
 /**
- * A country's queue of each class (no `:` in BullMQ names): `update-JP` for forced updates,
+ * A country's queue of each class (no `:` in BullMQ names): `forced-JP` for forced updates,
  * `import-JP`, `refresh-JP`, `crawl-JP`. Each class has its own, so the planner counts only the
  * refreshes it booked, and one class's backlog never holds another's workers.
  */
 export function queueName(country: Country, cls: QuotaClass = 'refresh'): string {
-  return `${cls === 'ondemand' ? 'update' : cls}-${country}`;
+  return `${cls}-${country}`;
 }
 
 /** Every queue of a country, one per class. */

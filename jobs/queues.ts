@@ -17,7 +17,7 @@ export const DEFAULT_JOB_OPTIONS: JobsOptions = {
 
 /** Jobs added to a queue by hand (Bull Board, an operator's script) retry as the queue's kinds do. */
 function queueDefaults(cls: QuotaClass): JobsOptions {
-  return { ...DEFAULT_JOB_OPTIONS, ...(cls === 'ondemand' ? FORCED_RETRY : DEFAULT_RETRY) };
+  return { ...DEFAULT_JOB_OPTIONS, ...(cls === 'forced' ? FORCED_RETRY : DEFAULT_RETRY) };
 }
 
 /** A job's priority and retry schedule come from its kind; the caller adds ids and the like. */

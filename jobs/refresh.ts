@@ -12,7 +12,7 @@ import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
 
 /**
  * Scheduled refreshes: a batch of up to 10 due products of one country, planned by jobs/planner.ts
- * in the products' effective priority. The forced update (jobs/world-update.ts) refreshes the same
+ * in the products' effective priority. The forced update (jobs/forced-update.ts) refreshes the same
  * way, from a queue of its own.
  */
 

@@ -11,9 +11,9 @@ import { browseCrawlJob } from './browse-crawl.js';
 import { eanResolveJob } from './ean-import.js';
 import type { JobKind } from './kind.js';
 import { refreshP0Job, refreshP1Job } from './refresh.js';
-import { worldUpdateJob } from './world-update.js';
+import { forcedUpdateJob } from './forced-update.js';
 
-export const JOB_KINDS = [worldUpdateJob, eanResolveJob, refreshP1Job, refreshP0Job, browseCrawlJob] as const;
+export const JOB_KINDS = [forcedUpdateJob, eanResolveJob, refreshP1Job, refreshP0Job, browseCrawlJob] as const;
 
 type Kind = (typeof JOB_KINDS)[number];
 export type JobName = Kind['name'];

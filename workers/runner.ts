@@ -136,7 +136,7 @@ export async function startWorkers(
   return {
     byClass,
     workers: pick('refresh'),
-    updates: pick('ondemand'),
+    updates: pick('forced'),
     imports: pick('import'),
     crawls: pick('crawl'),
     all,

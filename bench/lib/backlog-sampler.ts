@@ -5,6 +5,9 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { onCleanup } from './infra.js';
+import { QUOTA_CLASSES } from '../../src/quota/classes.js';
+import { queueName } from '../../jobs/queue-names.js';
+import type { Country } from '../../src/catalog/identifiers.js';
 
 export interface BacklogSample {
   readonly t: number;
@@ -17,11 +20,11 @@ export interface BacklogSampler {
   stop(): Promise<void>;
 }
 
-const CLASSES = ['update', 'import', 'refresh', 'crawl'] as const;
-
 export function sampleBacklog(redisUrl: string, prefix: string, countries: readonly string[], everyMs: number): BacklogSampler {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-  const queues = countries.flatMap((c) => CLASSES.map((cls) => ({ c, cls, q: new Queue(`${cls}-${c}`, { connection, prefix }) })));
+  const queues = countries.flatMap((c) =>
+    QUOTA_CLASSES.map((cls) => ({ c, cls, q: new Queue(queueName(c as Country, cls), { connection, prefix }) })),
+  );
   const close = async (): Promise<void> => {
     await Promise.allSettled(queues.map((x) => x.q.close()));
     connection.disconnect();

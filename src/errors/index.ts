@@ -245,7 +245,7 @@ export class UpstreamUnavailableError extends RetryableError {
 
 // ---- The quota governor
 
-/** Why the day has no call left for a lane: the cap, the on-demand share of it, or an upstream that said so. */
+/** Why the day has no call left for a lane: the cap, the forced-update share of it, or an upstream that said so. */
 export type DaySpentReason = 'cap' | 'share' | 'spent';
 
 /**
@@ -259,7 +259,7 @@ export class DayQuotaSpentError extends RetryableError {
     readonly country: Country,
     readonly reason: DaySpentReason,
     readonly retryAt: number,
-    readonly cls: QuotaClass = 'ondemand',
+    readonly cls: QuotaClass = 'forced',
   ) {
     super(
       reason === 'share'

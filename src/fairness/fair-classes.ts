@@ -9,7 +9,7 @@ import { OBJECT_ID_RE } from '../db/mongo.js';
  * refresh batch serves every watcher of its products, and the planner already spreads the
  * country's calls over what is due.
  */
-export const FAIR_CLASSES: readonly QuotaClass[] = ['ondemand', 'import', 'crawl'];
+export const FAIR_CLASSES: readonly QuotaClass[] = ['forced', 'import', 'crawl'];
 
 export function isFairClass(cls: QuotaClass): boolean {
   return FAIR_CLASSES.includes(cls);

@@ -105,7 +105,7 @@ export class Metrics {
 
   readonly permits = new Counter({
     name: 'shelfwatch_quota_permits_total',
-    help: 'Permits the quota governor granted this process, by country and class (ondemand, import, refresh, crawl): one per upstream call',
+    help: 'Permits the quota governor granted this process, by country and class (forced, import, refresh, crawl): one per upstream call',
     labelNames: ['country', 'class'] as const,
     registers: [this.registry],
   });
@@ -125,9 +125,9 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  readonly onDemandShareUsed = new Gauge({
-    name: 'shelfwatch_quota_on_demand_share_used_ratio',
-    help: "On-demand calls today per on-demand calls allowed today (ON_DEMAND_SHARE of QUOTA_PER_DAY), as of this process's last permit",
+  readonly forcedShareUsed = new Gauge({
+    name: 'shelfwatch_quota_forced_share_used_ratio',
+    help: "Forced-update calls today per forced-update calls allowed today (FORCED_SHARE of QUOTA_PER_DAY), as of this process's last permit",
     labelNames: ['country'] as const,
     registers: [this.registry],
   });

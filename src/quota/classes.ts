@@ -11,7 +11,7 @@ import { QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../../config/q
 export { QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../../config/quota-classes.js';
 
 /*
- * - `ondemand`: forced updates (`/api/world/update`), which a client waits for;
+ * - `forced`: forced updates (`/api/world/update`), which a client waits for;
  * - `import`: EAN imports' search pages;
  * - `refresh`: the planner's scheduled refreshes (priority 1 before priority 0);
  * - `crawl`: browse-node crawls' pages.
@@ -20,7 +20,7 @@ export { QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../../config/q
 
 /** The variable that sets each class's share, for messages that name it. */
 export const SHARE_VARIABLE: Readonly<Record<QuotaClass, string>> = {
-  ondemand: 'ON_DEMAND_SHARE',
+  forced: 'FORCED_SHARE',
   import: 'IMPORT_SHARE',
   refresh: 'the shares of the other classes',
   crawl: 'CRAWL_SHARE',
@@ -28,7 +28,7 @@ export const SHARE_VARIABLE: Readonly<Record<QuotaClass, string>> = {
 
 /** Each class in words, for messages. */
 export const CLASS_WORDS: Readonly<Record<QuotaClass, string>> = {
-  ondemand: 'forced updates',
+  forced: 'forced updates',
   import: 'EAN imports',
   refresh: 'scheduled refreshes',
   crawl: 'browse crawls',
@@ -36,7 +36,7 @@ export const CLASS_WORDS: Readonly<Record<QuotaClass, string>> = {
 
 /** The field of the day's count (Redis hash and MongoDB copy) that counts a class's own calls; refresh has none. */
 export const DAY_FIELD: Readonly<Record<QuotaClass, string | null>> = {
-  ondemand: 'od',
+  forced: 'od',
   import: 'im',
   refresh: null,
   crawl: 'cr',
@@ -50,8 +50,8 @@ export function isQuotaClass(v: string): v is QuotaClass {
  * Shares from the three configured ones: refresh has what they leave (at least a hundredth, so its
  * weight in the governor's fair queuing is never zero).
  */
-export function classShares(s: { readonly ondemand: number; readonly import?: number; readonly crawl?: number }): ClassShares {
+export function classShares(s: { readonly forced: number; readonly import?: number; readonly crawl?: number }): ClassShares {
   const imp = s.import ?? 0.1;
   const crawl = s.crawl ?? 0.1;
-  return { ondemand: s.ondemand, import: imp, crawl, refresh: Math.max(0.01, 1 - s.ondemand - imp - crawl) };
+  return { forced: s.forced, import: imp, crawl, refresh: Math.max(0.01, 1 - s.forced - imp - crawl) };
 }

@@ -8,7 +8,7 @@ export interface DayCount {
   /** Upstream calls of the day, every kind of work. */
   readonly calls: number;
   /** Of them, forced updates'. */
-  readonly onDemand: number;
+  readonly forced: number;
   /** Of them, EAN imports'. */
   readonly imports: number;
   /** Of them, browse crawls'. */
@@ -17,7 +17,7 @@ export interface DayCount {
 
 /** The MongoDB field that counts a class's own calls, beside `calls`. */
 const OWN_FIELD: Readonly<Record<QuotaClass, 'od_calls' | 'import_calls' | 'crawl_calls' | null>> = {
-  ondemand: 'od_calls',
+  forced: 'od_calls',
   import: 'import_calls',
   refresh: null,
   crawl: 'crawl_calls',
@@ -81,6 +81,6 @@ export class DailyUsage {
 
   async read(country: Country, day: string): Promise<DayCount> {
     const doc = await quotaUsageModel(this.mongo).findById(`${country}:${day}`).lean();
-    return { calls: doc?.calls ?? 0, onDemand: doc?.od_calls ?? 0, imports: doc?.import_calls ?? 0, crawls: doc?.crawl_calls ?? 0 };
+    return { calls: doc?.calls ?? 0, forced: doc?.od_calls ?? 0, imports: doc?.import_calls ?? 0, crawls: doc?.crawl_calls ?? 0 };
   }
 }

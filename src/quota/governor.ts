@@ -31,7 +31,7 @@ export interface GovernorOptions {
    */
   readonly shares: ClassShares;
   /** Share of the rest of the day's calls that the other classes leave to forced updates. */
-  readonly onDemandReserve: number;
+  readonly forcedReserve: number;
   /** The MongoDB copy of the day's count. */
   readonly usage: DailyUsage;
   readonly metrics?: Metrics;
@@ -47,10 +47,10 @@ export interface DayStatus {
   readonly day: QuotaDay;
   readonly limit: number;
   readonly used: number;
-  readonly onDemandUsed: number;
+  readonly forcedUsed: number;
   /** What scheduled work (refreshes, imports, crawls) may have spent by now: the day less the reserve for forced updates. */
   readonly scheduledLimit: number;
-  readonly onDemandLimit: number;
+  readonly forcedLimit: number;
   /** Each class with a day limit of its own: its calls today and that limit. */
   readonly classes: Readonly<Record<Exclude<QuotaClass, 'refresh'>, { readonly used: number; readonly limit: number }>>;
   /** True when the upstream said the day's quota is spent. */
@@ -308,8 +308,8 @@ export class QuotaGovernor {
       m.permits.inc({ country, class: head.cls });
       m.permitWait.observe({ country, class: head.cls }, waitedMs / 1_000);
       m.callsLeftToday.set({ country }, Math.max(0, q.perDay - answer.total));
-      if (head.cls === 'ondemand') {
-        m.onDemandShareUsed.set({ country }, answer.own / Math.max(1, Math.floor(q.perDay * this.opts.shares.ondemand)));
+      if (head.cls === 'forced') {
+        m.forcedShareUsed.set({ country }, answer.own / Math.max(1, Math.floor(q.perDay * this.opts.shares.forced)));
       }
     }
     // The start is reserved: resolve when it comes, while the line goes on to the next waiter.
@@ -381,13 +381,13 @@ export class QuotaGovernor {
     const q = this.#quota(country);
     const day = quotaDayOf(at, this.opts.dayTimeZone);
     // The reserve shrinks with the day, so by midnight the other classes may have spent all of it.
-    const reserve = Math.ceil(q.perDay * this.opts.onDemandReserve * dayLeftFraction(day, at));
+    const reserve = Math.ceil(q.perDay * this.opts.forcedReserve * dayLeftFraction(day, at));
     const share = this.opts.shares;
     return {
       day,
       scheduled: Math.max(0, q.perDay - reserve),
       own: {
-        ondemand: Math.floor(q.perDay * share.ondemand),
+        forced: Math.floor(q.perDay * share.forced),
         import: Math.floor(q.perDay * share.import),
         crawl: Math.floor(q.perDay * share.crawl),
       },
@@ -400,7 +400,7 @@ export class QuotaGovernor {
     const { day, scheduled, own } = this.#limits(country, at);
     const interval = quotaIntervalMs(q);
     const table = QUOTA_CLASSES.map((c) => {
-      const limit = c === 'ondemand' ? q.perDay : scheduled;
+      const limit = c === 'forced' ? q.perDay : scheduled;
       const field = DAY_FIELD[c] ?? '';
       const ownLimit = c === 'refresh' ? q.perDay : own[c];
       return `${c}:${this.opts.shares[c]}:${limit}:${field}:${ownLimit}:${isFairClass(c) ? 1 : 0}`;
@@ -427,7 +427,7 @@ export class QuotaGovernor {
       [...mine].map(([c, r]) => `${c}=${r}`).join(','),
       table,
       String(this.#lateMs(interval)),
-      'ondemand' satisfies QuotaClass,
+      'forced' satisfies QuotaClass,
       id,
     );
     return parse(raw, id);
@@ -436,7 +436,7 @@ export class QuotaGovernor {
   async #seed(country: Country, at = this.#now()): Promise<void> {
     const day = quotaDayOf(at, this.opts.dayTimeZone);
     const copy = await this.opts.usage.read(country, day.key);
-    const pairs = ['total', String(copy.calls), 'od', String(copy.onDemand), 'im', String(copy.imports), 'cr', String(copy.crawls)];
+    const pairs = ['total', String(copy.calls), 'od', String(copy.forced), 'im', String(copy.imports), 'cr', String(copy.crawls)];
     await evalScript(this.redis, SEED_DAY, 1, this.#keys(country, day.key).day, String(DAY_TTL_MS), ...pairs);
   }
 
@@ -489,7 +489,7 @@ export class QuotaGovernor {
     const copy = inRedis === null ? await this.opts.usage.read(country, limits.day.key) : undefined;
     const total = copy ? copy.calls : Number(inRedis);
     const used = {
-      ondemand: copy ? copy.onDemand : Number(od ?? 0),
+      forced: copy ? copy.forced : Number(od ?? 0),
       import: copy ? copy.imports : Number(im ?? 0),
       crawl: copy ? copy.crawls : Number(cr ?? 0),
     };
@@ -498,11 +498,11 @@ export class QuotaGovernor {
       day: limits.day,
       limit: q.perDay,
       used: total,
-      onDemandUsed: used.ondemand,
+      forcedUsed: used.forced,
       scheduledLimit: limits.scheduled,
-      onDemandLimit: limits.own.ondemand,
+      forcedLimit: limits.own.forced,
       classes: {
-        ondemand: { used: used.ondemand, limit: limits.own.ondemand },
+        forced: { used: used.forced, limit: limits.own.forced },
         import: { used: used.import, limit: limits.own.import },
         crawl: { used: used.crawl, limit: limits.own.crawl },
       },

@@ -122,7 +122,7 @@ describe('SIGTERM to every role under load', () => {
       children.push(child);
       const url = String((await waitForLog(child, (l) => l.msg === 'api listening')).url);
       const { token } = await p.ctx.users.create({ name: 'Waiter', email: 'waiter@example.com' });
-      const updates = p.ctx.jobs.queue('JP', 'ondemand');
+      const updates = p.ctx.jobs.queue('JP', 'forced');
       const before = (await updates.getJobCounts('wait', 'prioritized')) as Record<string, number>;
       const answer = fetch(`${url}/api/world/update?asin=B0TWAIT001&country=JP`, { headers: { Authorization: `Bearer ${token}` } }).then(
         async (res) => ({ status: res.status, body: (await res.json()) as { job?: { id: string } } }),

@@ -38,7 +38,7 @@ describe('Bull Board', () => {
       'import-US',
       'refresh-JP',
       'refresh-US',
-      'update-JP',
+      'forced-JP',
       'update-US',
     ]);
   });
@@ -59,7 +59,7 @@ describe('GET /metrics', () => {
       'shelfwatch_quota_permits_total',
       'shelfwatch_quota_permit_wait_seconds',
       'shelfwatch_quota_calls_left_today',
-      'shelfwatch_quota_on_demand_share_used_ratio',
+      'shelfwatch_quota_forced_share_used_ratio',
     ]) {
       expect(res.text).toContain(`# TYPE ${name}`);
     }

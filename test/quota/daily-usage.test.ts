@@ -20,13 +20,13 @@ describe('DailyUsage', () => {
     const usage = new DailyUsage(t.ctx.mongo);
     const before = await updates();
     for (let i = 0; i < 20; i++) usage.record('JP', '2026-11-25', 'refresh');
-    for (let i = 0; i < 3; i++) usage.record('JP', '2026-11-25', 'ondemand');
+    for (let i = 0; i < 3; i++) usage.record('JP', '2026-11-25', 'forced');
     usage.record('JP', '2026-11-25', 'import', 2);
     usage.record('US', '2026-11-25', 'crawl');
     await usage.settled();
     expect((await updates()) - before).toBe(2);
-    expect(await usage.read('JP', '2026-11-25')).toEqual({ calls: 25, onDemand: 3, imports: 2, crawls: 0 });
-    expect(await usage.read('US', '2026-11-25')).toEqual({ calls: 1, onDemand: 0, imports: 0, crawls: 1 });
+    expect(await usage.read('JP', '2026-11-25')).toEqual({ calls: 25, forced: 3, imports: 2, crawls: 0 });
+    expect(await usage.read('US', '2026-11-25')).toEqual({ calls: 1, forced: 0, imports: 0, crawls: 1 });
     usage.record('JP', '2026-11-25', 'refresh');
     await usage.settled();
     expect((await quotaUsageModel(t.ctx.mongo).findById('JP:2026-11-25').lean())?.calls).toBe(26);

@@ -13,7 +13,7 @@ import { uniqueName } from '../helpers/context.js';
 let redis: Redis;
 const prefix = uniqueName('swt_gport');
 // These tests never reach MongoDB: the day's count starts at zero.
-const usage = { record() {}, settled: async () => undefined, read: async () => ({ calls: 0, onDemand: 0 }) } as unknown as DailyUsage;
+const usage = { record() {}, settled: async () => undefined, read: async () => ({ calls: 0, forced: 0 }) } as unknown as DailyUsage;
 
 beforeAll(() => {
   redis = new Redis(inject('redisUrl'));
@@ -45,8 +45,8 @@ describe('governPort', () => {
     new QuotaGovernor(redis, prefix, {
       quotas: { JP: { perSecond: 5, burst: 1, perDay: 1_000 } },
       dayTimeZone: 'UTC',
-      shares: classShares({ ondemand: 0.3 }),
-      onDemandReserve: 0,
+      shares: classShares({ forced: 0.3 }),
+      forcedReserve: 0,
       usage,
     });
 
@@ -81,7 +81,7 @@ describe('governPort', () => {
     const port = governPort(portThrowing([new UpstreamRateLimitedError('JP', 1_000, 'RequestsPerDay')]), g, 'JP');
     await expect(port.getItems(['B0TEST0001'])).rejects.toBeInstanceOf(DayQuotaSpentError);
     expect((await g.day('JP')).spent).toBe(true);
-    await expect(g.permit('JP', 'ondemand')).rejects.toBeInstanceOf(DayQuotaSpentError);
+    await expect(g.permit('JP', 'forced')).rejects.toBeInstanceOf(DayQuotaSpentError);
     g.close();
   });
 });

@@ -11,7 +11,7 @@ import { registerModels } from '../../src/models/index.js';
 import { mongoUriFor, uniqueName } from '../helpers/context.js';
 
 /**
- * The on-demand lane across real processes: a child process holds a backlog of scheduled refreshes
+ * The forced-update lane across real processes: a child process holds a backlog of scheduled refreshes
  * (each of its callers books a start up to the governor's look-ahead before it comes), this one
  * asks for forced updates at random moments. Every start is read on Redis's clock.
  */
@@ -49,7 +49,7 @@ describe('a forced update beside another process backlog', () => {
         MONGODB_URI: mongoUriFor(dbName),
         PREFIX: prefix,
         QUOTA_RPS: String(Q),
-        ON_DEMAND_SHARE: share,
+        FORCED_SHARE: share,
         CALLERS: '6',
         MS: '4000',
       },
@@ -70,15 +70,15 @@ describe('a forced update beside another process backlog', () => {
     const forced = new QuotaGovernor(redis, prefix, {
       quotas: { JP: { perSecond: Q, burst: 1, perDay: 1e9 } },
       dayTimeZone: 'UTC',
-      shares: classShares({ ondemand: Number(share) }),
-      onDemandReserve: 0,
+      shares: classShares({ forced: Number(share) }),
+      forcedReserve: 0,
       usage,
     });
     const asks: { grantedAt: number; start: number }[] = [];
     try {
       for (let i = 0; i < 8; i++) {
         await new Promise((r) => setTimeout(r, 150 + Math.random() * 200));
-        const { grantedAt, bookedAt } = await forced.permit('JP', 'ondemand');
+        const { grantedAt, bookedAt } = await forced.permit('JP', 'forced');
         asks.push({ grantedAt, start: bookedAt });
       }
     } finally {

@@ -55,8 +55,8 @@ function governor(
   const g = new QuotaGovernor(redis, prefix, {
     quotas: { JP: { perSecond: 10, burst: 1, perDay: 1e9, ...quota } },
     dayTimeZone: 'UTC',
-    shares: classShares({ ondemand: opts.share ?? 0.3 }),
-    onDemandReserve: opts.reserve ?? 0,
+    shares: classShares({ forced: opts.share ?? 0.3 }),
+    forcedReserve: opts.reserve ?? 0,
     usage,
     clock: opts.clock,
   });
@@ -69,7 +69,7 @@ function governor(
  * which both share). The calls go out when each process's timer fires, a millisecond or so either
  * side; the booked starts are what the pace promises, and they do not depend on this machine's load.
  */
-async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'refresh' | 'ondemand' = 'refresh'): Promise<number[]> {
+async function starts(gs: QuotaGovernor[], n: number, callers: number, lane: 'refresh' | 'forced' = 'refresh'): Promise<number[]> {
   const out: number[] = [];
   let left = n;
   await Promise.all(
@@ -137,20 +137,20 @@ describe('the pace', () => {
 describe('the day', () => {
   it('refuses every lane once QUOTA_PER_DAY calls were made, with the next day as the retry time', async () => {
     const g = governor(redisA, { perSecond: 1_000, perDay: 5 }, { share: 1 });
-    for (let i = 0; i < 5; i++) await g.permit('JP', i % 2 ? 'ondemand' : 'refresh');
-    for (const lane of ['refresh', 'ondemand'] as const) {
+    for (let i = 0; i < 5; i++) await g.permit('JP', i % 2 ? 'forced' : 'refresh');
+    for (const lane of ['refresh', 'forced'] as const) {
       const err = await g.permit('JP', lane).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(DayQuotaSpentError);
       expect((err as DayQuotaSpentError).retryAt).toBe(quotaDayOf(Date.now(), 'UTC').end);
     }
     const day = await g.day('JP');
-    expect(day).toMatchObject({ used: 5, onDemandUsed: 2, limit: 5 });
+    expect(day).toMatchObject({ used: 5, forcedUsed: 2, limit: 5 });
   });
 
-  it('keeps on-demand work within its share of the day', async () => {
+  it('keeps forced updates within its share of the day', async () => {
     const g = governor(redisA, { perSecond: 1_000, perDay: 10 }, { share: 0.3 });
-    for (let i = 0; i < 3; i++) await g.permit('JP', 'ondemand');
-    const err = await g.permit('JP', 'ondemand').catch((e: unknown) => e);
+    for (let i = 0; i < 3; i++) await g.permit('JP', 'forced');
+    const err = await g.permit('JP', 'forced').catch((e: unknown) => e);
     expect((err as DayQuotaSpentError).reason).toBe('share');
     await g.permit('JP', 'refresh');
   });
@@ -164,13 +164,13 @@ describe('the day', () => {
     expect(status.scheduledLimit).toBe(90);
     for (let i = 0; i < 90; i++) await g.permit('JP', 'refresh');
     await expect(g.permit('JP', 'refresh')).rejects.toBeInstanceOf(DayQuotaSpentError);
-    await g.permit('JP', 'ondemand');
+    await g.permit('JP', 'forced');
   });
 
   it('markDaySpent() stops every lane (the upstream said its daily quota is spent)', async () => {
     const g = governor(redisA, {});
     await g.markDaySpent('JP');
-    expect(((await g.permit('JP', 'ondemand').catch((e: unknown) => e)) as DayQuotaSpentError).reason).toBe('spent');
+    expect(((await g.permit('JP', 'forced').catch((e: unknown) => e)) as DayQuotaSpentError).reason).toBe('spent');
   });
 
   it("starts the day's count from the MongoDB copy when Redis lost it", async () => {
@@ -200,20 +200,20 @@ describe('priority across processes', () => {
   });
 });
 
-describe('on-demand work', () => {
+describe('forced updates', () => {
   it('goes ahead of scheduled callers waiting in the same process', async () => {
     const g = governor(redisA, { perSecond: 20 });
     const order: string[] = [];
     const scheduled = Array.from({ length: 6 }, (_, i) => g.permit('JP', 'refresh').then(() => order.push(`s${i}`)));
-    const urgent = g.permit('JP', 'ondemand').then(() => order.push('d'));
+    const urgent = g.permit('JP', 'forced').then(() => order.push('d'));
     await Promise.all([...scheduled, urgent]);
-    // The first scheduled permit was granted before the on-demand caller came; it is next.
+    // The first scheduled permit was granted before the forced-update caller came; it is next.
     expect(order.indexOf('d')).toBeLessThanOrEqual(1);
   });
 
   it('may use all of Q when no scheduled work waits', async () => {
     const g = governor(redisA, { perSecond: 50 }, { share: 0.1 });
-    const times = await starts([g], 20, 4, 'ondemand');
+    const times = await starts([g], 20, 4, 'forced');
     // At the share alone (5/s) 20 calls would take 4 s.
     expect(times.at(-1)! - times[0]!).toBeLessThan(1_500);
   });
@@ -224,7 +224,7 @@ async function contend(
   spec: readonly { g: QuotaGovernor; cls: QuotaClass; callers: number; rank?: number }[],
   ms: number,
 ): Promise<Record<QuotaClass, number>> {
-  const got: Record<QuotaClass, number> = { ondemand: 0, import: 0, refresh: 0, crawl: 0 };
+  const got: Record<QuotaClass, number> = { forced: 0, import: 0, refresh: 0, crawl: 0 };
   const until = performance.now() + ms;
   await Promise.all(
     spec.flatMap(({ g, cls, callers, rank }) =>
@@ -245,20 +245,20 @@ describe('classes share the pace (fair queuing between them)', () => {
     const b = governor(redisB, { perSecond: 100 }, { share: 0.3, fresh: false });
     const got = await contend(
       [
-        { g: a, cls: 'ondemand', callers: 6 },
+        { g: a, cls: 'forced', callers: 6 },
         { g: b, cls: 'import', callers: 6 },
         { g: a, cls: 'refresh', callers: 6 },
         { g: b, cls: 'crawl', callers: 6 },
       ],
       2_000,
     );
-    const total = got.ondemand + got.import + got.refresh + got.crawl;
+    const total = got.forced + got.import + got.refresh + got.crawl;
     // Never past the pace (Q·t + B); how close to it a loaded machine's timers get is bench:limiter's business.
     expect(total).toBeLessThanOrEqual(202);
     expect(total).toBeGreaterThanOrEqual(100);
     // Shares 0.3 / 0.1 / 0.5 / 0.1 of whatever was granted, within a few starts.
     const near = Math.max(6, 0.05 * total);
-    expect(Math.abs(got.ondemand - 0.3 * total)).toBeLessThanOrEqual(near);
+    expect(Math.abs(got.forced - 0.3 * total)).toBeLessThanOrEqual(near);
     expect(Math.abs(got.import - 0.1 * total)).toBeLessThanOrEqual(near);
     expect(Math.abs(got.refresh - 0.5 * total)).toBeLessThanOrEqual(near);
     expect(Math.abs(got.crawl - 0.1 * total)).toBeLessThanOrEqual(near);
@@ -281,22 +281,22 @@ describe('classes share the pace (fair queuing between them)', () => {
 
   it('keeps no debt: a class that ran alone at the full pace gets its share at once when others come', async () => {
     const g = governor(redisA, { perSecond: 50 }, { share: 0.2 });
-    // On-demand alone for a second: about all 50 starts, far beyond its 20 %.
-    expect((await contend([{ g, cls: 'ondemand', callers: 3 }], 1_000)).ondemand).toBeGreaterThanOrEqual(30);
-    // Then both: on-demand is not silenced for what it used alone (a debt of seconds would leave it
+    // Forced updates alone for a second: about all 50 starts, far beyond its 20 %.
+    expect((await contend([{ g, cls: 'forced', callers: 3 }], 1_000)).forced).toBeGreaterThanOrEqual(30);
+    // Then both: forced updates are not silenced for what it used alone (a debt of seconds would leave it
     // none in this second), and refresh waits for nothing it does not owe.
     const got = await contend(
       [
-        { g, cls: 'ondemand', callers: 3 },
+        { g, cls: 'forced', callers: 3 },
         { g, cls: 'refresh', callers: 3 },
       ],
       1_000,
     );
-    const both = got.ondemand + got.refresh;
+    const both = got.forced + got.refresh;
     expect(both).toBeGreaterThanOrEqual(25);
     // Shares among the two: 0.2 / 0.8 and 0.6 / 0.8.
-    expect(got.ondemand / both).toBeGreaterThanOrEqual(0.15);
-    expect(got.ondemand / both).toBeLessThanOrEqual(0.35);
+    expect(got.forced / both).toBeGreaterThanOrEqual(0.15);
+    expect(got.forced / both).toBeLessThanOrEqual(0.35);
   });
 
   it("gives a forced update in one process the next start, ahead of another process's backlog", async () => {
@@ -315,7 +315,7 @@ describe('classes share the pace (fair queuing between them)', () => {
     const forcedStarts: number[] = [];
     for (let i = 0; i < 5; i++) {
       await new Promise((r) => setTimeout(r, 150 + 50 * i));
-      const forced = await b.permit('JP', 'ondemand');
+      const forced = await b.permit('JP', 'forced');
       // No start of the backlog came between the grant and the forced update's start, not even one
       // booked before it: the forced update took the next slot, at most one interval away.
       expect(refreshes.filter((t) => t > forced.grantedAt && t < forced.bookedAt)).toEqual([]);
@@ -370,12 +370,12 @@ describe('accounts within a fairly queued class', () => {
           starts.push({ cls, bookedAt: p.bookedAt, whileAsking: asking });
         }
       });
-    const backlog = Promise.all([...busy('refresh', 1), ...busy('ondemand', 7)]);
+    const backlog = Promise.all([...busy('refresh', 1), ...busy('forced', 7)]);
     const overtaken = async (rank: number): Promise<number> => {
       await new Promise((r) => setTimeout(r, 200));
       for (const s of starts) s.whileAsking = false;
       asking = true;
-      const mine = await b.permit('JP', 'ondemand', rank);
+      const mine = await b.permit('JP', 'forced', rank);
       asking = false;
       return starts.filter((s) => s.whileAsking && s.bookedAt < mine.bookedAt).length;
     };
@@ -395,7 +395,7 @@ describe('a start is never left for a process that does not come', () => {
     await g.permit('JP', 'refresh');
     // A process that said it waits with a forced update, and then does not ask (its event loop
     // lags, or it died): its word holds for 10 s.
-    await redisA.hset(`${prefix}:gov:JP:waiting`, 'ondemand|gone', `0|${Date.now() + 10_000}`);
+    await redisA.hset(`${prefix}:gov:JP:waiting`, 'forced|gone', `0|${Date.now() + 10_000}`);
     const got = await contend([{ g, cls: 'refresh', callers: 2 }], 1_000);
     // Each start waits a short grace for the claimant, then goes here: most of the 10, not none.
     expect(got.refresh).toBeGreaterThanOrEqual(5);

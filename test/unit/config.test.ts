@@ -98,12 +98,12 @@ describe('configuration', () => {
 });
 
 describe('quota and lease configuration', () => {
-  it('takes decimal rates, a burst, a quota day zone and the on-demand shares', () => {
-    const c = loadConfig({ QUOTA_RPS: '0.5', QUOTA_BURST_US: '3', QUOTA_DAY_TZ: 'America/Los_Angeles', ON_DEMAND_SHARE: '0.25' });
+  it('takes decimal rates, a burst, a quota day zone and the forced-update shares', () => {
+    const c = loadConfig({ QUOTA_RPS: '0.5', QUOTA_BURST_US: '3', QUOTA_DAY_TZ: 'America/Los_Angeles', FORCED_SHARE: '0.25' });
     expect(c.quota.quotas.JP).toEqual({ perSecond: 0.5, burst: 1, perDay: 8_640 });
     expect(c.quota.quotas.US.burst).toBe(3);
     expect(c.quota.dayTimeZone).toBe('America/Los_Angeles');
-    expect(c.quota.shares).toEqual({ ondemand: 0.25, import: 0.1, refresh: 0.55, crawl: 0.1 });
+    expect(c.quota.shares).toEqual({ forced: 0.25, import: 0.1, refresh: 0.55, crawl: 0.1 });
     expect(c.workers.concurrency('JP')).toBe(2);
     expect(c.redis.prefix).toBe('{shelfwatch}');
   });
@@ -119,11 +119,8 @@ describe('quota and lease configuration', () => {
   it.each([
     [{ QUOTA_RPS: '0' }, /^QUOTA_RPS must be at least/],
     [{ QUOTA_DAY_TZ: 'Nowhere/Land' }, /^QUOTA_DAY_TZ must be an IANA time zone/],
-    [{ ON_DEMAND_SHARE: '1.5' }, /^ON_DEMAND_SHARE must be at most 0.9/],
-    [
-      { ON_DEMAND_SHARE: '0.5', IMPORT_SHARE: '0.3', CRAWL_SHARE: '0.2' },
-      /^ON_DEMAND_SHARE \+ IMPORT_SHARE \+ CRAWL_SHARE must be at most 0.9/,
-    ],
+    [{ FORCED_SHARE: '1.5' }, /^FORCED_SHARE must be at most 0.9/],
+    [{ FORCED_SHARE: '0.5', IMPORT_SHARE: '0.3', CRAWL_SHARE: '0.2' }, /^FORCED_SHARE \+ IMPORT_SHARE \+ CRAWL_SHARE must be at most 0.9/],
     [{ REDIS_PREFIX: '{open' }, /^REDIS_PREFIX /],
   ])('refuses %j', (env, line) => {
     expect(problemsOf(env)).toEqual([expect.stringMatching(line)]);

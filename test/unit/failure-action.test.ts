@@ -69,9 +69,9 @@ describe('failureAction: the day’s quota is spent (DayQuotaSpentError)', () =>
     expect(failureAction(err, waitsWhenDaySpent()).action).toBe('wait_next_day');
   });
 
-  it('matches what the registered kinds say: world.update fails, the other kinds wait for the next day', () => {
+  it('matches what the registered kinds say: forced.update fails, the other kinds wait for the next day', () => {
     const err = new DayQuotaSpentError('JP', 'cap', RETRY_AT);
-    expect(failureAction(err, kindOf('world.update'))).toEqual({ action: 'fail_day_spent' });
+    expect(failureAction(err, kindOf('forced.update'))).toEqual({ action: 'fail_day_spent' });
     for (const name of ['ean.resolve', 'refresh.p1', 'refresh.p0', 'browse.crawl'] as const) {
       expect(failureAction(err, kindOf(name)), name).toEqual({ action: 'wait_next_day', until: RETRY_AT });
     }

@@ -17,7 +17,7 @@ const ASINS = ['B00TEST001', 'B00TEST002', '4004004001'];
 
 /** One good payload per kind, as its producer gives it. */
 const GOOD: { readonly [N in JobName]: Record<string, unknown> } = {
-  'world.update': { country: 'JP', asins: ASINS, claim: 'update-2f1c' },
+  'forced.update': { country: 'JP', asins: ASINS, claim: 'update-2f1c' },
   'ean.resolve': { country: 'US', importId: IMPORT_ID, userId: USER_ID, ean: EAN },
   'refresh.p1': { country: 'JP', asins: ASINS, due: 1_772_000_000_000, claim: 'c0ffee' },
   'refresh.p0': { country: 'US', asins: ['B00TEST009'] },
@@ -43,7 +43,7 @@ describe('the job kinds', () => {
   it('lists exactly the five kinds, each name once, and JOB_NAMES follows JOB_KINDS', () => {
     const names = JOB_KINDS.map((k) => k.name);
     expect(new Set(names).size).toBe(names.length);
-    expect([...names].sort()).toEqual(['browse.crawl', 'ean.resolve', 'refresh.p0', 'refresh.p1', 'world.update']);
+    expect([...names].sort()).toEqual(['browse.crawl', 'ean.resolve', 'refresh.p0', 'refresh.p1', 'forced.update']);
     expect(JOB_NAMES).toEqual(names);
   });
 
@@ -59,9 +59,9 @@ describe('the job kinds', () => {
   });
 
   it('puts every kind in one of the four classes, each class a queue of its own per country', () => {
-    expect(QUOTA_CLASSES).toEqual(['ondemand', 'import', 'refresh', 'crawl']);
+    expect(QUOTA_CLASSES).toEqual(['forced', 'import', 'refresh', 'crawl']);
     for (const k of JOB_KINDS) expect(QUOTA_CLASSES, k.name).toContain(k.cls);
-    expect(QUOTA_CLASSES.map((c) => queueName('JP', c))).toEqual(['update-JP', 'import-JP', 'refresh-JP', 'crawl-JP']);
+    expect(QUOTA_CLASSES.map((c) => queueName('JP', c))).toEqual(['forced-JP', 'import-JP', 'refresh-JP', 'crawl-JP']);
   });
 });
 
@@ -75,8 +75,8 @@ describe('isJobName', () => {
     'refresh',
     'refresh.p2',
     'REFRESH.P1',
-    'world.update ',
-    'World.Update',
+    'forced.update ',
+    'Forced.Update',
     'toString',
     'constructor',
     '__proto__',
@@ -96,7 +96,7 @@ describe('kindOf, priorityOf and classOf agree with the kind objects', () => {
 
 describe('where and how urgently each kind runs (jobs/*.ts)', () => {
   it('runs each kind in its class: forced updates on demand, EAN pages as imports, refreshes, crawls', () => {
-    expect(classOf('world.update')).toBe('ondemand');
+    expect(classOf('forced.update')).toBe('forced');
     expect(classOf('ean.resolve')).toBe('import');
     expect(classOf('refresh.p1')).toBe('refresh');
     expect(classOf('refresh.p0')).toBe('refresh');
@@ -104,7 +104,7 @@ describe('where and how urgently each kind runs (jobs/*.ts)', () => {
   });
 
   it('queues the kinds one account asks for fairly between accounts, and the planned refreshes by priority', () => {
-    for (const name of ['world.update', 'ean.resolve', 'browse.crawl'] as const) expect(isFairClass(classOf(name)), name).toBe(true);
+    for (const name of ['forced.update', 'ean.resolve', 'browse.crawl'] as const) expect(isFairClass(classOf(name)), name).toBe(true);
     expect(isFairClass('refresh')).toBe(false);
   });
 
@@ -113,13 +113,13 @@ describe('where and how urgently each kind runs (jobs/*.ts)', () => {
   });
 
   it('gives the forced update the quick forced retry and every other kind the default one', () => {
-    expect(kindOf('world.update').retry).toBe(FORCED_RETRY);
-    for (const name of JOB_NAMES.filter((n) => n !== 'world.update')) expect(kindOf(name).retry, name).toBe(DEFAULT_RETRY);
+    expect(kindOf('forced.update').retry).toBe(FORCED_RETRY);
+    for (const name of JOB_NAMES.filter((n) => n !== 'forced.update')) expect(kindOf(name).retry, name).toBe(DEFAULT_RETRY);
   });
 
   it('fails the forced update when the day is spent (a client waits); the other kinds wait for the next day', () => {
-    expect(kindOf('world.update').whenDaySpent).toBe('fail');
-    for (const name of JOB_NAMES.filter((n) => n !== 'world.update')) expect(typeof kindOf(name).whenDaySpent, name).toBe('function');
+    expect(kindOf('forced.update').whenDaySpent).toBe('fail');
+    for (const name of JOB_NAMES.filter((n) => n !== 'forced.update')) expect(typeof kindOf(name).whenDaySpent, name).toBe('function');
   });
 });
 
@@ -144,7 +144,7 @@ describe('parseJob accepts a good payload of each kind', () => {
   });
 
   it('accepts 1 and 10 ASINs, the bounds of one getItems call', () => {
-    expect(parseJob('world.update', { country: 'JP', asins: asins(1) }).asins).toHaveLength(1);
+    expect(parseJob('forced.update', { country: 'JP', asins: asins(1) }).asins).toHaveLength(1);
     expect(parseJob('refresh.p1', { country: 'JP', asins: asins(10) }).asins).toHaveLength(10);
   });
 
@@ -171,11 +171,11 @@ describe('parseJob refuses a bad payload with InvalidJobPayloadError naming the 
     expect(err.message).toContain(`invalid ${name} payload`);
   });
 
-  it.each(['world.update', 'refresh.p1', 'refresh.p0'] as const)('%s: more than 10 ASINs, saying why', (name) => {
+  it.each(['forced.update', 'refresh.p1', 'refresh.p0'] as const)('%s: more than 10 ASINs, saying why', (name) => {
     expect(rejection(name, { country: 'JP', asins: asins(11) }).message).toMatch(/more than 10 ASINs/);
   });
 
-  it.each(['world.update', 'refresh.p1', 'refresh.p0'] as const)(
+  it.each(['forced.update', 'refresh.p1', 'refresh.p0'] as const)(
     '%s: no ASIN, an ASIN twice, a lower-case, 9- or 11-character ASIN',
     (name) => {
       expect(rejection(name, { country: 'JP', asins: [] }).message).toContain(name);
@@ -200,8 +200,8 @@ describe('parseJob refuses a bad payload with InvalidJobPayloadError naming the 
     expect(parseJob('refresh.p0', { ...GOOD['refresh.p0'], claim: 'x'.repeat(64) }).claim).toHaveLength(64);
   });
 
-  it('world.update: a claim over 64 characters', () => {
-    rejection('world.update', { ...GOOD['world.update'], claim: 'x'.repeat(65) });
+  it('forced.update: a claim over 64 characters', () => {
+    rejection('forced.update', { ...GOOD['forced.update'], claim: 'x'.repeat(65) });
   });
 
   it.each([

@@ -217,7 +217,7 @@ function fakeRedis(day: { total?: string; od?: string; spent?: string; wait_ms?:
 }
 
 /** The MongoDB copy of the day's count, in memory. */
-function fakeUsage(copy: DayCount = { calls: 0, onDemand: 0, imports: 0, crawls: 0 }) {
+function fakeUsage(copy: DayCount = { calls: 0, forced: 0, imports: 0, crawls: 0 }) {
   const reads: { country: Country; day: string }[] = [];
   const usage = {
     async read(country: Country, day: string): Promise<DayCount> {
@@ -239,8 +239,8 @@ function governor(
   return new QuotaGovernor(redis, 'pfx', {
     quotas: { JP: { perSecond: 2, burst: 1, perDay: 8_000, ...opts.quota } },
     dayTimeZone: opts.tz ?? 'UTC',
-    shares: classShares({ ondemand: opts.share ?? 0.25 }),
-    onDemandReserve: opts.reserve ?? 0.5,
+    shares: classShares({ forced: opts.share ?? 0.25 }),
+    forcedReserve: opts.reserve ?? 0.5,
     usage,
     clock: () => {
       throw new Error('day(country, at) must use the instant it is given');
@@ -255,7 +255,7 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
     const status = await g.day('JP', at('2026-03-04T15:30:00Z'));
     expect(asked).toEqual([{ key: 'pfx:gov:JP:day:2026-03-05', fields: ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] }]);
     expect(status.day).toEqual(quotaDayOf(at('2026-03-04T15:30:00Z'), 'Asia/Tokyo'));
-    expect(status).toMatchObject({ country: 'JP', limit: 8_000, used: 100, onDemandUsed: 10, spent: false });
+    expect(status).toMatchObject({ country: 'JP', limit: 8_000, used: 100, forcedUsed: 10, spent: false });
   });
 
   it('the reserve for forced updates shrinks with the day: scheduled work may spend perDay − ⌈perDay·reserve·left⌉', async () => {
@@ -278,11 +278,11 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
     expect((await g.day('JP', day.start + 5.75 * H)).scheduledLimit).toBe(8_000 - 3_000);
   });
 
-  it('the on-demand limit is ⌊perDay·share⌋ all day', async () => {
+  it('the forced-update limit is ⌊perDay·share⌋ all day', async () => {
     const { redis } = fakeRedis({ total: '0', od: '0' });
     const g = governor(redis, fakeUsage().usage, { quota: { perDay: 8_641 }, share: 0.25 });
-    expect((await g.day('JP', at('2026-03-04T00:00:00Z'))).onDemandLimit).toBe(2_160);
-    expect((await g.day('JP', at('2026-03-04T23:00:00Z'))).onDemandLimit).toBe(2_160);
+    expect((await g.day('JP', at('2026-03-04T00:00:00Z'))).forcedLimit).toBe(2_160);
+    expect((await g.day('JP', at('2026-03-04T23:00:00Z'))).forcedLimit).toBe(2_160);
   });
 
   it('no reserve: scheduled work may spend the whole day', async () => {
@@ -294,23 +294,23 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
   it('says the day is spent when the upstream said so, and the mean wait per call', async () => {
     const { redis } = fakeRedis({ total: '40', od: '4', spent: '1', wait_ms: '1000' });
     const status = await governor(redis, fakeUsage().usage).day('JP', at('2026-03-04T12:00:00Z'));
-    expect(status).toMatchObject({ used: 40, onDemandUsed: 4, spent: true, meanWaitMs: 25 });
+    expect(status).toMatchObject({ used: 40, forcedUsed: 4, spent: true, meanWaitMs: 25 });
   });
 
   it('starts from the MongoDB copy of the day (read by the day’s key) when Redis has no count', async () => {
     const { redis } = fakeRedis(null);
-    const { usage, reads } = fakeUsage({ calls: 321, onDemand: 21, imports: 0, crawls: 0 });
+    const { usage, reads } = fakeUsage({ calls: 321, forced: 21, imports: 0, crawls: 0 });
     const status = await governor(redis, usage, { tz: 'Asia/Tokyo' }).day('JP', at('2026-03-04T15:30:00Z'));
     expect(reads).toEqual([{ country: 'JP', day: '2026-03-05' }]);
-    expect(status).toMatchObject({ used: 321, onDemandUsed: 21, spent: false, meanWaitMs: 0 });
+    expect(status).toMatchObject({ used: 321, forcedUsed: 21, spent: false, meanWaitMs: 0 });
   });
 
   it('does not read the MongoDB copy while Redis has the count', async () => {
     const { redis } = fakeRedis({ total: '0' });
-    const { usage, reads } = fakeUsage({ calls: 999, onDemand: 9, imports: 0, crawls: 0 });
+    const { usage, reads } = fakeUsage({ calls: 999, forced: 9, imports: 0, crawls: 0 });
     const status = await governor(redis, usage).day('JP', at('2026-03-04T12:00:00Z'));
     expect(reads).toEqual([]);
-    expect(status).toMatchObject({ used: 0, onDemandUsed: 0 });
+    expect(status).toMatchObject({ used: 0, forcedUsed: 0 });
   });
 
   it('intervalMs is 1/Q; a country without a quota is refused', async () => {
@@ -333,10 +333,10 @@ function dayOnly(status: Partial<DayStatus> & { end: number }) {
         day: { key: 'k', start: status.end - 24 * H, end: status.end } satisfies QuotaDay,
         limit: 100_000,
         used: 0,
-        onDemandUsed: 0,
+        forcedUsed: 0,
         scheduledLimit: 100_000,
-        onDemandLimit: 25_000,
-        classes: { ondemand: { used: 0, limit: 25_000 }, import: { used: 0, limit: 10_000 }, crawl: { used: 0, limit: 10_000 } },
+        forcedLimit: 25_000,
+        classes: { forced: { used: 0, limit: 25_000 }, import: { used: 0, limit: 10_000 }, crawl: { used: 0, limit: 10_000 } },
         spent: false,
         meanWaitMs: 0,
         ...status,
@@ -382,8 +382,8 @@ describe('sustainableRate (jobs/planner.ts)', () => {
     const g = new QuotaGovernor(redis, 'pfx', {
       quotas: { JP: { perSecond: 2, burst: 1, perDay: 86_400 } },
       dayTimeZone: 'UTC',
-      shares: classShares({ ondemand: 0.3 }),
-      onDemandReserve: 0.1,
+      shares: classShares({ forced: 0.3 }),
+      forcedReserve: 0.1,
       usage: fakeUsage().usage,
     });
     // 06:00 UTC: 3/4 of the day left, reserve ⌈86 400 · 0.1 · 0.75⌉ = 6 480, 64 800 s to go.

@@ -346,13 +346,13 @@ describe('item 11: 429s, InvalidPartnerTag, User-Agent', () => {
   describe('through the governed port (a real Redis)', () => {
     let redis: Redis;
     const prefix = uniqueName('swt_real');
-    const usage = { record() {}, settled: async () => undefined, read: async () => ({ calls: 0, onDemand: 0 }) } as unknown as DailyUsage;
+    const usage = { record() {}, settled: async () => undefined, read: async () => ({ calls: 0, forced: 0 }) } as unknown as DailyUsage;
     const governor = (perSecond: number): QuotaGovernor =>
       new QuotaGovernor(redis, prefix, {
         quotas: { JP: { perSecond, burst: 1, perDay: 1_000 } },
         dayTimeZone: 'UTC',
-        shares: classShares({ ondemand: 0.3 }),
-        onDemandReserve: 0,
+        shares: classShares({ forced: 0.3 }),
+        forcedReserve: 0,
         usage,
       });
     beforeAll(() => {

@@ -23,7 +23,7 @@ beforeAll(async () => {
     COUNTRIES: 'JP',
     QUOTA_RPS: '1',
     QUOTA_PER_DAY: '1440',
-    ON_DEMAND_RESERVE: '0.05',
+    FORCED_RESERVE: '0.05',
     SCHEDULER_COALESCE: '0',
     SCHEDULER_HORIZON_S: '1800',
   });
@@ -48,7 +48,7 @@ function simulated(perDay: number): { deps: JobContext; quota: QuotaGovernor; cl
     quotas: { JP: { perSecond: 1, burst: 1, perDay } },
     dayTimeZone: 'UTC',
     shares: q.shares,
-    onDemandReserve: q.onDemandReserve,
+    forcedReserve: q.forcedReserve,
     usage: t.ctx.usage,
     clock: () => clock.now,
   });

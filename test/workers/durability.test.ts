@@ -108,7 +108,7 @@ describe('durability', () => {
     ]);
     // No worker runs: the request gives up waiting (202) and the job sits in Redis, then is lost.
     const res = await p.http.get('/api/world/update?asin=B0FORCED01,B0FORCED02,B0FORCED03&country=JP').set(u.headers).expect(202);
-    expect(await p.ctx.jobs.queue('JP', 'ondemand').getJob(res.body.job.id)).toBeDefined();
+    expect(await p.ctx.jobs.queue('JP', 'forced').getJob(res.body.job.id)).toBeDefined();
     const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
     await p.ctx.redis.del(...keys);
 

@@ -7,8 +7,8 @@ import { eanCheckDigit } from '../../src/simulator/codes.js';
 
 /**
  * One account hammers forced updates and EAN imports; another account's priority-1 products must
- * keep their interval. On-demand work goes first in line, but while scheduled work waits it has
- * only ON_DEMAND_SHARE of Q (here 20 % of 20/s: 4 calls a second), so the planned refreshes get the
+ * keep their interval. Forced updates goes first in line, but while scheduled work waits it has
+ * only FORCED_SHARE of Q (here 20 % of 20/s: 4 calls a second), so the planned refreshes get the
  * rest.
  */
 let p: Pipeline;
@@ -16,7 +16,7 @@ beforeAll(async () => {
   p = await startPipeline({
     QUOTA_RPS: '20',
     SIMULATOR_QUOTA_RPS: '20',
-    ON_DEMAND_SHARE: '0.2',
+    FORCED_SHARE: '0.2',
     WORKER_CONCURRENCY: '40',
     RATE_LIMIT_UPDATE: '1000',
     UPDATE_WAIT: '60s',
@@ -64,7 +64,7 @@ describe('fair to every account', () => {
     const plan = await planCountry(p.planner, 'JP');
     expect(plan.enqueued.p1).toBe(60);
     await refreshed;
-    // They were served while most of the flood still waited: on-demand work did not take the quota.
+    // They were served while most of the flood still waited: forced updates did not take the quota.
     expect(answered).toBeLessThan(30);
     expect(await productModel(p.ctx.mongo).countDocuments({ asin: mongoose.trusted({ $in: mine }), last_attempt_at: null })).toBe(0);
     const statuses = await Promise.all(flood);

@@ -232,7 +232,7 @@ describe('GET|POST /api/world/update', () => {
   it('answers 202 with the job id when the wait runs out, and the job finishes later', async () => {
     const u = await p.user('update202@example.com');
     const worker = p.workers.updates.get('JP')!;
-    const queue = p.ctx.jobs.queue('JP', 'ondemand');
+    const queue = p.ctx.jobs.queue('JP', 'forced');
     await queue.pause();
     const short = await startShortWaitApp();
     try {

@@ -17,7 +17,7 @@ import { quotaDayOf } from '../../src/quota/quota-day.js';
 let p: Pipeline;
 const Q = 5;
 beforeAll(async () => {
-  p = await startPipeline({ QUOTA_RPS: String(Q), SIMULATOR_QUOTA_RPS: String(Q), WORKER_CONCURRENCY: '6', ON_DEMAND_SHARE: '0.4' });
+  p = await startPipeline({ QUOTA_RPS: String(Q), SIMULATOR_QUOTA_RPS: String(Q), WORKER_CONCURRENCY: '6', FORCED_SHARE: '0.4' });
 });
 afterAll(async () => {
   await p?.close();
@@ -86,18 +86,18 @@ describe('pace and order', () => {
   });
 
   it('the same forced update asked twice while pending is one job', async () => {
-    const updates = p.ctx.jobs.queue('JP', 'ondemand');
+    const updates = p.ctx.jobs.queue('JP', 'forced');
     await updates.pause();
     try {
       const a = await p.ctx.jobs.add(
-        'world.update',
+        'forced.update',
         { country: 'JP', asins: ['B0DUPE0001', 'B0DUPE0002'] },
-        { deduplication: { id: 'update-JP-B0DUPE0001,B0DUPE0002' } },
+        { deduplication: { id: 'forced-JP-B0DUPE0001,B0DUPE0002' } },
       );
       const b = await p.ctx.jobs.add(
-        'world.update',
+        'forced.update',
         { country: 'JP', asins: ['B0DUPE0001', 'B0DUPE0002'] },
-        { deduplication: { id: 'update-JP-B0DUPE0001,B0DUPE0002' } },
+        { deduplication: { id: 'forced-JP-B0DUPE0001,B0DUPE0002' } },
       );
       expect(b).toBe(a);
       expect(await updates.getJobCountByTypes('prioritized', 'wait')).toBe(1);

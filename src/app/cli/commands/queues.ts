@@ -8,7 +8,7 @@ import { JOB_STATES, QUEUE_CLASSES } from '../../../../jobs/queue-names.js';
 /**
  * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether
  * its queues are paused (a fatal upstream error does that), their jobs by state, the backlog waiting
- * in MongoDB, and the quota governor's day: permits granted, calls left, the on-demand share used
+ * in MongoDB, and the quota governor's day: permits granted, calls left, the forced-update share used
  * and the mean wait for a permit. One JSON line.
  */
 export const queuesStatusCommand: Command = {
@@ -38,7 +38,7 @@ export const queuesStatusCommand: Command = {
             {
               paused: queues.some(([, q]) => q.paused),
               jobs: byClass.refresh!.jobs,
-              updates: byClass.ondemand!.jobs,
+              updates: byClass.forced!.jobs,
               imports: byClass.import!.jobs,
               crawls: byClass.crawl!.jobs,
               due,
@@ -50,8 +50,8 @@ export const queuesStatusCommand: Command = {
                 usedToday: day.used,
                 permitsToday: day.used,
                 callsLeftToday: Math.max(0, day.limit - day.used),
-                onDemandUsedToday: day.onDemandUsed,
-                onDemandShareUsed: day.onDemandLimit > 0 ? day.onDemandUsed / day.onDemandLimit : 0,
+                forcedUsedToday: day.forcedUsed,
+                forcedShareUsed: day.forcedLimit > 0 ? day.forcedUsed / day.forcedLimit : 0,
                 importsToday: day.classes.import.used,
                 importShareUsed: day.classes.import.limit > 0 ? day.classes.import.used / day.classes.import.limit : 0,
                 crawlsToday: day.classes.crawl.used,

@@ -11,7 +11,7 @@ import { directoryPaths } from '../routes/directory.js';
 import { mePaths } from '../routes/me.js';
 import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
-import { worldUpdatePaths } from '../routes/world-update.js';
+import { forcedUpdatePaths } from '../routes/forced-update.js';
 import { alertsPaths } from '../routes/alerts.js';
 import { webhooksPaths } from '../routes/webhooks.js';
 import { deliveriesPaths } from '../routes/deliveries.js';
@@ -84,7 +84,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...mePaths,
       ...watchPaths,
       ...worldPaths(config),
-      ...worldUpdatePaths(config),
+      ...forcedUpdatePaths(config),
       ...alertsPaths(config),
       ...webhooksPaths,
       ...deliveriesPaths,

@@ -6,7 +6,7 @@ import { authFailureGuard } from '../auth-failures.js';
 import { meRoutes } from './me.js';
 import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
-import { worldUpdateRoutes } from './world-update.js';
+import { forcedUpdateRoutes } from './forced-update.js';
 import { alertRoutes } from './alerts.js';
 import { webhookRoutes } from './webhooks.js';
 import { deliveryRoutes } from './deliveries.js';
@@ -40,7 +40,7 @@ export function accountApiRoutes(ctx: AppContext): Router {
   router.use('/api/world/update', createRateLimiter(ctx, { name: 'update', limit: limits.updatePerMinute, key: userKey }));
   router.use(meRoutes(ctx));
   router.use(watchRoutes(ctx));
-  router.use(worldUpdateRoutes(ctx));
+  router.use(forcedUpdateRoutes(ctx));
   router.use(worldRoutes(ctx));
   router.use(alertRoutes(ctx));
   router.use(webhookRoutes(ctx));

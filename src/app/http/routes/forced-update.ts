@@ -46,7 +46,7 @@ const queuedAnswer = z
   .object({ message: z.string(), job: z.object({ id: z.string(), country: countrySchema, asins: z.array(z.string()) }) })
   .meta({ id: 'UpdateQueued' });
 
-export function worldUpdatePaths(config: Pick<Config, 'countries'>): ZodOpenApiPathsObject {
+export function forcedUpdatePaths(config: Pick<Config, 'countries'>): ZodOpenApiPathsObject {
   const input = updateInput(config);
   // A JSON body may give the ASINs as an array as well.
   const asinInBody = asinList.meta({
@@ -93,8 +93,8 @@ function inputOf(req: Request): Record<string, unknown> {
   return { ...req.query, ...body };
 }
 
-/** `GET|POST /api/world/update`: jobs/world-update.ts does the work; the route reads and answers. */
-export function worldUpdateRoutes(ctx: AppContext): Router {
+/** `GET|POST /api/world/update`: jobs/forced-update.ts does the work; the route reads and answers. */
+export function forcedUpdateRoutes(ctx: AppContext): Router {
   const router = Router();
   const schema = updateInput(ctx.config);
   const forceUpdate: RequestHandler = async (req, res) => {

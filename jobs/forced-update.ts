@@ -20,7 +20,7 @@ import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
  * The forced update (`GET|POST /api/world/update`): up to 10 ASINs of one country refreshed now.
  * Its jobs have a queue of their own per country, so they never wait for a worker slot behind a
  * backlog of refreshes, and their calls take the quota governor's permits ahead of every scheduled
- * call, within the on-demand share: a forced update spends the same quota as everything else and
+ * call, within the forced-update share: a forced update spends the same quota as everything else and
  * never exceeds it.
  */
 
@@ -34,10 +34,10 @@ const updatePayload = z.object({
 /** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
 export type UpdateOutcome = { status: 'refreshed' } | { status: 'day_spent'; share: boolean; retryAt: number };
 
-export const worldUpdateJob = defineJob({
-  name: 'world.update',
+export const forcedUpdateJob = defineJob({
+  name: 'forced.update',
   payload: updatePayload,
-  cls: 'ondemand',
+  cls: 'forced',
   priority: 1,
   retry: FORCED_RETRY,
   async run(ctx, data, run): Promise<UpdateOutcome> {
@@ -59,7 +59,7 @@ export type ForcedUpdateAnswer =
 /** The 429 of a country whose quota day has no call left for forced updates. */
 function daySpent(country: Country, resetAt: number, share: boolean): TooManyRequestsError {
   const why = share
-    ? "the share of today's upstream quota kept for on-demand work (ON_DEMAND_SHARE)"
+    ? "the share of today's upstream quota kept for forced updates (FORCED_SHARE)"
     : "today's upstream quota (QUOTA_PER_DAY)";
   return new TooManyRequestsError(
     `No forced update in ${country} until the quota renews: ${why} is spent.`,
@@ -91,7 +91,7 @@ export class ForcedUpdates {
     const events = await this.eventsOf(country);
     const day = await ctx.quota.day(country);
     if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
-    if (day.onDemandUsed >= day.onDemandLimit) throw daySpent(country, day.day.end, true);
+    if (day.forcedUsed >= day.forcedLimit) throw daySpent(country, day.day.end, true);
     // The account's own daily cap, counted per quota day so it renews with the quota.
     const taken = await takeForcedUpdate(
       ctx.redis,
@@ -107,7 +107,7 @@ export class ForcedUpdates {
     // Products nobody watches (next refresh null) stay off the schedule. The claim and the job are
     // written at once; a product the job refreshed first (its last attempt is after this request
     // came) keeps what the refresh wrote.
-    const claim = `update-${randomUUID()}`;
+    const claim = `forced-${randomUUID()}`;
     const asked = new Date();
     const claimed = productModel(ctx.mongo).updateMany(
       {
@@ -124,10 +124,10 @@ export class ForcedUpdates {
       },
     );
     // The same ASINs asked again while their job is pending join it instead of spending another call.
-    const dedupe = `update-${country}-${[...asins].sort().join(',')}`;
+    const dedupe = `forced-${country}-${[...asins].sort().join(',')}`;
     // Each account's forced updates take their fair share of the country's queue, whatever another account has queued.
     const account = { id: userId.toHexString(), weight: await ctx.weights.of(userId.toHexString()) };
-    const added = ctx.jobs.addJob('world.update', { country, asins, claim }, { deduplication: { id: dedupe } }, account);
+    const added = ctx.jobs.addJob('forced.update', { country, asins, claim }, { deduplication: { id: dedupe } }, account);
     const [job] = await Promise.all([added, claimed]);
     const jobId = job.id!;
     const waited = await this.wait(job, events);
@@ -176,7 +176,7 @@ export class ForcedUpdates {
     if (!events) {
       const { ctx } = this;
       const connection = createRedis(ctx.redisUrl, 'blocking', ctx.logger, `events-${country}`);
-      const qe = new QueueEvents(queueName(country, 'ondemand'), { connection, prefix: ctx.redisPrefix });
+      const qe = new QueueEvents(queueName(country, 'forced'), { connection, prefix: ctx.redisPrefix });
       qe.on('error', (err) => ctx.logger.warn({ err: { message: err.message }, country }, 'queue events error'));
       this.#closers.push(async () => {
         await qe.close();
