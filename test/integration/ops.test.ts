@@ -34,12 +34,12 @@ describe('Bull Board', () => {
       'crawl-JP',
       'crawl-US',
       'deliveries',
+      'forced-JP',
+      'forced-US',
       'import-JP',
       'import-US',
       'refresh-JP',
       'refresh-US',
-      'forced-JP',
-      'update-US',
     ]);
   });
 });

@@ -17,7 +17,7 @@ const ASINS = ['B00TEST001', 'B00TEST002', '4004004001'];
 
 /** One good payload per kind, as its producer gives it. */
 const GOOD: { readonly [N in JobName]: Record<string, unknown> } = {
-  'forced.update': { country: 'JP', asins: ASINS, claim: 'update-2f1c' },
+  'forced.update': { country: 'JP', asins: ASINS, claim: 'forced-2f1c' },
   'ean.resolve': { country: 'US', importId: IMPORT_ID, userId: USER_ID, ean: EAN },
   'refresh.p1': { country: 'JP', asins: ASINS, due: 1_772_000_000_000, claim: 'c0ffee' },
   'refresh.p0': { country: 'US', asins: ['B00TEST009'] },
@@ -43,7 +43,7 @@ describe('the job kinds', () => {
   it('lists exactly the five kinds, each name once, and JOB_NAMES follows JOB_KINDS', () => {
     const names = JOB_KINDS.map((k) => k.name);
     expect(new Set(names).size).toBe(names.length);
-    expect([...names].sort()).toEqual(['browse.crawl', 'ean.resolve', 'refresh.p0', 'refresh.p1', 'forced.update']);
+    expect([...names].sort()).toEqual(['browse.crawl', 'ean.resolve', 'forced.update', 'refresh.p0', 'refresh.p1']);
     expect(JOB_NAMES).toEqual(names);
   });
 

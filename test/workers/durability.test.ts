@@ -127,7 +127,7 @@ describe('durability', () => {
       const at = byAsin.get(asin)!.next_refresh_at!.getTime();
       expect(at).toBeGreaterThan(now);
       expect(at).toBeLessThanOrEqual(Date.now() + lease);
-      expect(byAsin.get(asin)!.plan_token).toMatch(/^update-/);
+      expect(byAsin.get(asin)!.plan_token).toMatch(/^forced-/);
     }
     expect(byAsin.has('B0FORCED03')).toBe(false);
     // The planner leaves them to the (lost) job until the lease ends, then takes them.
