@@ -10,7 +10,13 @@ import type { WebhookPayload } from '../src/alerts/present.js';
 import { sendWebhook, type HostResolver } from '../src/alerts/send-webhook.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { InvalidJobPayloadError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
-import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent, type PayloadPoint } from './deliveries.js';
+import {
+  DELIVERIES_LANE,
+  deliveryPayloadSchema,
+  legacyPayloadSchema,
+  type DeliveryContent,
+  type PayloadPoint,
+} from '../src/alerts/delivery-queue.js';
 
 export interface DeliveryDeps {
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;

@@ -12,7 +12,7 @@ import type { WatchService } from '../src/watch/service.js';
 import type { JobProducer } from './queues.js';
 import type { RetryPolicy } from '../config/retry.js';
 import type { AlertService } from '../src/alerts/service.js';
-import type { DeliveryQueue } from './deliveries.js';
+import type { DeliveryQueue } from '../src/alerts/delivery-queue.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import type { AccountWeights } from '../src/accounts/weights.js';
 

@@ -1,6 +1,6 @@
 import { UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { DELIVERIES_QUEUE, webhookBackoff } from '../jobs/deliveries.js';
+import { DELIVERIES_QUEUE, webhookBackoff } from '../src/alerts/delivery-queue.js';
 import { runDelivery, type DeliveryDeps } from '../jobs/deliver.js';
 import { withTimeout } from '../src/db/mongo.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';

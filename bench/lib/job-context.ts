@@ -4,7 +4,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../../config/env.js';
 import type { JobContext } from '../../jobs/kind.js';
 import type { JobProducer } from '../../jobs/queues.js';
-import { DeliveryQueue } from '../../jobs/deliveries.js';
+import { DeliveryQueue } from '../../src/alerts/delivery-queue.js';
 import { AlertService } from '../../src/alerts/service.js';
 import type { Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics/registry.js';

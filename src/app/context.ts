@@ -25,7 +25,7 @@ import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
 import { AlertService } from '../alerts/service.js';
 import { dedupeAlertsForIndex } from '../alerts/migrate.js';
-import { DeliveryQueue } from '../../jobs/deliveries.js';
+import { DeliveryQueue } from '../alerts/delivery-queue.js';
 import { FairTags } from '../fairness/fair-tags.js';
 import { AccountWeights } from '../accounts/weights.js';
 import { ChangeNotices } from '../db/change-notices.js';

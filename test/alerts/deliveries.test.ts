@@ -9,7 +9,7 @@ import { deliveryModel } from '../../src/models/delivery.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
 import { encryptToken } from '../../src/users/token.js';
 import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
-import { DELIVERY_JOB } from '../../jobs/deliveries.js';
+import { DELIVERY_JOB } from '../../src/alerts/delivery-queue.js';
 
 /**
  * Deliveries per endpoint and change, replays, disabling after a failure span (on a clock the test

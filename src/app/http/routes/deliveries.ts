@@ -10,7 +10,7 @@ import { single } from '../../../catalog/world-query.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../models/delivery.js';
 import type { Endpoint } from '../../../alerts/endpoints.js';
 import { deliveryRecordSchema, presentDelivery } from '../../../alerts/present.js';
-import { REPLAY_LIMIT } from '../../../../jobs/deliveries.js';
+import { REPLAY_LIMIT } from '../../../alerts/delivery-queue.js';
 import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
 import { deliveryPage } from './alerts.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';

@@ -2,19 +2,19 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { Types } from 'mongoose';
 import { z } from 'zod';
-import type { Config } from '../config/env.js';
-import { countrySchema } from '../src/catalog/identifiers.js';
-import { availabilitySchema } from '../src/catalog/product.js';
-import type { ProductChange } from '../src/catalog/history.js';
-import type { Logger } from '../src/logger.js';
-import { ALERT_KINDS } from '../src/models/alert.js';
-import type { Alert, AlertService } from '../src/alerts/service.js';
-import type { Endpoint } from '../src/alerts/endpoints.js';
-import type { Claimed, QueuedDelivery } from '../src/alerts/delivery-records.js';
-import { firesOn } from '../src/alerts/triggers.js';
-import type { FairTags } from '../src/fairness/fair-tags.js';
-import type { AccountWeights } from '../src/accounts/weights.js';
-import { OBJECT_ID_RE } from '../src/db/mongo.js';
+import type { Config } from '../../config/env.js';
+import { countrySchema } from '../catalog/identifiers.js';
+import { availabilitySchema } from '../catalog/product.js';
+import type { ProductChange } from '../catalog/history.js';
+import type { Logger } from '../logger.js';
+import { ALERT_KINDS } from '../models/alert.js';
+import type { Alert, AlertService } from './service.js';
+import type { Endpoint } from './endpoints.js';
+import type { Claimed, QueuedDelivery } from './delivery-records.js';
+import { firesOn } from './triggers.js';
+import type { FairTags } from '../fairness/fair-tags.js';
+import type { AccountWeights } from '../accounts/weights.js';
+import { OBJECT_ID_RE } from '../db/mongo.js';
 
 /**
  * Webhook deliveries: one BullMQ job per endpoint and change on a queue of their own, apart from
