@@ -20,7 +20,7 @@ import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
 import { DayQuotaSpentError } from '../src/errors/index.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
-import { planCountry } from '../jobs/planner.js';
+import { planCountry } from '../src/scheduling/planner.js';
 import { benchJobContext } from './lib/job-context.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { environmentOf, onCleanup, ownDatabase, ownRedis, runMain, uniqueName, withOwnCleanup, type Infra } from './lib/infra.js';

@@ -17,7 +17,7 @@ import { createLogger } from '../src/logger.js';
 import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
-import { planCountry } from '../jobs/planner.js';
+import { planCountry } from '../src/scheduling/planner.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { benchJobContext } from './lib/job-context.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';

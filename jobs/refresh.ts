@@ -11,7 +11,7 @@ import { DEFAULT_RETRY } from '../config/retry.js';
 import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
 
 /**
- * Scheduled refreshes: a batch of up to 10 due products of one country, planned by jobs/planner.ts
+ * Scheduled refreshes: a batch of up to 10 due products of one country, planned by src/scheduling/planner.ts
  * in the products' effective priority. The forced update (jobs/forced-update.ts) refreshes the same
  * way, from a queue of its own.
  */

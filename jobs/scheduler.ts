@@ -3,7 +3,7 @@ import pLimit from 'p-limit';
 import type { Logger } from '../src/logger.js';
 import { withLock } from '../src/scheduling/lock.js';
 import { once } from '../src/lifecycle/once.js';
-import { planCountry, type CountryPlan } from './planner.js';
+import { planCountry, type CountryPlan } from '../src/scheduling/planner.js';
 import { planCrawls } from './browse-crawl.js';
 import { requeueStalledImports } from './ean-import.js';
 import type { JobContext } from './kind.js';

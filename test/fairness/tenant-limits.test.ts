@@ -5,7 +5,7 @@ import { asins } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import { planCrawls } from '../../jobs/browse-crawl.js';
 import { addDaily, usedDaily } from '../../src/accounts/limits.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';

@@ -6,7 +6,7 @@ import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf } from '../helpers/deliveries.js';
 import { queueName } from '../../jobs/queue-names.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 
 /**
  * Injects: work slower than the shutdown deadline in two kinds of worker of one process (a refresh

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from 'bullmq';
 import { completions, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import { asins, jobOutcomes, startPipelineBehindProxy, until, type TcpProxy } from './helpers.js';
 
 /**

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completions, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import { asins, jobOutcomes, startPipelineBehindProxy, until, type TcpProxy } from './helpers.js';
 
 /**

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asins, insertDue, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { testEnv, mongoUriFor } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
-import { planCountry, STEP_CALLS } from '../../jobs/planner.js';
+import { planCountry, STEP_CALLS } from '../../src/scheduling/planner.js';
 import { productModel } from '../../src/models/product.js';
 import { until } from './helpers.js';
 import { startWorkerRole } from '../../src/app/roles/worker.js';

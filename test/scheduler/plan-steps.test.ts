@@ -3,7 +3,7 @@ import mongoose from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
-import { planCountry, STEP_CALLS } from '../../jobs/planner.js';
+import { planCountry, STEP_CALLS } from '../../src/scheduling/planner.js';
 
 /**
  * A planning pass with a budget of hundreds of calls is planned in steps: every MongoDB command it

@@ -2,7 +2,7 @@ import { classShares } from '../../src/quota/classes.js';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { sustainableRate } from '../../jobs/planner.js';
+import { sustainableRate } from '../../src/scheduling/planner.js';
 import type { Country } from '../../src/catalog/identifiers.js';
 import type { DailyUsage, DayCount } from '../../src/quota/daily-usage.js';
 import { QuotaGovernor, type DayStatus, type GovernedQuota } from '../../src/quota/governor.js';
@@ -346,7 +346,7 @@ function dayOnly(status: Partial<DayStatus> & { end: number }) {
   return { quota: quota as unknown as QuotaGovernor, asked };
 }
 
-describe('sustainableRate (jobs/planner.ts)', () => {
+describe('sustainableRate (src/scheduling/planner.ts)', () => {
   // Far from the machine's clock: a rate computed from Date.now() would be far off.
   const now = new Date('2031-05-06T07:08:09Z');
   const t = now.getTime();

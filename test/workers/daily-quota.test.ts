@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import type { JobContext } from '../../jobs/kind.js';
 import { QuotaGovernor } from '../../src/quota/governor.js';
 import { productModel } from '../../src/models/product.js';

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asins, completedInQueue, startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import { requeueStalledImports } from '../../jobs/ean-import.js';
 import { productModel } from '../../src/models/product.js';
 import { eanImportModel } from '../../src/models/ean-import.js';

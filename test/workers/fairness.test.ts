@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
 import { asins, completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import { productModel } from '../../src/models/product.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';
 

@@ -1,7 +1,7 @@
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asins, completions, insertDue, startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 
 /**
  * A job whose deadline (WORKER_JOB_TIMEOUT) passes while its call waits for a permit stops waiting:

@@ -3,7 +3,7 @@ import mongoose from 'mongoose';
 import { Types } from 'mongoose';
 import { asins, completions, startPipeline, withWorkers, type Pipeline } from '../helpers/pipeline.js';
 import { until } from '../helpers/until.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import { productModel } from '../../src/models/product.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
 import { watchModel } from '../../src/models/watch.js';

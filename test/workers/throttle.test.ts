@@ -1,7 +1,7 @@
 import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asins, completions, startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
-import { planCountry } from '../../jobs/planner.js';
+import { planCountry } from '../../src/scheduling/planner.js';
 import { productModel } from '../../src/models/product.js';
 
 let p: Pipeline;

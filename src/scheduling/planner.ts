@@ -1,11 +1,43 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Country } from '../src/catalog/identifiers.js';
-import type { QuotaGovernor } from '../src/quota/governor.js';
-import { claimProducts, countDue } from '../src/scheduling/claims.js';
-import { pickDue, type DueProduct } from '../src/scheduling/pick-due.js';
-import { pickAccountShares } from '../src/scheduling/account-shares.js';
-import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
-import type { JobContext } from './kind.js';
+import type { Country } from '../catalog/identifiers.js';
+import type { QuotaGovernor } from '../quota/governor.js';
+import { claimProducts, countDue } from './claims.js';
+import { pickDue, type DueProduct } from './pick-due.js';
+import { pickAccountShares } from './account-shares.js';
+import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
+import type { Connection } from 'mongoose';
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config/env.js';
+import type { Metrics } from '../metrics/registry.js';
+
+/** A batch of refreshes as the planner queues it (the refresh job kinds' payload, jobs/refresh.ts). */
+export interface RefreshBatch {
+  readonly name: 'refresh.p1' | 'refresh.p0';
+  readonly data: { country: Country; asins: string[]; due: number; claim: string; over?: true };
+  readonly opts: { jobId: string };
+}
+
+/**
+ * Where the planner's batches go, and the country's refresh queue it reads first (paused? how
+ * much is booked?). The job producer (jobs/queues.ts) is one.
+ */
+export interface RefreshQueues {
+  queue(country: Country, cls: 'refresh'): Pick<Queue, 'isPaused' | 'getJobCounts'>;
+  addBulk(batches: readonly RefreshBatch[]): Promise<void>;
+}
+
+/** What planning uses of the application's context. */
+export interface PlannerContext {
+  readonly config: Config;
+  readonly mongo: Connection;
+  /** Fail-fast commands: the planner's credit. */
+  readonly redis: Redis;
+  readonly redisPrefix: string;
+  readonly quota: QuotaGovernor;
+  readonly metrics: Metrics;
+  readonly jobs: RefreshQueues;
+}
 
 export interface CountryPlan {
   readonly country: Country;
@@ -47,19 +79,19 @@ export async function sustainableRate(quota: QuotaGovernor, perSecond: number, c
   return Math.min(perSecond, Math.max(0, day.scheduledLimit - day.used) / leftS);
 }
 
-const creditKey = (ctx: JobContext, country: Country): string => `${ctx.redisPrefix}:plan:credit:${country}`;
+const creditKey = (ctx: PlannerContext, country: Country): string => `${ctx.redisPrefix}:plan:credit:${country}`;
 
 /** A product a pass plans; `over` when it is past its accounts' fair shares of a pass short of quota. */
-type Pick = DueProduct & { over: boolean };
+type Chosen = DueProduct & { over: boolean };
 
 /**
  * The accounts' shares, then the global order, once each and `slots` at most. With shares (a pass
  * short of quota), what the global order adds is over the shares. Priority 1 ahead of priority 0,
  * and within each the shares ahead of the rest (stable), so batches fill in that order.
  */
-function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[], slots: number): Pick[] {
+function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[], slots: number): Chosen[] {
   const seen = new Set<string>();
-  const merged: Pick[] = [];
+  const merged: Chosen[] = [];
   const short = shares.length > 0;
   for (const [list, over] of [
     [shares, false],
@@ -81,7 +113,7 @@ function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[]
  * never less than two calls, so that a low rate's fraction is not lost between ticks. The first
  * pass of all starts with one horizon's worth. No rate, no credit: the day is spent.
  */
-async function accrue(ctx: JobContext, country: Country, rate: number, now: number): Promise<{ credit: number; cap: number }> {
+async function accrue(ctx: PlannerContext, country: Country, rate: number, now: number): Promise<{ credit: number; cap: number }> {
   const [credit, at] = await ctx.redis.hmget(creditKey(ctx, country), 'credit', 'at');
   const cap = rate > 0 ? Math.max(2, rate * ctx.config.workers.scheduler.horizonS) : 0;
   if (credit === null || at === null) return { credit: rate * ctx.config.workers.scheduler.horizonS, cap };
@@ -89,7 +121,7 @@ async function accrue(ctx: JobContext, country: Country, rate: number, now: numb
   return { credit: Math.min(cap, Number(credit) + rate * elapsedS), cap };
 }
 
-async function keepCredit(ctx: JobContext, country: Country, credit: number, now: number): Promise<void> {
+async function keepCredit(ctx: PlannerContext, country: Country, credit: number, now: number): Promise<void> {
   await ctx.redis
     .multi()
     .hset(creditKey(ctx, country), 'credit', String(credit), 'at', String(now))
@@ -111,7 +143,7 @@ export const STEP_CALLS = 100;
  * backlog beyond the budget stays in MongoDB; a job lost with Redis leaves its products due again
  * when the lease ends.
  */
-export async function planCountry(ctx: JobContext, country: Country, now = new Date()): Promise<CountryPlan> {
+export async function planCountry(ctx: PlannerContext, country: Country, now = new Date()): Promise<CountryPlan> {
   const queue = ctx.jobs.queue(country, 'refresh');
   const t = now.getTime();
   const empty = { batches: 0, p1: 0, p0: 0 };
@@ -172,7 +204,7 @@ interface Step {
  * MongoDB until its products have been due for SCHEDULER_COALESCE, so a burst of new watches fills
  * batches instead of spending a call each.
  */
-async function planStep(ctx: JobContext, country: Country, calls: number, now: Date): Promise<Step> {
+async function planStep(ctx: PlannerContext, country: Country, calls: number, now: Date): Promise<Step> {
   const t = now.getTime();
   const slots = calls * MAX_ITEMS_PER_CALL;
   // Counted only as far as the step needs: whether more is due than it can take.
@@ -202,11 +234,7 @@ async function planStep(ctx: JobContext, country: Country, calls: number, now: D
 
   let p1 = 0;
   let p0 = 0;
-  const batches: {
-    name: 'refresh.p1' | 'refresh.p0';
-    data: { country: Country; asins: string[]; due: number; claim: string; over?: true };
-    opts: { jobId: string };
-  }[] = [];
+  const batches: RefreshBatch[] = [];
   // Batches are filled in plan order; one batch may hold the last priority-1 and the first priority-0
   // products (it runs as priority 1), or the last in-share and the first over-share ones (it runs in
   // share): a full batch costs the same call as a short one. Over-share batches run behind the
