@@ -1,12 +1,9 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import pLimit from 'p-limit';
-import type { Logger } from '../src/logger.js';
-import { withLock } from '../src/scheduling/lock.js';
-import { once } from '../src/lifecycle/once.js';
-import { planCountry, type CountryPlan } from '../src/scheduling/planner.js';
-import { planCrawls } from './browse-crawl.js';
-import { requeueStalledImports } from './ean-import.js';
-import type { JobContext } from './kind.js';
+import type { Logger } from '../logger.js';
+import { withLock } from './lock.js';
+import { once } from '../lifecycle/once.js';
+import { planCountry, type CountryPlan, type PlannerContext } from './planner.js';
 
 export interface RunningScheduler {
   /** One planning pass now (also what each tick runs); undefined when another scheduler holds the lock. */
@@ -18,12 +15,20 @@ export interface RunningScheduler {
 /** Countries planned at once: each pass is a few MongoDB and Redis round trips. */
 const COUNTRIES_AT_ONCE = 4;
 
+/** What the slow tick runs (the crawls' planning, stalled imports): the role passes it in. */
+export type SlowTick = () => Promise<number>;
+
 /**
- * The scheduler role: node-cron ticks that only plan and enqueue (the work itself is the workers').
- * A Redis lock makes two schedulers, or a slow tick and the next one, plan one at a time, so nothing
- * is enqueued twice; the job ids are deterministic as a second guard.
+ * The scheduler role's ticks: node-cron ticks that only plan and enqueue (the work itself is the
+ * workers'): refreshes on SCHEDULER_REFRESH_CRON, and `slowTick` (the crawls' planning, stalled EAN
+ * imports) on SCHEDULER_BROWSE_CRON. A Redis lock makes two schedulers, or a slow tick and the next
+ * one, plan one at a time, so nothing is enqueued twice; the job ids are deterministic as a second guard.
  */
-export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): RunningScheduler {
+export function startScheduler(
+  ctx: PlannerContext & { readonly logger: Logger },
+  slowTick: SlowTick,
+  logger: Logger = ctx.logger,
+): RunningScheduler {
   const { redis, redisPrefix: prefix } = ctx;
   const lockTtl = 30_000;
   const inFlight = new Set<Promise<unknown>>();
@@ -75,14 +80,8 @@ export function startScheduler(ctx: JobContext, logger: Logger = ctx.logger): Ru
     }
     return res.value;
   };
-  // The slow tick also puts back EAN resolve jobs that Redis may have lost.
   const crawlNow = async (): Promise<number | undefined> => {
-    const res = await withLock(
-      redis,
-      `${prefix}:lock:crawl`,
-      lockTtl,
-      async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx)),
-    );
+    const res = await withLock(redis, `${prefix}:lock:crawl`, lockTtl, slowTick);
     return res.ran ? res.value : undefined;
   };
 
