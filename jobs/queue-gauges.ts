@@ -1,5 +1,5 @@
 import type { JobContext } from './kind.js';
-import { JOB_STATES, QUEUE_CLASSES, queueName } from './queue-names.js';
+import { JOB_STATES, QUEUE_CLASSES, queueName } from '../src/quota/queue-names.js';
 
 /**
  * Reads the depth of every country queue, and the age of its oldest waiting job, into the gauges.

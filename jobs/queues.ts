@@ -5,7 +5,7 @@ import type { Logger } from '../src/logger.js';
 import { kindOf, parseJob, priorityOf, type JobInput, type JobName } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
 import type { QuotaClass } from '../src/quota/classes.js';
-import { queueName } from './queue-names.js';
+import { queueName } from '../src/quota/queue-names.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { fairLane, isFairClass, type AccountRef } from '../src/fairness/fair-classes.js';
 

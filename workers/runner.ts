@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import { createProcessor } from './processor.js';
 import { drainWorkers } from './drain.js';
 import type { JobContext } from '../jobs/kind.js';
-import { QUEUE_CLASSES, queueName } from '../jobs/queue-names.js';
+import { QUEUE_CLASSES, queueName } from '../src/quota/queue-names.js';
 import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { QuotaClass } from '../src/quota/classes.js';

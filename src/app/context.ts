@@ -16,7 +16,7 @@ import { registerModels } from '../models/index.js';
 import { JobProducer } from '../../jobs/queues.js';
 import type { JobContext } from '../../jobs/kind.js';
 import { EanImports } from '../../jobs/ean-import.js';
-import { ForcedUpdates } from '../../jobs/forced-update.js';
+import { ForcedUpdates } from '../catalog/forced-updates.js';
 import { Metrics } from '../metrics/registry.js';
 import { DailyUsage } from '../quota/daily-usage.js';
 import { QuotaGovernor } from '../quota/governor.js';

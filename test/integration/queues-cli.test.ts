@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { cliDatabase, uniqueName } from '../helpers/context.js';
-import { queueName } from '../../jobs/queue-names.js';
+import { queueName } from '../../src/quota/queue-names.js';
 
 const db = cliDatabase('sw_qcli');
 const prefix = uniqueName('swq');

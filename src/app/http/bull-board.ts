@@ -1,4 +1,4 @@
-import { QUEUE_CLASSES } from '../../../jobs/queue-names.js';
+import { QUEUE_CLASSES } from '../../quota/queue-names.js';
 import { Router, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';

@@ -1,5 +1,5 @@
-import type { Country } from '../src/catalog/identifiers.js';
-import { QUOTA_CLASSES, type QuotaClass } from '../src/quota/classes.js';
+import type { Country } from '../catalog/identifiers.js';
+import { QUOTA_CLASSES, type QuotaClass } from './classes.js';
 
 /**
  * A country's queue of each class (no `:` in BullMQ names): `forced-JP` for forced updates,

@@ -1,0 +1,182 @@
+import { randomUUID } from 'node:crypto';
+import { QueueEvents, type Job } from 'bullmq';
+import mongoose, { type Connection, type Types } from 'mongoose';
+import type { Redis } from 'ioredis';
+import type { Config } from '../../config/env.js';
+import type { Country } from './identifiers.js';
+import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
+import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
+import type { AccountWeights } from '../accounts/weights.js';
+import { closeRedis, createRedis } from '../db/redis.js';
+import { TooManyRequestsError, UpstreamFailedError } from '../errors/index.js';
+import type { AccountRef } from '../fairness/fair-classes.js';
+import type { Logger } from '../logger.js';
+import { productModel } from '../models/product.js';
+import type { QuotaGovernor } from '../quota/governor.js';
+import { queueName } from '../quota/queue-names.js';
+import { nextRefreshAt } from '../scheduling/next-refresh.js';
+
+/** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
+export type UpdateOutcome = { status: 'refreshed' } | { status: 'day_spent'; share: boolean; retryAt: number };
+
+/** Where a forced update's job goes: the country's forced-update queue (the job producer, jobs/queues.ts). */
+export interface ForcedUpdateQueue {
+  addJob(
+    name: 'forced.update',
+    data: { country: Country; asins: string[]; claim: string },
+    opts: { deduplication: { id: string } },
+    account: AccountRef,
+  ): Promise<Job>;
+}
+
+export type ForcedUpdateAnswer =
+  { kind: 'refreshed'; products: ShownProduct[] } | { kind: 'queued'; job: { id: string; country: Country; asins: string[] } };
+
+/** The 429 of a country whose quota day has no call left for forced updates. */
+function daySpent(country: Country, resetAt: number, share: boolean): TooManyRequestsError {
+  const why = share
+    ? "the share of today's upstream quota kept for forced updates (FORCED_SHARE)"
+    : "today's upstream quota (QUOTA_PER_DAY)";
+  return new TooManyRequestsError(
+    `No forced update in ${country} until the quota renews: ${why} is spent.`,
+    (resetAt - Date.now()) / 1_000,
+  );
+}
+
+type Waited = { kind: 'done'; outcome: UpdateOutcome } | { kind: 'failed'; reason: string } | { kind: 'pending' };
+
+export interface ForcedUpdatesDeps {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly mongo: Connection;
+  /** Fail-fast commands: the account's daily cap. */
+  readonly redis: Redis;
+  readonly redisPrefix: string;
+  readonly quota: QuotaGovernor;
+  readonly weights: AccountWeights;
+  readonly jobs: ForcedUpdateQueue;
+  readonly redisUrl: string;
+  /** Aborted when the process begins to shut down: waiting requests are answered at once. */
+  readonly stopping: AbortSignal;
+}
+
+/**
+ * Runs a forced update for a request: checks the day and the account's cap, moves the products'
+ * claim to this update, enqueues the job and waits for it (QueueEvents) up to UPDATE_WAIT or until
+ * shutdown begins; then answers the fresh records, or that the job is queued and finishes later.
+ */
+export class ForcedUpdates {
+  readonly #events = new Map<Country, Promise<QueueEvents>>();
+  readonly #closers: (() => Promise<void>)[] = [];
+
+  constructor(private readonly ctx: ForcedUpdatesDeps) {}
+
+  async request(userId: Types.ObjectId, country: Country, asins: string[]): Promise<ForcedUpdateAnswer> {
+    const { ctx } = this;
+    const events = await this.eventsOf(country);
+    const day = await ctx.quota.day(country);
+    if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
+    if (day.forcedUsed >= day.forcedLimit) throw daySpent(country, day.day.end, true);
+    // The account's own daily cap, counted per quota day so it renews with the quota.
+    const taken = await takeForcedUpdate(
+      ctx.redis,
+      ctx.redisPrefix,
+      userId.toHexString(),
+      day.day.key,
+      ctx.config.accounts.maxUpdatesPerDay,
+    );
+    assertForcedUpdateTaken(taken, (day.day.end - Date.now()) / 1_000);
+    // The job lives in Redis only. The products' claim moves to this update, so a planned batch
+    // still queued with them skips them (one call per product, not two), and their next refresh moves
+    // to a lease from now: if Redis loses the job, the planner refreshes them when the lease ends.
+    // Products nobody watches (next refresh null) stay off the schedule. The claim and the job are
+    // written at once; a product the job refreshed first (its last attempt is after this request
+    // came) keeps what the refresh wrote.
+    const claim = `forced-${randomUUID()}`;
+    const asked = new Date();
+    const claimed = productModel(ctx.mongo).updateMany(
+      {
+        country,
+        asin: mongoose.trusted({ $in: asins }),
+        next_refresh_at: mongoose.trusted({ $ne: null }),
+        last_attempt_at: mongoose.trusted({ $not: { $gte: asked } }),
+      },
+      {
+        $set: {
+          next_refresh_at: nextRefreshAt({ why: 'claimed', until: new Date(asked.getTime() + ctx.config.workers.scheduler.leaseMs) }),
+          plan_token: claim,
+        },
+      },
+    );
+    // The same ASINs asked again while their job is pending join it instead of spending another call.
+    const dedupe = `forced-${country}-${[...asins].sort().join(',')}`;
+    // Each account's forced updates take their fair share of the country's queue, whatever another account has queued.
+    const account = { id: userId.toHexString(), weight: await ctx.weights.of(userId.toHexString()) };
+    const added = ctx.jobs.addJob('forced.update', { country, asins, claim }, { deduplication: { id: dedupe } }, account);
+    const [job] = await Promise.all([added, claimed]);
+    const jobId = job.id!;
+    const waited = await this.wait(job, events);
+    if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
+    if (waited.kind === 'failed') throw new UpstreamFailedError(waited.reason);
+    if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
+    const found = await productModel(ctx.mongo)
+      .find({ country, asin: mongoose.trusted({ $in: asins }) })
+      .select(PRODUCT_SHOWN_FIELDS)
+      .lean();
+    const byAsin = new Map(found.map((p) => [p.asin, p]));
+    return { kind: 'refreshed', products: asins.flatMap((a) => byAsin.get(a) ?? []) };
+  }
+
+  /**
+   * Waits for the job up to UPDATE_WAIT. Our own timer decides "still pending" (BullMQ's ttl error
+   * is only told apart by its message); BullMQ's ttl, a little longer, only makes sure its
+   * listener goes. Shutdown ends every wait at once: the job stays queued and finishes later.
+   */
+  private async wait(job: Job, events: QueueEvents): Promise<Waited> {
+    const ms = this.ctx.config.workers.updateWaitMs;
+    const { stopping } = this.ctx;
+    let timer: NodeJS.Timeout | undefined;
+    let onStop: (() => void) | undefined;
+    const pending = new Promise<Waited>((resolve) => {
+      timer = setTimeout(() => resolve({ kind: 'pending' }), ms);
+      onStop = () => resolve({ kind: 'pending' });
+      if (stopping.aborted) onStop();
+      else stopping.addEventListener('abort', onStop, { once: true });
+    });
+    const finished = job.waitUntilFinished(events, ms + 1_000).then(
+      (value: unknown): Waited => ({ kind: 'done', outcome: (value as UpdateOutcome | null) ?? { status: 'refreshed' } }),
+      (err: Error): Waited => ({ kind: 'failed', reason: err.message }),
+    );
+    try {
+      return await Promise.race([finished, pending]);
+    } finally {
+      clearTimeout(timer);
+      if (onStop) stopping.removeEventListener('abort', onStop);
+    }
+  }
+
+  /** Each country's QueueEvents holds a blocking connection of its own, opened on first use. */
+  private eventsOf(country: Country): Promise<QueueEvents> {
+    let events = this.#events.get(country);
+    if (!events) {
+      const { ctx } = this;
+      const connection = createRedis(ctx.redisUrl, 'blocking', ctx.logger, `events-${country}`);
+      const qe = new QueueEvents(queueName(country, 'forced'), { connection, prefix: ctx.redisPrefix });
+      qe.on('error', (err) => ctx.logger.warn({ err: { message: err.message }, country }, 'queue events error'));
+      this.#closers.push(async () => {
+        await qe.close();
+        await closeRedis(connection);
+      });
+      events = qe.waitUntilReady().then(() => qe);
+      // A failed start is not kept: the next request tries again.
+      events.catch(() => this.#events.delete(country));
+      this.#events.set(country, events);
+    }
+    return events;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.#closers.splice(0).map((close) => close()));
+    this.#events.clear();
+  }
+}
