@@ -127,7 +127,7 @@ const RESOLVE_JOB = /^ean-([0-9a-f]{24})-([A-Z]{2})(?:-p\d+)?$/;
 
 /**
  * Each import page's call goes to the account that started the import: the job id names the
- * import (jobs/ean-import.ts, eanResolveJobId), the import keeper knows whose it is. Pages that
+ * import (src/watch/ean-imports.ts, eanResolveJobId), the import keeper knows whose it is. Pages that
  * completed within the fairness window count; one page is one searchItems call.
  */
 export function importShares(run: RunData): ImportShares | null {

@@ -15,7 +15,7 @@ import { UserService } from '../users/service.js';
 import { registerModels } from '../models/index.js';
 import { JobProducer } from '../../jobs/queues.js';
 import type { JobContext } from '../../jobs/kind.js';
-import { EanImports } from '../../jobs/ean-import.js';
+import { EanImports } from '../watch/ean-imports.js';
 import { ForcedUpdates } from '../catalog/forced-updates.js';
 import { Metrics } from '../metrics/registry.js';
 import { DailyUsage } from '../quota/daily-usage.js';

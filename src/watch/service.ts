@@ -6,7 +6,7 @@ import { ValidationError } from '../errors/index.js';
 import { isDuplicateKey } from '../db/mongo.js';
 import { findPage, type Page } from '../db/page.js';
 
-/** A user's watchlist: ASINs (with priority) and browse nodes. EAN imports are jobs/ean-import.ts. */
+/** A user's watchlist: ASINs (with priority) and browse nodes. EAN imports are ean-imports.ts. */
 export class WatchService {
   constructor(
     private readonly conn: Connection,

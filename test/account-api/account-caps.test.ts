@@ -5,7 +5,7 @@ import { loadConfig } from '../../config/env.js';
 import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
-import { recordCountryAnswer } from '../../jobs/ean-import.js';
+import { recordCountryAnswer } from '../../src/watch/ean-imports.js';
 import { HttpError, DailyUpdateLimitError } from '../../src/errors/index.js';
 import { assertForcedUpdateTaken, forcedUpdateKey, takeForcedUpdate } from '../../src/accounts/limits.js';
 

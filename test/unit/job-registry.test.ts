@@ -4,7 +4,7 @@ import { isJobName, JOB_KINDS, JOB_NAMES, kindOf, classOf, parseJob, priorityOf,
 import { queueName } from '../../src/quota/queue-names.js';
 import { QUOTA_CLASSES } from '../../src/quota/classes.js';
 import { isFairClass } from '../../src/fairness/fair-classes.js';
-import { eanResolveJobId } from '../../jobs/ean-import.js';
+import { eanResolveJobId } from '../../src/watch/ean-imports.js';
 import { DEFAULT_RETRY, FORCED_RETRY, retrySpanMs, type RetryPolicy } from '../../config/retry.js';
 import { InvalidJobPayloadError } from '../../src/errors/index.js';
 

@@ -3,7 +3,7 @@ import { QueueEvents } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asins, completedInQueue, startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { planCountry } from '../../src/scheduling/planner.js';
-import { requeueStalledImports } from '../../jobs/ean-import.js';
+import { requeueStalledImports } from '../../src/watch/ean-imports.js';
 import { productModel } from '../../src/models/product.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
 import { queueName } from '../../src/quota/queue-names.js';

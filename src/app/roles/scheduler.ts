@@ -2,7 +2,7 @@ import type { AppContext } from '../context.js';
 import { startScheduler, type RunningScheduler } from '../../scheduling/ticks.js';
 import { onPlanNudge } from '../../scheduling/nudge.js';
 import { planCrawls } from '../../../jobs/browse-crawl.js';
-import { requeueStalledImports } from '../../../jobs/ean-import.js';
+import { requeueStalledImports } from '../../watch/ean-imports.js';
 
 /**
  * The scheduler role: plans refreshes and crawls on node-cron ticks, and at once when the api says
