@@ -4,6 +4,8 @@ import type { Logger } from '../logger.js';
 import { withLock } from './lock.js';
 import { once } from '../lifecycle/once.js';
 import { planCountry, type CountryPlan, type PlannerContext } from './planner.js';
+import { planCrawls, type CrawlPlanDeps } from './crawls.js';
+import { requeueStalledImports, type EanImportsDeps } from '../watch/ean-imports.js';
 
 export interface RunningScheduler {
   /** One planning pass now (also what each tick runs); undefined when another scheduler holds the lock. */
@@ -15,18 +17,14 @@ export interface RunningScheduler {
 /** Countries planned at once: each pass is a few MongoDB and Redis round trips. */
 const COUNTRIES_AT_ONCE = 4;
 
-/** What the slow tick runs (the crawls' planning, stalled imports): the role passes it in. */
-export type SlowTick = () => Promise<number>;
-
 /**
  * The scheduler role's ticks: node-cron ticks that only plan and enqueue (the work itself is the
- * workers'): refreshes on SCHEDULER_REFRESH_CRON, and `slowTick` (the crawls' planning, stalled EAN
- * imports) on SCHEDULER_BROWSE_CRON. A Redis lock makes two schedulers, or a slow tick and the next
+ * workers'): refreshes on SCHEDULER_REFRESH_CRON; crawls, and EAN resolve jobs that Redis may have
+ * lost, on SCHEDULER_BROWSE_CRON. A Redis lock makes two schedulers, or a slow tick and the next
  * one, plan one at a time, so nothing is enqueued twice; the job ids are deterministic as a second guard.
  */
 export function startScheduler(
-  ctx: PlannerContext & { readonly logger: Logger },
-  slowTick: SlowTick,
+  ctx: PlannerContext & CrawlPlanDeps & EanImportsDeps & { readonly logger: Logger },
   logger: Logger = ctx.logger,
 ): RunningScheduler {
   const { redis, redisPrefix: prefix } = ctx;
@@ -80,8 +78,14 @@ export function startScheduler(
     }
     return res.value;
   };
+  // The slow tick also puts back EAN resolve jobs that Redis may have lost.
   const crawlNow = async (): Promise<number | undefined> => {
-    const res = await withLock(redis, `${prefix}:lock:crawl`, lockTtl, slowTick);
+    const res = await withLock(
+      redis,
+      `${prefix}:lock:crawl`,
+      lockTtl,
+      async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx)),
+    );
     return res.ran ? res.value : undefined;
   };
 

@@ -6,7 +6,7 @@ import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
 import { planCountry } from '../../src/scheduling/planner.js';
-import { planCrawls } from '../../jobs/browse-crawl.js';
+import { planCrawls } from '../../src/scheduling/crawls.js';
 import { addDaily, usedDaily } from '../../src/accounts/limits.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';

@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.js';
-import { planCrawls } from '../../jobs/browse-crawl.js';
+import { planCrawls } from '../../src/scheduling/crawls.js';
 import { productModel } from '../../src/models/product.js';
 import { eanImportModel, type EanImportFields } from '../../src/models/ean-import.js';
 import { watchModel } from '../../src/models/watch.js';

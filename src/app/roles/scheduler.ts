@@ -1,17 +1,13 @@
 import type { AppContext } from '../context.js';
 import { startScheduler, type RunningScheduler } from '../../scheduling/ticks.js';
 import { onPlanNudge } from '../../scheduling/nudge.js';
-import { planCrawls } from '../../../jobs/browse-crawl.js';
-import { requeueStalledImports } from '../../watch/ean-imports.js';
 
 /**
  * The scheduler role: plans refreshes and crawls on node-cron ticks, and at once when the api says
  * a watch made products due; safe to run more than once.
  */
 export async function startSchedulerRole(ctx: AppContext): Promise<RunningScheduler> {
-  // The slow tick also puts back EAN resolve jobs that Redis may have lost.
-  const slowTick = async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx));
-  const running = startScheduler(ctx, slowTick, ctx.logger.child({ role: 'scheduler' }));
+  const running = startScheduler(ctx, ctx.logger.child({ role: 'scheduler' }));
   ctx.resources.own('scheduler', running, (s) => s.close());
   const stop = await onPlanNudge(ctx.redisUrl, ctx.redisPrefix, ctx.logger, () => {
     running
