@@ -11,6 +11,7 @@ import { addDaily } from '../src/accounts/limits.js';
 import { quotaDayOf } from '../src/quota/quota-day.js';
 import { fairSchema } from '../src/fairness/fair-classes.js';
 import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
+import { FOUND_PRIORITY } from '../src/watch/priority.js';
 
 /**
  * A watched browse node's crawl, page by page, in each country: planned once a crawl interval by
@@ -62,12 +63,12 @@ export const browseCrawlJob = defineJob({
         { country: data.country, asin: mongoose.trusted({ $in: asins }), priority: null },
         {
           $set: {
-            priority: 0,
-            // Written just now by writeFoundItems, each starts its priority-0 interval from now.
+            priority: FOUND_PRIORITY,
+            // Written just now by writeFoundItems, each starts its priority's interval from now.
             next_refresh_at: nextRefreshAt({
               why: 'refreshed',
               config: ctx.config,
-              priority: 0,
+              priority: FOUND_PRIORITY,
               lastAttemptAt: now,
               changeRate: null,
               now,

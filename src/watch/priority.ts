@@ -8,6 +8,13 @@ import { nextRefreshAt } from '../scheduling/next-refresh.js';
 
 type Priority = 0 | 1;
 
+/**
+ * The priority of what a user did not name by ASIN: the ASINs an EAN import adds to a watchlist,
+ * and the products a browse crawl finds that nobody watches. They refresh behind every product a
+ * user asked for at priority 1.
+ */
+export const FOUND_PRIORITY: Priority = 0;
+
 /** The accounts a product keeps as its owners, at most: enough that no one account can crowd the others out of it. */
 export const OWNERS_KEPT = 8;
 

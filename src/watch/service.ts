@@ -1,7 +1,7 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import { watchModel, type WatchDoc, type WatchFields } from '../models/watch.js';
-import { applyWatchChange } from './priority.js';
+import { applyWatchChange, FOUND_PRIORITY } from './priority.js';
 import { ValidationError } from '../errors/index.js';
 import { isDuplicateKey } from '../db/mongo.js';
 import { findPage, type Page } from '../db/page.js';
@@ -105,7 +105,7 @@ export class WatchService {
         asins.map((asin) => ({
           updateOne: {
             filter: { user_id: userId, kind: 'asin' as const, key: asin },
-            update: { $setOnInsert: { priority: 0 as const, source: 'ean' as const, last_crawl_at: null, last_crawl_count: null } },
+            update: { $setOnInsert: { priority: FOUND_PRIORITY, source: 'ean' as const, last_crawl_at: null, last_crawl_count: null } },
             upsert: true,
           },
         })),
