@@ -16,7 +16,7 @@ import { alertsPaths } from '../routes/alerts.js';
 import { webhooksPaths } from '../routes/webhooks.js';
 import { deliveriesPaths } from '../routes/deliveries.js';
 
-/** The document itself and its page (src/http/routes/docs.ts). */
+/** The document itself and its page (src/app/http/routes/docs.ts). */
 export const docsPaths: ZodOpenApiPathsObject = {
   '/openapi.json': {
     get: {

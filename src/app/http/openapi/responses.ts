@@ -5,7 +5,7 @@ import { errorBodySchema, validationErrorBodySchema } from '../error-body.js';
 
 /**
  * The pieces every operation of the document shares: JSON answers, the error answers of the one
- * error handler (src/http/error-handler.ts), the rate limiter's headers and the account API's security.
+ * error handler (src/app/http/error-handler.ts), the rate limiter's headers and the account API's security.
  */
 
 export function json(description: string, schema: $ZodType, headers?: ZodOpenApiResponseObject['headers']): ZodOpenApiResponseObject {

@@ -37,7 +37,7 @@ type Exposure = 'public' | 'metrics-port';
 function metricsRouter(ctx: AppContext, exposure: Exposure): Router {
   const router = Router();
   const { port: metricsPort, token: metricsToken } = ctx.config.metrics;
-  // The operator gave /metrics a port of its own (src/roles/ops-server.ts): not on the public one.
+  // The operator gave /metrics a port of its own (src/app/roles/ops-server.ts): not on the public one.
   if (exposure === 'public' && metricsPort !== undefined) return router;
   const access: RequestHandler[] = metricsToken ? [bearerToken(metricsToken)] : exposure === 'public' ? [sameHostOnly] : [];
   const refreshQueues = atMostEvery(QUEUE_GAUGES_EVERY_MS, () =>
