@@ -1,22 +1,37 @@
-import type { JobContext } from './kind.js';
-import { JOB_STATES, QUEUE_CLASSES, queueName } from '../src/quota/queue-names.js';
+import type { Queue } from 'bullmq';
+import type { Config } from '../../config/env.js';
+import type { Country } from '../catalog/identifiers.js';
+import type { QuotaClass } from '../quota/classes.js';
+import type { DeliveryQueue } from '../alerts/delivery-queue.js';
+import type { AlertService } from '../alerts/service.js';
+import type { Metrics } from './registry.js';
+import { JOB_STATES, QUEUE_CLASSES, queueName } from '../quota/queue-names.js';
+
+/** What the gauges read: the country queues (the job producer, jobs/queues.ts, opens them), deliveries. */
+export interface QueueGaugeSources {
+  readonly config: Pick<Config, 'countries'>;
+  readonly jobs: { queue(country: Country, cls: QuotaClass): Pick<Queue, 'getJobCounts' | 'getJobs'> };
+  readonly metrics: Metrics;
+  readonly deliveries: Pick<DeliveryQueue, 'queue'>;
+  readonly alerts: Pick<AlertService, 'oldestPendingDelivery'>;
+}
 
 /**
  * Reads the depth of every country queue, and the age of its oldest waiting job, into the gauges.
  * Run on each scrape: the queues are shared by every process, so any process can report them.
  */
-export async function refreshQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics' | 'deliveries' | 'alerts'>): Promise<void> {
+export async function refreshQueueGauges(ctx: QueueGaugeSources): Promise<void> {
   await Promise.all([refreshDeliveryGauges(ctx), ...countryQueueGauges(ctx)]);
 }
 
-async function refreshDeliveryGauges(ctx: Pick<JobContext, 'metrics' | 'deliveries' | 'alerts'>): Promise<void> {
+async function refreshDeliveryGauges(ctx: Pick<QueueGaugeSources, 'metrics' | 'deliveries' | 'alerts'>): Promise<void> {
   const counts = await ctx.deliveries.queue.getJobCounts(...JOB_STATES);
   for (const state of JOB_STATES) ctx.metrics.deliveryJobs.set({ state }, counts[state] ?? 0);
   const oldest = await ctx.alerts.oldestPendingDelivery();
   ctx.metrics.deliveryOldestPending.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1_000) : 0);
 }
 
-function countryQueueGauges(ctx: Pick<JobContext, 'config' | 'jobs' | 'metrics'>): Promise<void>[] {
+function countryQueueGauges(ctx: Pick<QueueGaugeSources, 'config' | 'jobs' | 'metrics'>): Promise<void>[] {
   return ctx.config.countries.flatMap((country) =>
     QUEUE_CLASSES.map(async (cls) => {
       const queue = ctx.jobs.queue(country, cls);
