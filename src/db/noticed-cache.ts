@@ -70,8 +70,4 @@ export class NoticedCache<V extends NonNullable<unknown>> {
     this.#stop();
     this.clear();
   }
-
-  get size(): number {
-    return this.#lru?.size ?? 0;
-  }
 }

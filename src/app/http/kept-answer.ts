@@ -52,8 +52,4 @@ export class RecentAnswers {
     if (!this.#lru) return make();
     return (await this.#lru.fetch(key, { context: make })) ?? make();
   }
-
-  clear(): void {
-    this.#lru?.clear();
-  }
 }

@@ -15,7 +15,7 @@ import { NoticedCache } from '../../../db/noticed-cache.js';
 import { keepJson, sendKept, type KeptAnswer } from '../kept-answer.js';
 import type { KeptQuery } from '../paginate.js';
 
-/** the public directory of users and recruitment posts (no token, CORS, rate limited). */
+/** The public directory of users and recruitment posts (no token, CORS, rate limited). */
 
 const USERS = '/api/user';
 const POSTS = '/api/post';

@@ -1,11 +1,11 @@
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { validate } from '../validate.js';
 import { NotFoundError } from '../../../errors/index.js';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
-import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
+import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema, type KeptQuery } from '../paginate.js';
 import { productRecordSchema } from '../../../catalog/product.js';
 import { ACCOUNT_API_SECURITY, errors, limited, notModified } from '../openapi/responses.js';
 import { asinSchema, eanSchema } from '../../../catalog/identifiers.js';
@@ -102,40 +102,37 @@ export function worldRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
   const input = worldInputs(ctx.config);
-  const LINK_PARAMS: Record<string, string[]> = { list: Object.keys(input.list.shape), new: Object.keys(input.fresh.shape) };
-  const present = (req: Request, schema: z.ZodObject, q: { page: number; limit: number }, found: ProductPage) =>
-    paginate({
-      items: found.items.map((p) => presentProduct(p, tz)),
-      total: found.total,
-      page: q.page,
-      perPage: q.limit,
-      path: endpointUrl(req, ctx.config.http.appUrl),
-      query: keptQuery(req.query, Object.keys(schema.shape)),
-    });
+  const present = (found: ProductPage, q: { page: number; limit: number }, path: string, query: KeptQuery) =>
+    paginate({ items: found.items.map((p) => presentProduct(p, tz)), total: found.total, page: q.page, perPage: q.limit, path, query });
 
   // The lists are the same for every user and are polled: a page is made at most once per
   // WORLD_PAGE_TTL per api process (its items that old at most), and sent as kept bytes meanwhile.
   const recent = new RecentAnswers(ctx.config.world.pageTtlMs);
-  const keyOf = (req: Request, list: string, q: object) =>
-    JSON.stringify([list, endpointUrl(req, ctx.config.http.appUrl), keptQuery(req.query, LINK_PARAMS[list]!), q]);
+  /** Sends the kept page of a list, read by `read` when none is kept; a page names its request in full. */
+  const sendPage = async <Q extends { page: number; limit: number }>(
+    req: Request,
+    res: Response,
+    schema: z.ZodObject,
+    q: Q,
+    read: (q: Q) => Promise<ProductPage>,
+  ) => {
+    const path = endpointUrl(req, ctx.config.http.appUrl);
+    const query = keptQuery(req.query, Object.keys(schema.shape));
+    const key = JSON.stringify([path, query, q]);
+    sendKept(res, await recent.get(key, async () => keepJson(req, present(await read(q), q, path, query))));
+  };
 
-  router.get('/api/world', async (req, res) => {
-    const q = validate(input.list, req.query);
-    const made = () =>
-      ctx.world
-        .list({ countries: q.country, search: q.search, page: q.page, limit: q.limit })
-        .then((found) => keepJson(req, present(req, input.list, q, found)));
-    sendKept(res, await recent.get(keyOf(req, 'list', q), made));
-  });
+  router.get('/api/world', (req, res) =>
+    sendPage(req, res, input.list, validate(input.list, req.query), (q) =>
+      ctx.world.list({ countries: q.country, search: q.search, page: q.page, limit: q.limit }),
+    ),
+  );
 
-  router.get('/api/world/new', async (req, res) => {
-    const q = validate(input.fresh, req.query);
-    const made = () =>
-      ctx.world
-        .created({ countries: q.country, since: q.since, page: q.page, limit: q.limit })
-        .then((found) => keepJson(req, present(req, input.fresh, q, found)));
-    sendKept(res, await recent.get(keyOf(req, 'new', q), made));
-  });
+  router.get('/api/world/new', (req, res) =>
+    sendPage(req, res, input.fresh, validate(input.fresh, req.query), (q) =>
+      ctx.world.created({ countries: q.country, since: q.since, page: q.page, limit: q.limit }),
+    ),
+  );
 
   router.get('/api/world/asin/:asin', async (req, res) => {
     const { asin } = validate(input.asinPath, req.params);
