@@ -20,7 +20,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { JobProducer } from '../jobs/queues.js';
-import { queueName } from '../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../src/quota/queue-names.js';
 import { buildWorkersConfig, workersEnvSchema } from '../config/workers.js';
 import { buildQuotaConfig, quotaEnvSchema } from '../config/quota.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
@@ -175,7 +175,12 @@ async function runAt(
           if (recording) starts.get(country)!.push({ t, b: permit.bookedAt, p });
           await sleep(opts.latencyMs);
         },
-        { connection: connect(), prefix, concurrency: config.concurrency(country), removeOnComplete: { count: 100 } },
+        {
+          connection: connect(),
+          prefix: queuePrefix(prefix, country),
+          concurrency: config.concurrency(country),
+          removeOnComplete: { count: 100 },
+        },
       );
       worker.on('failed', () => void (recording && failed++));
       worker.on('error', (err) => console.error(`limiter: worker ${country}: ${err.message}`));

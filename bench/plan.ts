@@ -25,6 +25,7 @@ import { withOwnCleanup, environmentOf, onCleanup, ownDatabase, ownRedis, runMai
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
 import { asinOf, insertChunks, priorityOf, productDoc } from './lib/seed.js';
 import { percentile } from './lib/stats.js';
+import { countryTag } from '../src/db/redis-keys.js';
 
 const COUNTRY = 'JP';
 /** The due products carry this creation date, so a tick can make exactly them due again. */
@@ -170,7 +171,7 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
       await coll.updateMany({ created_at: DUE_MARK }, { $set: { next_refresh_at: dueAt, plan_token: null } });
       await jobs.queue(COUNTRY).obliterate({ force: true });
       // And the same credit: one horizon's worth, as a scheduler's first pass has.
-      await redis.del(`${prefix}:plan:credit:${COUNTRY}`);
+      await redis.del(`${countryTag(prefix, COUNTRY)}:plan:credit`);
       const started = performance.now();
       const plan = await planCountry(deps, COUNTRY, new Date());
       tickMs.push(performance.now() - started);

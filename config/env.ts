@@ -15,7 +15,7 @@ import { buildRateLimitsConfig, rateLimitsEnvSchema, type RateLimitsConfig } fro
 import { buildOpsConfig, opsEnvSchema, type BoardConfig, type MetricsConfig } from './ops.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
 import { alertsEnvSchema, buildAlertsConfig, type AlertsConfig } from './alerts.js';
-import { COUNTRY_CODES, type Country } from './countries.js';
+import { COUNTRY_CODES, countryList, type Country } from './countries.js';
 import { trustProxyListProblem } from './trust-proxy.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -48,12 +48,29 @@ export const envSchema = z
     APP_TIMEZONE: timeZone.default('UTC'),
     MONGODB_URI: mongoUri.optional(),
     REDIS_URL: url(/^rediss?:$/, 'a redis://').optional(),
-    // In braces by default: a Redis Cluster hashes only the tag, so every queue, lock and quota key
-    // of the program lands in one slot, as BullMQ's scripts and the quota governor's need.
+    // A Redis Cluster's seed nodes; REDIS_URL then only lends its credentials and TLS to every node.
+    REDIS_CLUSTER_NODES: z
+      .string()
+      .transform((v, zctx) => {
+        const nodes = v
+          .split(',')
+          .map((n) => n.trim())
+          .filter(Boolean);
+        const parsed = nodes.map((n) => /^([A-Za-z0-9.-]+|\[[0-9a-fA-F:]+\]):(\d{1,5})$/.exec(n));
+        if (!nodes.length || parsed.some((m) => !m || Number(m[2]) > 65535)) {
+          zctx.addIssue({ code: 'custom', message: 'must be a comma-separated list of host:port (127.0.0.1:7000,127.0.0.1:7001)' });
+          return z.NEVER;
+        }
+        return parsed.map((m) => Object.freeze({ host: m![1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(m![2]) }));
+      })
+      .optional(),
+    // The keys' hash tags are built from it per country and per group (src/db/redis-keys.ts); a
+    // prefix written in braces, as a Redis Cluster tag, is taken without them.
     REDIS_PREFIX: z
       .string()
-      .regex(/^(\{[A-Za-z0-9_-]{1,40}\}|[A-Za-z0-9_-]{1,40})$/, 'must be 1-40 letters, digits, _ or -, optionally in braces ({shelfwatch})')
-      .default('{shelfwatch}'),
+      .regex(/^(\{[A-Za-z0-9_-]{1,40}\}|[A-Za-z0-9_-]{1,40})$/, 'must be 1-40 letters, digits, _ or -')
+      .transform((v) => v.replace(/^\{(.*)\}$/, '$1'))
+      .default('shelfwatch'),
     LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
     LOG_PRETTY: bool.default(false),
     TRUST_PROXY: trustProxy.default(false),
@@ -65,22 +82,7 @@ export const envSchema = z
     STATE_DIR: z.string().min(1).default('.shelfwatch'),
     /** Whether MongoDB/Redis may be embedded when their URLs are unset; off by default only with NODE_ENV=production set. */
     EMBEDDED: bool.optional(),
-    COUNTRIES: z
-      .string()
-      .transform((v) => [
-        ...new Set(
-          v
-            .split(',')
-            .map((c) => c.trim().toUpperCase())
-            .filter(Boolean),
-        ),
-      ])
-      .pipe(
-        z
-          .array(z.enum(COUNTRY_CODES, { error: `must be a comma list of ${COUNTRY_CODES.join(', ')}` }))
-          .min(1, 'must name at least one country'),
-      )
-      .default(['JP', 'US']),
+    COUNTRIES: countryList.default(['JP', 'US']),
     REFRESH_INTERVAL_P1: duration.default(3_600_000),
     REFRESH_INTERVAL_P0: duration.default(86_400_000),
     /** `adaptive`: each product's next refresh follows its estimated change rate; `fixed`: its priority's interval. */
@@ -119,7 +121,11 @@ export interface Config {
   readonly appKey: Buffer | undefined;
   readonly timeZone: string;
   readonly mongo: { readonly uri: string | undefined };
-  readonly redis: { readonly url: string | undefined; readonly prefix: string };
+  readonly redis: {
+    readonly url: string | undefined;
+    readonly prefix: string;
+    readonly cluster: readonly { readonly host: string; readonly port: number }[] | undefined;
+  };
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly pretty: boolean };
   readonly shutdownTimeoutMs: number;
   /** Where the embedded mode leaves its URIs for admin commands run beside it. */
@@ -195,7 +201,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   const quota = buildQuotaConfig(env);
   const ops = buildOpsConfig(env);
   problems.push(...quota.problems, ...ops.problems);
-  const workers = buildWorkersConfig(env, quota.config ?? { quotas: {} as QuotaConfig['quotas'] }, env.NODE_ENV);
+  const workers = buildWorkersConfig(env, quota.config ?? { quotas: {} as QuotaConfig['quotas'] }, env.NODE_ENV, env.COUNTRIES);
   problems.push(...workers.problems);
   let appKey: Buffer | undefined;
   if (env.APP_KEY !== undefined) {
@@ -220,7 +226,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     appKey,
     timeZone: env.APP_TIMEZONE,
     mongo: Object.freeze({ uri: env.MONGODB_URI }),
-    redis: Object.freeze({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX }),
+    redis: Object.freeze({ url: env.REDIS_URL, prefix: env.REDIS_PREFIX, cluster: env.REDIS_CLUSTER_NODES }),
     log: Object.freeze({ level: env.LOG_LEVEL, pretty: env.LOG_PRETTY }),
     shutdownTimeoutMs: env.SHUTDOWN_TIMEOUT_MS,
     stateDir: env.STATE_DIR,

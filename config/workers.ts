@@ -6,13 +6,15 @@ import { z } from 'zod';
 import cron from 'node-cron';
 import { duration, int } from './parsers.js';
 import { DEFAULT_RETRY, retrySpanMs } from './retry.js';
-import type { Country } from './countries.js';
+import { COUNTRY_CODES, countryList, type Country } from './countries.js';
 import type { QuotaConfig } from './quota.js';
 
 const cronExpr = z.string().refine((v) => cron.validate(v), 'must be a cron expression (node-cron, seconds optional)');
 
 export const workersEnvSchema = z.object({
   WORKER_CONCURRENCY: int(1, 200).optional(),
+  /** The countries whose queues this worker process serves (a subset of COUNTRIES); unset, all of them. */
+  WORKER_COUNTRIES: countryList.optional(),
   WORKER_LOCK_MS: int(5_000, 600_000).default(30_000),
   WORKER_SHUTDOWN_MS: duration.pipe(z.number().min(100).max(600_000)).default(8_000),
   WORKER_JOB_TIMEOUT: duration.pipe(z.number().min(1_000).max(3_600_000)).default(120_000),
@@ -32,6 +34,8 @@ export const workersEnvSchema = z.object({
 export interface WorkersConfig {
   /** Jobs one worker process runs at once per country: enough to keep the governor's permits used. */
   concurrency(country: Country): number;
+  /** The countries whose queues this process's workers take jobs from: the rest are other processes' to serve. */
+  readonly countries: readonly Country[];
   readonly lockMs: number;
   readonly shutdownMs: number;
   /** A job still running after this fails with JobTimeoutError and is retried. */
@@ -57,8 +61,11 @@ export function buildWorkersConfig(
   env: z.infer<typeof workersEnvSchema>,
   quota: Pick<QuotaConfig, 'quotas'>,
   nodeEnv = 'production',
+  countries: readonly Country[] = COUNTRY_CODES,
 ): { config?: WorkersConfig; problems: string[] } {
   const problems: string[] = [];
+  const foreign = env.WORKER_COUNTRIES?.filter((c) => !countries.includes(c)) ?? [];
+  if (foreign.length) problems.push(`WORKER_COUNTRIES names ${foreign.join(', ')}, which COUNTRIES (${countries.join(',')}) does not`);
   // A minute beyond the retry schedule covers the wait in the queue before the first attempt.
   const minLease = retrySpanMs(DEFAULT_RETRY, env.WORKER_JOB_TIMEOUT) + 60_000;
   // Tests shorten the lease to see it end within seconds; a deployment may not.
@@ -75,6 +82,7 @@ export function buildWorkersConfig(
       // the whole quota; twice the rate leaves room for slow answers. CPU count plays no part.
       concurrency: (country: Country) =>
         env.WORKER_CONCURRENCY ?? Math.min(50, Math.max(2, Math.ceil(quota.quotas[country].perSecond * 2))),
+      countries: Object.freeze([...(env.WORKER_COUNTRIES ?? countries)]),
       lockMs: env.WORKER_LOCK_MS,
       shutdownMs: env.WORKER_SHUTDOWN_MS,
       jobTimeoutMs: env.WORKER_JOB_TIMEOUT,

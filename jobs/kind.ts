@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import type { Connection } from 'mongoose';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../src/db/redis.js';
 import type { Config } from '../config/env.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';

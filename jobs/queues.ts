@@ -1,11 +1,11 @@
 import { Queue, type Job, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../src/db/redis.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import { kindOf, parseJob, priorityOf, type JobInput, type JobName } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
 import type { QuotaClass } from '../src/quota/classes.js';
-import { queueName } from '../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../src/quota/queue-names.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { fairLane, isFairClass, type AccountRef } from '../src/fairness/fair-classes.js';
 
@@ -45,7 +45,11 @@ export class JobProducer {
     const name = queueName(country, cls);
     let q = this.#queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.connection, prefix: this.prefix, defaultJobOptions: queueDefaults(cls) });
+      q = new Queue(name, {
+        connection: this.connection,
+        prefix: queuePrefix(this.prefix, country),
+        defaultJobOptions: queueDefaults(cls),
+      });
       q.on('error', (err) => this.logger.warn({ err: { message: err.message }, queue: name }, 'queue error'));
       this.#queues.set(name, q);
     }

@@ -1,6 +1,6 @@
 import { UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
-import { DELIVERIES_QUEUE, webhookBackoff } from '../src/alerts/delivery-queue.js';
+import type { Redis } from '../src/db/redis.js';
+import { DELIVERIES_QUEUE, deliveriesPrefix, webhookBackoff } from '../src/alerts/delivery-queue.js';
 import { runDelivery, type DeliveryDeps } from '../jobs/deliver.js';
 import { withTimeout } from '../src/db/mongo.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
@@ -36,7 +36,7 @@ export async function startDeliveryWorker(
       }),
     {
       connection,
-      prefix: deps.redisPrefix,
+      prefix: deliveriesPrefix(deps.redisPrefix),
       concurrency: deps.config.alerts.concurrency,
       settings: { backoffStrategy: webhookBackoff(deps.config.alerts.retryScheduleMs) },
       autorun: false,

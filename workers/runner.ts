@@ -1,9 +1,9 @@
 import { Queue, UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../src/db/redis.js';
 import { createProcessor } from './processor.js';
 import { drainWorkers } from './drain.js';
 import type { JobContext } from '../jobs/kind.js';
-import { QUEUE_CLASSES, queueName } from '../src/quota/queue-names.js';
+import { QUEUE_CLASSES, queueName, queuePrefix } from '../src/quota/queue-names.js';
 import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { QuotaClass } from '../src/quota/classes.js';
@@ -75,9 +75,10 @@ export async function startWorkers(
 
   const byClass = new Map<Country, Map<QuotaClass, Worker>>();
   const queues: Queue[] = [];
-  for (const country of ctx.config.countries) {
+  // WORKER_COUNTRIES: a deployment may pin a country's queues to processes of its own.
+  for (const country of ctx.config.workers.countries) {
     const countryQueues = QUEUE_CLASSES.map((cls) => {
-      const queue = new Queue(queueName(country, cls), { connection, prefix });
+      const queue = new Queue(queueName(country, cls), { connection, prefix: queuePrefix(prefix, country) });
       // Without a listener BullMQ prints connection errors to stderr (QueueBase.emit falls back to
       // console.error); they belong in the log, like the worker's own.
       queue.on('error', (err) => logger.warn({ country, err: { message: err.message } }, 'queue error'));
@@ -98,7 +99,7 @@ export async function startWorkers(
       const name = queueName(country, cls);
       const worker = new Worker(name, createProcessor({ ...ctx, logger }, country, upstream(country), stopCountry, scopes), {
         connection,
-        prefix,
+        prefix: queuePrefix(prefix, country),
         concurrency: isFairClass(cls)
           ? Math.max(FAIR_SLOTS, ctx.config.workers.concurrency(country))
           : ctx.config.workers.concurrency(country),
@@ -126,8 +127,8 @@ export async function startWorkers(
   await Promise.all(all.map((w) => w.waitUntilReady()));
   logger.info(
     {
-      countries: ctx.config.countries,
-      concurrency: Object.fromEntries(ctx.config.countries.map((c) => [c, ctx.config.workers.concurrency(c)])),
+      countries: ctx.config.workers.countries,
+      concurrency: Object.fromEntries(ctx.config.workers.countries.map((c) => [c, ctx.config.workers.concurrency(c)])),
     },
     'workers started',
   );

@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { onCleanup } from './infra.js';
 import { QUOTA_CLASSES } from '../../src/quota/classes.js';
-import { queueName } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 import type { Country } from '../../src/catalog/identifiers.js';
 
 export interface BacklogSample {
@@ -23,7 +23,11 @@ export interface BacklogSampler {
 export function sampleBacklog(redisUrl: string, prefix: string, countries: readonly string[], everyMs: number): BacklogSampler {
   const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
   const queues = countries.flatMap((c) =>
-    QUOTA_CLASSES.map((cls) => ({ c, cls, q: new Queue(queueName(c as Country, cls), { connection, prefix }) })),
+    QUOTA_CLASSES.map((cls) => ({
+      c,
+      cls,
+      q: new Queue(queueName(c as Country, cls), { connection, prefix: queuePrefix(prefix, c as Country) }),
+    })),
   );
   const close = async (): Promise<void> => {
     await Promise.allSettled(queues.map((x) => x.q.close()));

@@ -4,7 +4,12 @@
  * start tags. The share figure says whether the lane was fair; this says why it was or was not.
  */
 import { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/db/redis.js';
+import type { Country } from '../../src/catalog/identifiers.js';
+import type { QuotaClass } from '../../src/quota/classes.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { sharedTag } from '../../src/db/redis-keys.js';
+import { fairLane } from '../../src/fairness/fair-classes.js';
 
 interface Range {
   min: number;
@@ -37,12 +42,13 @@ export interface LaneSnapshot {
 
 const widen = (r: Range | null, x: number): Range => (r ? { min: Math.min(r.min, x), max: Math.max(r.max, x) } : { min: x, max: x });
 
-/** `queue` (e.g. import-JP) and its fair lane (import:JP), on the run's key prefix. */
-export async function snapshotLane(redis: Redis, prefix: string, queue: string, lane: string): Promise<LaneSnapshot> {
-  const q = new Queue(queue, { connection: redis, prefix });
+/** The queue of `cls` in `country` (e.g. import-JP) and its fair lane (import:JP), on the run's key prefix. */
+export async function snapshotLane(redis: Redis, prefix: string, country: Country, cls: QuotaClass): Promise<LaneSnapshot> {
+  const q = new Queue(queueName(country, cls), { connection: redis, prefix: queuePrefix(prefix, country) });
+  const lane = fairLane(cls, country);
   try {
     const [v, queued, active, delayed] = await Promise.all([
-      redis.get(`${prefix}:fair:${lane}:v`),
+      redis.get(`${sharedTag(prefix, `fair:${lane}`)}:v`),
       q.getJobs(['prioritized', 'wait'], 0, -1),
       q.getJobs(['active'], 0, -1),
       q.getJobs(['delayed'], 0, -1),
@@ -77,7 +83,7 @@ export async function snapshotLane(redis: Redis, prefix: string, queue: string, 
     for (const job of queued) add(job, 'queued');
     for (const job of active) add(job, 'active');
     for (const job of delayed) add(job, 'delayed');
-    return { queue, lane, at: Date.now(), v: v === null ? null : Number(v), accounts };
+    return { queue: queueName(country, cls), lane, at: Date.now(), v: v === null ? null : Number(v), accounts };
   } finally {
     await q.close();
   }

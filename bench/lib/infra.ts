@@ -16,6 +16,7 @@ import { startEmbeddedRedis } from '../../src/embedded/redis-server.js';
 import { startEmbeddedMongo } from '../../src/embedded/mongo-server.js';
 import { EmbeddedUnavailableError } from '../../src/errors/index.js';
 import { liveChildren } from './proc.js';
+import { keyPattern } from '../../src/db/redis-keys.js';
 
 export class BenchUnavailableError extends Error {
   override readonly name = 'BenchUnavailableError';
@@ -229,10 +230,10 @@ export async function ownDatabase(inf: Infra, prefix: string): Promise<{ name: s
 /** A Redis client for the benchmark itself, plus the deletion of a key prefix at cleanup. */
 export async function ownRedis(inf: Infra, prefix: string): Promise<Redis> {
   const r = new Redis(inf.redisUrl, { maxRetriesPerRequest: 3 });
-  onCleanup(`Redis keys ${prefix}*`, async () => {
+  onCleanup(`Redis keys ${keyPattern(prefix)}`, async () => {
     let cursor = '0';
     do {
-      const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      const [next, keys] = await r.scan(cursor, 'MATCH', keyPattern(prefix), 'COUNT', 1000);
       cursor = next;
       if (keys.length) await r.del(...keys);
     } while (cursor !== '0');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../../src/db/redis.js';
 import type { Config } from '../../config/env.js';
 import type { JobContext } from '../../jobs/kind.js';
 import type { JobProducer } from '../../jobs/queues.js';

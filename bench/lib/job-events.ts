@@ -7,6 +7,9 @@
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { onCleanup } from './infra.js';
+import type { Country } from '../../src/catalog/identifiers.js';
+import type { QuotaClass } from '../../src/quota/classes.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 
 export interface Completion {
   readonly queue: string;
@@ -22,12 +25,19 @@ export interface CompletionLog {
 }
 
 /** Starts listening before the jobs run: a QueueEvents sees only events added after it starts. */
-export async function logCompletions(redisUrl: string, prefix: string, queues: readonly string[]): Promise<CompletionLog> {
+/** The completions of the `cls` queue of each country. */
+export async function logCompletions(
+  redisUrl: string,
+  prefix: string,
+  cls: QuotaClass,
+  countries: readonly Country[],
+): Promise<CompletionLog> {
   const completions: Completion[] = [];
-  const listeners = queues.map((queue) => {
+  const listeners = countries.map((country) => {
+    const queue = queueName(country, cls);
     // QueueEvents blocks on XREAD: a connection of its own, never retrying a command forever.
     const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-    const events = new QueueEvents(queue, { connection, prefix });
+    const events = new QueueEvents(queue, { connection, prefix: queuePrefix(prefix, country) });
     events.on('completed', ({ jobId, returnvalue }: { jobId: string; returnvalue: unknown }, id: string) => {
       completions.push({ queue, jobId, returnvalue, at: Number(id.split('-')[0]) });
     });
@@ -39,6 +49,6 @@ export async function logCompletions(redisUrl: string, prefix: string, queues: r
     await Promise.allSettled(listeners.map((l) => l.events.close()));
     for (const l of listeners) l.connection.disconnect();
   };
-  onCleanup(`queue events of ${queues.join(', ')}`, close);
+  onCleanup(`queue events of ${countries.map((c) => queueName(c, cls)).join(', ')}`, close);
   return { completions, close };
 }

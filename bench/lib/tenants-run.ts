@@ -131,9 +131,8 @@ export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParam
   const upstreamLatencyMs = await probeUpstreamLatency(env, simUrl, probe.country as Country, probe.asin, LATENCY_PROBES);
 
   // ---- the clock starts: first refreshes due, scheduler, clients ------------------------------
-  const queueNames = (cls: string) => countries.map((c) => `${cls}-${c}`);
-  const refreshLog = await logCompletions(inf.redisUrl, prefix, queueNames('refresh'));
-  const importLog = await logCompletions(inf.redisUrl, prefix, queueNames('import'));
+  const refreshLog = await logCompletions(inf.redisUrl, prefix, 'refresh', countries as readonly Country[]);
+  const importLog = await logCompletions(inf.redisUrl, prefix, 'import', countries as readonly Country[]);
   const allAsins = [...lights.flatMap((l) => l.asins), ...heavyWatched];
   await scheduleFirstRefreshes(db.conn, countries, allAsins, new Date(), Math.min(30_000, (p.warmupS * 1000) / 2));
   const scheduler = await startScheduler(label, env);
@@ -183,7 +182,7 @@ export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParam
     await sleepUntil(fairFrom + (p.fairS * 1000) / 2);
     // The crawl lanes too: the heavy account's crawl backlog is the deepest queue of the run.
     const lanes = await Promise.all(
-      countries.flatMap((c) => ['import', 'crawl'].map((cls) => snapshotLane(redis, prefix, `${cls}-${c}`, `${cls}:${c}`))),
+      countries.flatMap((c) => (['import', 'crawl'] as const).map((cls) => snapshotLane(redis, prefix, c as Country, cls))),
     );
     await sleepUntil(fairFrom + p.fairS * 1000);
     fairness = { start: fairStart, end: await read(), window: { from: fairFrom, to: Date.now() }, lanes };

@@ -1,5 +1,6 @@
 import { evalScript, type Redis } from '../db/redis.js';
 import { DailyUpdateLimitError } from '../errors/index.js';
+import { sharedTag } from '../db/redis-keys.js';
 
 export type DailyTake = { ok: true; used: number } | { ok: false; used: number; limit: number };
 
@@ -24,7 +25,7 @@ return {1, used}
 `;
 
 export function dailyKey(prefix: string, userId: string, counter: DailyCounter, day: string): string {
-  return counter === 'updates' ? `${prefix}:acct:${userId}:updates:${day}` : `${prefix}:acct:${userId}:${counter}:${day}`;
+  return `${sharedTag(prefix, 'accounts')}:${userId}:${counter}:${day}`;
 }
 
 export function forcedUpdateKey(prefix: string, userId: string, day: string): string {

@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../db/redis.js';
 import { Types } from 'mongoose';
 import { z } from 'zod';
 import type { Config } from '../../config/env.js';
@@ -15,6 +15,7 @@ import { firesOn } from './triggers.js';
 import type { FairTags } from '../fairness/fair-tags.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import { OBJECT_ID_RE } from '../db/mongo.js';
+import { sharedTag } from '../db/redis-keys.js';
 
 /**
  * Webhook deliveries: one BullMQ job per endpoint and change on a queue of their own, apart from
@@ -25,6 +26,11 @@ import { OBJECT_ID_RE } from '../db/mongo.js';
  * backlog. Producer (DeliveryQueue) and worker (jobs/deliver.ts) parse the same payload schema.
  */
 export const DELIVERIES_QUEUE = 'deliveries';
+
+/** BullMQ's prefix for the deliveries' queue: a hash tag of its own, apart from every country's. */
+export function deliveriesPrefix(prefix: string): string {
+  return sharedTag(prefix, 'deliveries');
+}
 export const DELIVERY_JOB = 'deliver';
 /** The fair-queuing lane of the deliveries (one for every process and country). */
 export const DELIVERIES_LANE = 'deliveries';
@@ -119,7 +125,11 @@ export class DeliveryQueue {
     private readonly fair: FairTags,
     private readonly weights: AccountWeights,
   ) {
-    this.queue = new Queue(DELIVERIES_QUEUE, { connection, prefix, defaultJobOptions: deliveryJobOptions(config) });
+    this.queue = new Queue(DELIVERIES_QUEUE, {
+      connection,
+      prefix: deliveriesPrefix(prefix),
+      defaultJobOptions: deliveryJobOptions(config),
+    });
     this.queue.on('error', (err) => logger.warn({ err: { message: err.message }, queue: DELIVERIES_QUEUE }, 'queue error'));
   }
 

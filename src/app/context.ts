@@ -5,7 +5,7 @@ import { redactUrlText } from '../../config/secrets.js';
 import type { Logger } from '../logger.js';
 import { Resources } from '../lifecycle/resources.js';
 import { connectMongo, countCommands } from '../db/mongo.js';
-import { closeRedis, createRedis, redisReady } from '../db/redis.js';
+import { closeRedis, createRedis, describeTarget, redisReady, type RedisTarget } from '../db/redis.js';
 import { startEmbeddedMongo } from '../embedded/mongo-server.js';
 import { startEmbeddedRedis } from '../embedded/redis-server.js';
 import { readEmbeddedState, removeEmbeddedState, writeEmbeddedState } from '../embedded/state-file.js';
@@ -49,7 +49,8 @@ export interface BoardLogin {
  */
 export interface AppContext extends JobContext {
   readonly resources: Resources;
-  readonly redisUrl: string;
+  /** Where Redis is, for the connections a role opens of its own (workers, subscribers). */
+  readonly redisTarget: RedisTarget;
   readonly appKey: Buffer;
   readonly users: UserService;
   readonly imports: EanImports;
@@ -84,7 +85,7 @@ export interface ContextOptions {
 
 interface Endpoints {
   mongoUri: string;
-  redisUrl: string;
+  redis: RedisTarget;
   appKey: Buffer;
   embedded: boolean;
 }
@@ -95,8 +96,14 @@ async function resolveEndpoints(
   resources: Resources,
   mode: ContextOptions['embedded'],
 ): Promise<Endpoints> {
+  const cluster = config.redis.cluster;
+  if (cluster && config.mongo.uri && config.appKey) {
+    // A cluster is never embedded; its seed nodes stand in for the URL when REDIS_URL gives no credentials.
+    const url = config.redis.url ?? `redis://${cluster[0]!.host}:${cluster[0]!.port}`;
+    return { mongoUri: config.mongo.uri, redis: { url, cluster }, appKey: config.appKey, embedded: false };
+  }
   if (config.mongo.uri && config.redis.url && config.appKey) {
-    return { mongoUri: config.mongo.uri, redisUrl: config.redis.url, appKey: config.appKey, embedded: false };
+    return { mongoUri: config.mongo.uri, redis: { url: config.redis.url }, appKey: config.appKey, embedded: false };
   }
   assertEmbeddedAllowed(config);
   if (mode === 'attach') {
@@ -114,7 +121,7 @@ async function resolveEndpoints(
       );
     }
     if (state) logger.info({ pid: state.pid }, 'using the embedded parts of the running shelfwatch');
-    return { mongoUri, redisUrl, appKey: key, embedded: false };
+    return { mongoUri, redis: { url: redisUrl }, appKey: key, embedded: false };
   }
 
   let mongoUri = config.mongo.uri;
@@ -146,7 +153,7 @@ async function resolveEndpoints(
     });
     resources.own('embedded state file', config.stateDir, (dir) => removeEmbeddedState(dir, process.pid));
   }
-  return { mongoUri, redisUrl, appKey, embedded };
+  return { mongoUri, redis: { url: redisUrl }, appKey, embedded };
 }
 
 export async function buildContext(config: Config, logger: Logger, opts: ContextOptions): Promise<AppContext> {
@@ -161,9 +168,11 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       await dedupeAlertsForIndex(mongo, logger);
       await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
     }
-    const redis = resources.own('Redis', createRedis(ep.redisUrl, 'command', logger, 'api'), closeRedis);
+    const redis = resources.own('Redis', createRedis(ep.redis, 'command', logger, 'api'), closeRedis);
     await redisReady(redis, 10_000).catch((err: Error) => {
-      throw new EmbeddedUnavailableError(`Redis at ${redactUrlText(ep.redisUrl)} does not answer (${err.message}); check REDIS_URL`);
+      throw new EmbeddedUnavailableError(
+        `Redis at ${redactUrlText(describeTarget(ep.redis))} does not answer (${err.message}); check REDIS_URL${ep.redis.cluster ? ' and REDIS_CLUSTER_NODES' : ''}`,
+      );
     });
     const redisPrefix = opts.redisPrefix ?? config.redis.prefix;
     // Every process tells the others of its writes; only those that keep answers listen (NoticedCache).
@@ -188,13 +197,13 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     // Owned here, before any role starts: it closes after the HTTP server has drained.
     const forcedUpdates = resources.own(
       'forced updates',
-      new ForcedUpdates({ ...base, redisUrl: ep.redisUrl, stopping: resources.stopping }),
+      new ForcedUpdates({ ...base, redisTarget: ep.redis, stopping: resources.stopping }),
       (f) => f.close(),
     );
     return {
       ...base,
       resources,
-      redisUrl: ep.redisUrl,
+      redisTarget: ep.redis,
       appKey: ep.appKey,
       users: new UserService(
         mongo,

@@ -1,19 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { QueueEvents, type Job } from 'bullmq';
 import mongoose, { type Connection, type Types } from 'mongoose';
-import type { Redis } from 'ioredis';
 import type { Config } from '../../config/env.js';
 import type { Country } from './identifiers.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';
-import { closeRedis, createRedis } from '../db/redis.js';
+import { closeRedis, createRedis, type Redis, type RedisTarget } from '../db/redis.js';
 import { TooManyRequestsError, UpstreamFailedError } from '../errors/index.js';
 import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
 import { productModel } from '../models/product.js';
 import type { QuotaGovernor } from '../quota/governor.js';
-import { queueName } from '../quota/queue-names.js';
+import { queueName, queuePrefix } from '../quota/queue-names.js';
 import { nextRefreshAt } from '../scheduling/next-refresh.js';
 
 /** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
@@ -55,7 +54,7 @@ export interface ForcedUpdatesDeps {
   readonly quota: QuotaGovernor;
   readonly weights: AccountWeights;
   readonly jobs: ForcedUpdateQueue;
-  readonly redisUrl: string;
+  readonly redisTarget: RedisTarget;
   /** Aborted when the process begins to shut down: waiting requests are answered at once. */
   readonly stopping: AbortSignal;
 }
@@ -160,8 +159,8 @@ export class ForcedUpdates {
     let events = this.#events.get(country);
     if (!events) {
       const { ctx } = this;
-      const connection = createRedis(ctx.redisUrl, 'blocking', ctx.logger, `events-${country}`);
-      const qe = new QueueEvents(queueName(country, 'forced'), { connection, prefix: ctx.redisPrefix });
+      const connection = createRedis(ctx.redisTarget, 'blocking', ctx.logger, `events-${country}`);
+      const qe = new QueueEvents(queueName(country, 'forced'), { connection, prefix: queuePrefix(ctx.redisPrefix, country) });
       qe.on('error', (err) => ctx.logger.warn({ err: { message: err.message }, country }, 'queue events error'));
       this.#closers.push(async () => {
         await qe.close();

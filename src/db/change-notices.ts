@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Logger } from '../logger.js';
-import type { Redis } from './redis.js';
+import { duplicateRedis, type Redis } from './redis.js';
+import { channelName } from './redis-keys.js';
 
 /** Collections that api processes keep answers from in memory. */
 export const changeTopicSchema = z.enum(['users', 'posts']);
@@ -29,7 +30,7 @@ export class ChangeNotices {
     prefix: string,
     private readonly logger: Logger,
   ) {
-    this.#channel = `${prefix}:changed`;
+    this.#channel = channelName(prefix, 'changed');
   }
 
   /** Whether every change made anywhere reaches this process now. */
@@ -41,7 +42,11 @@ export class ChangeNotices {
   listen(): void {
     if (this.#sub) return;
     // Resubscribed by hand on every `ready`, so that `live` turns true only once the subscription stands.
-    const sub = this.redis.duplicate({ connectionName: 'shelfwatch:change-notices', autoResubscribe: false, enableOfflineQueue: true });
+    const sub = duplicateRedis(this.redis, {
+      connectionName: 'shelfwatch:change-notices',
+      autoResubscribe: false,
+      enableOfflineQueue: true,
+    });
     this.#sub = sub;
     sub.on('message', (channel: string, message: string) => {
       const topic = changeTopicSchema.safeParse(message);

@@ -1,9 +1,24 @@
 import { createHash } from 'node:crypto';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis as SingleRedis, type RedisOptions } from 'ioredis';
 import type { Logger } from '../logger.js';
 import { withTimeout } from './mongo.js';
 
-export type { Redis };
+/** A connection to one Redis or to a Redis Cluster: every part of the product takes either. */
+export type Redis = SingleRedis | Cluster;
+
+export interface RedisNode {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where Redis is: one server at `url`, or a cluster found through its seed nodes, where `url`
+ * (REDIS_URL, when set) lends its user, password and TLS to every node.
+ */
+export interface RedisTarget {
+  readonly url: string;
+  readonly cluster?: readonly RedisNode[];
+}
 
 export type RedisRole =
   /** Commands issued while serving a request: fail at once when Redis is away, so the API can answer 503. */
@@ -11,17 +26,46 @@ export type RedisRole =
   /** BullMQ workers and blocking connections: wait for Redis forever, as BullMQ requires. */
   | 'blocking';
 
-export function createRedis(url: string, role: RedisRole, logger: Logger, name: string): Redis {
+/** Reconnect for ever with a capped backoff: Redis restarts must heal without us. */
+const reconnect = (times: number): number => Math.min(times * 200, 2_000);
+
+/** The user, password and TLS of a URL, for a cluster's nodes. */
+function credentialsOf(url: string): RedisOptions {
+  const u = new URL(url);
+  return {
+    ...(u.username ? { username: decodeURIComponent(u.username) } : {}),
+    ...(u.password ? { password: decodeURIComponent(u.password) } : {}),
+    ...(u.protocol === 'rediss:' ? { tls: {} } : {}),
+  };
+}
+
+function connect(target: RedisTarget, role: RedisRole, name: string): Redis {
+  const failFast = role === 'command';
   const options: RedisOptions = {
     connectionName: `shelfwatch:${name}`,
-    lazyConnect: false,
-    // Reconnect for ever with a capped backoff: Redis restarts must heal without us.
-    retryStrategy: (times) => Math.min(times * 200, 2_000),
-    ...(role === 'command'
-      ? { enableOfflineQueue: false, maxRetriesPerRequest: 1, connectTimeout: 5_000 }
-      : { maxRetriesPerRequest: null, enableOfflineQueue: true }),
+    ...(failFast ? { maxRetriesPerRequest: 1, connectTimeout: 5_000 } : { maxRetriesPerRequest: null }),
   };
-  const redis = new Redis(url, options);
+  if (!target.cluster) {
+    return new SingleRedis(target.url, { ...options, lazyConnect: false, retryStrategy: reconnect, enableOfflineQueue: !failFast });
+  }
+  return new Cluster(
+    target.cluster.map((n) => ({ host: n.host, port: n.port })),
+    {
+      redisOptions: { ...options, ...credentialsOf(target.url) },
+      clusterRetryStrategy: reconnect,
+      enableOfflineQueue: !failFast,
+      // A failover or a resharding answers MOVED, ASK, TRYAGAIN or CLUSTERDOWN for a moment:
+      // commands wait and follow it instead of failing.
+      retryDelayOnFailover: 200,
+      retryDelayOnClusterDown: 300,
+      retryDelayOnTryAgain: 100,
+      maxRedirections: 32,
+    },
+  );
+}
+
+export function createRedis(target: RedisTarget | string, role: RedisRole, logger: Logger, name: string): Redis {
+  const redis = connect(typeof target === 'string' ? { url: target } : target, role, name);
   let down = false;
   redis.on('error', (err: Error) => {
     if (!down) logger.warn({ err: { message: err.message }, redis: name }, 'redis connection error');
@@ -32,6 +76,29 @@ export function createRedis(url: string, role: RedisRole, logger: Logger, name: 
     down = false;
   });
   return redis;
+}
+
+/** What a process shows of where its Redis is, without credentials. */
+export function describeTarget(target: RedisTarget): string {
+  return target.cluster ? `the cluster of ${target.cluster.map((n) => `${n.host}:${n.port}`).join(',')}` : target.url;
+}
+
+/**
+ * Another connection to the same Redis (a subscriber, say) with `options` on each node: a
+ * cluster's `duplicate` takes them as its nodes' options, one Redis's as its own.
+ */
+export function duplicateRedis(
+  redis: Redis,
+  options: Pick<RedisOptions, 'connectionName' | 'enableOfflineQueue' | 'autoResubscribe'>,
+): Redis {
+  if (redis instanceof Cluster) {
+    const { enableOfflineQueue, ...nodeOptions } = options;
+    return redis.duplicate(undefined, {
+      ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+      redisOptions: { ...redis.options.redisOptions, ...nodeOptions },
+    });
+  }
+  return redis.duplicate(options);
 }
 
 /** Waits for the first `ready`, or fails with the connection's error after `timeoutMs`. */
@@ -62,7 +129,9 @@ export async function closeRedis(redis: Redis): Promise<void> {
 export function isRedisUnavailable(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err.name === 'MaxRetriesPerRequestError') return true;
-  return /Stream isn't writeable|Connection is closed|enableOfflineQueue|ECONNREFUSED/.test(err.message);
+  return /Stream isn't writeable|Connection is closed|enableOfflineQueue|ECONNREFUSED|CLUSTERDOWN|Failed to refresh slots cache|None of startup nodes is available/.test(
+    err.message,
+  );
 }
 
 const shas = new Map<string, string>();

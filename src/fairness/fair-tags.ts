@@ -1,6 +1,7 @@
 import type { Queue } from 'bullmq';
 import pLimit from 'p-limit';
 import { evalScript, type Redis } from '../db/redis.js';
+import { sharedTag } from '../db/redis-keys.js';
 
 /**
  * Start-time fair queuing (Goyal, Vin & Cheng, SIGCOMM 1996) between accounts, on open-source
@@ -77,7 +78,7 @@ export class FairTags {
   ) {}
 
   #key(lane: string, what: string): string {
-    return `${this.prefix}:fair:${lane}:${what}`;
+    return `${sharedTag(this.prefix, `fair:${lane}`)}:${what}`;
   }
 
   /**

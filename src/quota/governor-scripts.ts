@@ -1,7 +1,7 @@
 /**
  * The quota governor's Redis scripts. Each runs atomically, so every process of every machine
  * shares one pace and one day's count per country. Every key a script touches is passed in KEYS and
- * shares the prefix's hash tag, so the scripts run unchanged on Redis Cluster.
+ * carries its country's hash tag (src/db/redis-keys.ts), so the scripts run unchanged on Redis Cluster.
  *
  * The pace is GCRA (the generic cell rate algorithm, a token bucket kept as one timestamp): `tat`
  * is the theoretical arrival time of the next call; a call may start at max(now, tat − (B − 1)·T)

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { evalScript } from '../db/redis.js';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../db/redis.js';
 import type { Country } from '../catalog/identifiers.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { DailyUsage } from './daily-usage.js';
@@ -11,6 +11,7 @@ import { isFairClass } from '../fairness/fair-classes.js';
 import { MAX_PRIORITY } from '../fairness/fair-tags.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from './quota-day.js';
 import { quotaIntervalMs } from '../../config/quota.js';
+import { countryTag } from '../db/redis-keys.js';
 
 export interface GovernedQuota {
   /** Calls a second (Q). */
@@ -176,7 +177,7 @@ export class QuotaGovernor {
 
   /** The governor's keys of a country; `day` names the day's count. */
   #keys(country: Country, day = '') {
-    const base = `${this.prefix}:gov:${country}`;
+    const base = `${countryTag(this.prefix, country)}:gov`;
     return {
       tat: `${base}:tat`,
       tags: `${base}:tags`,

@@ -1,5 +1,6 @@
 import type { Country } from '../catalog/identifiers.js';
 import { QUOTA_CLASSES, type QuotaClass } from './classes.js';
+import { countryTag } from '../db/redis-keys.js';
 
 /**
  * A country's queue of each class (no `:` in BullMQ names): `forced-JP` for forced updates,
@@ -8,6 +9,11 @@ import { QUOTA_CLASSES, type QuotaClass } from './classes.js';
  */
 export function queueName(country: Country, cls: QuotaClass = 'refresh'): string {
   return `${cls}-${country}`;
+}
+
+/** BullMQ's prefix for a country's queues: the country's hash tag, which its governor shares. */
+export function queuePrefix(prefix: string, country: Country): string {
+  return countryTag(prefix, country);
 }
 
 /** Every queue of a country, one per class. */

@@ -6,6 +6,7 @@ import { productModel } from '../models/product.js';
 import { userModel } from '../models/user.js';
 import { dueFilterOf } from './claims.js';
 import type { DueProduct } from './pick-due.js';
+import { countryTag } from '../db/redis-keys.js';
 
 /** Accounts a planning pass looks at, at most: the rest come in the next passes, in turn. */
 export const ACCOUNTS_PER_PASS = 200;
@@ -34,7 +35,7 @@ export async function pickAccountShares(
   now: Date,
 ): Promise<DueProduct[]> {
   if (slots <= 0) return [];
-  const cursorKey = `${deps.redisPrefix}:plan:accounts:${country}`;
+  const cursorKey = `${countryTag(deps.redisPrefix, country)}:plan:accounts`;
   const cursor = await deps.redis.get(cursorKey);
   const users = userModel(deps.mongo);
   const page = (after: string | null, n: number) =>

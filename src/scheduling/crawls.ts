@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import type { Connection } from 'mongoose';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import { watchModel } from '../models/watch.js';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { evalScript } from '../db/redis.js';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../db/redis.js';
 
 // Delete or extend the key only if it still holds our token: a lock that expired and was taken by
 // another scheduler must not be released or kept by us.

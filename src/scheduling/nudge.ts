@@ -1,8 +1,8 @@
-import type { Redis } from 'ioredis';
 import type { Logger } from '../logger.js';
-import { closeRedis, createRedis } from '../db/redis.js';
+import { closeRedis, createRedis, type Redis, type RedisTarget } from '../db/redis.js';
+import { channelName } from '../db/redis-keys.js';
 
-const channel = (prefix: string): string => `${prefix}:plan-nudge`;
+const channel = (prefix: string): string => channelName(prefix, 'plan-nudge');
 
 /**
  * Tells the schedulers that products have just become due (a new watch), so that one plans at once
@@ -14,13 +14,13 @@ export async function nudgePlanner(redis: Redis, prefix: string): Promise<void> 
 
 /** Calls `onNudge` (at most once per `debounceMs`) whenever a nudge arrives. Returns the closer. */
 export async function onPlanNudge(
-  redisUrl: string,
+  redisTarget: RedisTarget,
   prefix: string,
   logger: Logger,
   onNudge: () => void,
   debounceMs = 250,
 ): Promise<() => Promise<void>> {
-  const sub = createRedis(redisUrl, 'blocking', logger, 'plan-nudges');
+  const sub = createRedis(redisTarget, 'blocking', logger, 'plan-nudges');
   let timer: NodeJS.Timeout | undefined;
   sub.on('message', () => {
     timer ??= setTimeout(() => {

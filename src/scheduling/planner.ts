@@ -7,9 +7,10 @@ import { pickAccountShares } from './account-shares.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import type { Connection } from 'mongoose';
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
 import type { Metrics } from '../metrics/registry.js';
+import { countryTag } from '../db/redis-keys.js';
 
 /** A batch of refreshes as the planner queues it (the refresh job kinds' payload, jobs/refresh.ts). */
 export interface RefreshBatch {
@@ -79,7 +80,7 @@ export async function sustainableRate(quota: QuotaGovernor, perSecond: number, c
   return Math.min(perSecond, Math.max(0, day.scheduledLimit - day.used) / leftS);
 }
 
-const creditKey = (ctx: PlannerContext, country: Country): string => `${ctx.redisPrefix}:plan:credit:${country}`;
+const creditKey = (ctx: PlannerContext, country: Country): string => `${countryTag(ctx.redisPrefix, country)}:plan:credit`;
 
 /** A product a pass plans; `over` when it is past its accounts' fair shares of a pass short of quota. */
 type Chosen = DueProduct & { over: boolean };

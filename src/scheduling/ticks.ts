@@ -6,6 +6,7 @@ import { once } from '../lifecycle/once.js';
 import { planCountry, type CountryPlan, type PlannerContext } from './planner.js';
 import { planCrawls, type CrawlPlanDeps } from './crawls.js';
 import { requeueStalledImports, type EanImportsDeps } from '../watch/ean-imports.js';
+import { sharedTag } from '../db/redis-keys.js';
 
 export interface RunningScheduler {
   /** One planning pass now (also what each tick runs); undefined when another scheduler holds the lock. */
@@ -54,7 +55,7 @@ export function startScheduler(
 
   const perCountry = pLimit(COUNTRIES_AT_ONCE);
   const planNow = async (): Promise<CountryPlan[] | undefined> => {
-    const res = await withLock(redis, `${prefix}:lock:plan`, lockTtl, () =>
+    const res = await withLock(redis, `${sharedTag(prefix, 'locks')}:plan`, lockTtl, () =>
       Promise.all(ctx.config.countries.map((country) => perCountry(() => planCountry(ctx, country)))),
     );
     if (!res.ran) return undefined;
@@ -82,7 +83,7 @@ export function startScheduler(
   const crawlNow = async (): Promise<number | undefined> => {
     const res = await withLock(
       redis,
-      `${prefix}:lock:crawl`,
+      `${sharedTag(prefix, 'locks')}:crawl`,
       lockTtl,
       async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx)),
     );

@@ -1,5 +1,5 @@
 import mongoose, { Types, type Connection } from 'mongoose';
-import type { Redis } from 'ioredis';
+import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import { isDuplicateKey, OBJECT_ID_RE } from '../db/mongo.js';

@@ -248,7 +248,7 @@ describe('takeForcedUpdate (ACCOUNT_MAX_UPDATES_PER_DAY)', () => {
     expect(await takeForcedUpdate(redis, p, 'u1', '2024-05-01', 3)).toEqual({ ok: true, used: 3 });
     expect(await takeForcedUpdate(redis, p, 'u1', '2024-05-01', 3)).toEqual({ ok: false, used: 3, limit: 3 });
     expect(await takeForcedUpdate(redis, p, 'u1', '2024-05-01', 3)).toEqual({ ok: false, used: 3, limit: 3 });
-    const key = `${p}:acct:u1:updates:2024-05-01`;
+    const key = `{${p}:accounts}:u1:updates:2024-05-01`;
     expect(forcedUpdateKey(p, 'u1', '2024-05-01')).toBe(key);
     expect(await redis.get(key)).toBe('3');
     const ttl = await redis.ttl(key);
@@ -271,7 +271,7 @@ describe('takeForcedUpdate (ACCOUNT_MAX_UPDATES_PER_DAY)', () => {
         .map((r) => r.used)
         .sort((x, y) => x - y),
     ).toEqual([1, 2, 3, 4, 5]);
-    expect(await capped.ctx.redis.get(`${p}:acct:u1:updates:2024-05-01`)).toBe('5');
+    expect(await capped.ctx.redis.get(forcedUpdateKey(p, 'u1', '2024-05-01'))).toBe('5');
   });
 
   it('turns a refusal into a 429 HttpError naming the variable, with Retry-After', async () => {

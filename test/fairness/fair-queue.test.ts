@@ -3,6 +3,8 @@ import { Queue, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import { FairTags } from '../../src/fairness/fair-tags.js';
 import { uniqueName } from '../helpers/context.js';
+import { dropKeys } from '../helpers/redis-keys.js';
+import { sharedTag } from '../../src/db/redis-keys.js';
 
 /**
  * Fair queuing between accounts on open BullMQ: jobs added at their account's start tag
@@ -24,8 +26,7 @@ beforeAll(() => {
   fair = new FairTags(producer, prefix);
 });
 afterAll(async () => {
-  const keys = await producer.keys(`${prefix}*`);
-  if (keys.length) await producer.del(...keys);
+  await dropKeys(producer, prefix);
   for (const r of connections) r.disconnect();
 });
 
@@ -133,7 +134,7 @@ describe('fair queuing between accounts (two worker processes)', () => {
     // BullMQ's order is the tags' order, across the move.
     expect(tags).toEqual([...tags].sort((x, y) => x - y));
     expect(Math.max(...waiting.map((j) => j.priority))).toBe(29 - 8 + 1);
-    expect(Number(await producer.get(`${prefix}:fair:${lane}:base`))).toBe(8);
+    expect(Number(await producer.get(`${sharedTag(prefix, `fair:${lane}`)}:base`))).toBe(8);
     await queue.obliterate({ force: true });
     await queue.close();
   });

@@ -10,6 +10,7 @@ import { planCrawls } from '../../src/scheduling/crawls.js';
 import { addDaily, usedDaily } from '../../src/accounts/limits.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';
+import { countryTag } from '../../src/db/redis-keys.js';
 
 /**
  * What one account may pile up, and what it may not take from the others: the caps' refusals
@@ -142,7 +143,7 @@ describe('the planner', () => {
       await t.ctx.jobs.add('browse.crawl', { country: 'JP', nodeId: String(300_000 + i) });
     }
     await t.ctx.jobs.add('refresh.p0', { country: 'JP', asins: ['B0DELAYED1'] }, { delay: 60_000 });
-    await t.ctx.redis.del(`${t.ctx.redisPrefix}:plan:credit:JP`);
+    await t.ctx.redis.del(`${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`);
     const plan = await planCountry(t.ctx, 'JP');
     expect(plan.queued).toBe(0);
     expect(plan.budget).toBe(10);
@@ -176,7 +177,7 @@ describe('the planner', () => {
         status: 'ok',
       })),
     );
-    await t.ctx.redis.del(`${t.ctx.redisPrefix}:plan:credit:JP`);
+    await t.ctx.redis.del(`${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`);
     const plan = await planCountry(t.ctx, 'JP');
     // 10 calls of 10: 100 products of 315 due. The global order alone (most overdue first) would take the heavy account's only.
     expect(plan.enqueued).toMatchObject({ batches: 10, p1: 100 });

@@ -5,7 +5,7 @@ import { mongoUriFor, testEnv } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf } from '../helpers/deliveries.js';
-import { queueName } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 import { planCountry } from '../../src/scheduling/planner.js';
 
 /**
@@ -56,7 +56,10 @@ describe('shutdown of a worker process', () => {
           SHUTDOWN_TIMEOUT_MS: '5000',
         }),
       );
-      const events = new QueueEvents(queueName('JP', 'refresh'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
+      const events = new QueueEvents(queueName('JP', 'refresh'), {
+        connection: { url: testEnv().REDIS_URL },
+        prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
+      });
       try {
         await waitForLog(child, (l) => l.msg === 'ready');
         await events.waitUntilReady();

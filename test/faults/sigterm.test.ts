@@ -8,10 +8,11 @@ import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { planCountry } from '../../src/scheduling/planner.js';
-import { queueName } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 import { loadConfig } from '../../config/env.js';
 import { createUpstream, createUpstreamShared } from '../../src/upstream/factory.js';
 import { asins, until } from './helpers.js';
+import { sharedTag } from '../../src/db/redis-keys.js';
 
 /**
  * Injects: SIGTERM to each role (api, worker, scheduler, simulator, all) as a child process while it
@@ -154,7 +155,10 @@ describe('SIGTERM to every role under load', () => {
       const list = asins('B0TWRK', 100);
       await insertDue(p.ctx.mongo, list);
       expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(10);
-      const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
+      const events = new QueueEvents(queueName('JP'), {
+        connection: { url: testEnv().REDIS_URL },
+        prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
+      });
       await events.waitUntilReady();
       const child = spawnCli(['worker'], childEnv({ SIMULATOR_URL: p.sim.url, WORKER_CONCURRENCY: '4' }));
       children.push(child);
@@ -208,7 +212,7 @@ describe('SIGTERM to every role under load', () => {
         .lean();
       expect(new Set(queued).size).toBe(queued.length);
       expect(new Set(queued)).toEqual(new Set(claimed.map((c) => c.asin)));
-      expect(await p.ctx.redis.get(`${p.ctx.redisPrefix}:lock:plan`)).toBeNull();
+      expect(await p.ctx.redis.get(`${sharedTag(p.ctx.redisPrefix, 'locks')}:plan`)).toBeNull();
       await p.ctx.jobs.queue('JP').drain();
     },
   );
@@ -275,7 +279,7 @@ describe('SIGTERM to every role under load', () => {
     const exit = await terminate(child);
     expect(exit).toEqual({ code: 0, signal: null });
     await noneActive();
-    expect(await p.ctx.redis.get(`${p.ctx.redisPrefix}:lock:plan`)).toBeNull();
+    expect(await p.ctx.redis.get(`${sharedTag(p.ctx.redisPrefix, 'locks')}:plan`)).toBeNull();
     // Every product is either untouched or written whole (a status from the upstream, a next refresh).
     const docs = await products()
       .find({ asin: mongoose.trusted({ $in: list }) })

@@ -5,7 +5,7 @@ import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.j
 import { testEnv, mongoUriFor } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
-import { queueName } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 import { startWorkerRole } from '../../src/app/roles/worker.js';
 import { asins, until } from './helpers.js';
 
@@ -54,7 +54,10 @@ describe('a worker killed mid-batch', () => {
         WORKER_LOCK_MS: String(LOCK_MS),
       }),
     );
-    const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
+    const events = new QueueEvents(queueName('JP'), {
+      connection: { url: testEnv().REDIS_URL },
+      prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
+    });
     try {
       await waitForLog(child, (l) => l.msg === 'workers started');
       await events.waitUntilReady();

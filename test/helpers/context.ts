@@ -11,6 +11,7 @@ import { buildApp } from '../../src/app/http/app.js';
 import { apiRoutes } from '../../src/app/http/api-routes.js';
 import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 import { checkingAnswers, OpenApiChecker } from './openapi-check.js';
+import { dropKeys } from './redis-keys.js';
 
 export const TEST_APP_KEY = generateAppKey();
 
@@ -70,10 +71,7 @@ export async function createTestContext(extra: Record<string, string> = {}): Pro
     http: supertest(checkingAnswers(new OpenApiChecker(buildOpenApiDocument(config)), app)),
     async close() {
       if (ctx.mongo.readyState === 1) await ctx.mongo.dropDatabase().catch(() => undefined);
-      if (ctx.redis.status === 'ready') {
-        const keys = await ctx.redis.keys(`${redisPrefix}*`).catch(() => [] as string[]);
-        if (keys.length) await ctx.redis.del(...keys).catch(() => undefined);
-      }
+      if (ctx.redis.status === 'ready') await dropKeys(ctx.redis, redisPrefix).catch(() => undefined);
       await ctx.resources.close();
     },
   };

@@ -31,7 +31,7 @@ export interface TestDeliveryWorker extends RunningDeliveries {
 
 /** A delivery worker as the worker role starts one, with `now` as its clock. */
 export async function startTestDeliveryWorker(t: TestContext, name: string, now?: () => Date): Promise<TestDeliveryWorker> {
-  const connection = createRedis(t.ctx.redisUrl, 'blocking', t.ctx.logger, name);
+  const connection = createRedis(t.ctx.redisTarget, 'blocking', t.ctx.logger, name);
   const running = await startDeliveryWorker({ ...t.ctx, shutdownMs: 2_000, ...(now ? { now } : {}) }, connection);
   return {
     ...running,

@@ -3,7 +3,8 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { cliDatabase, uniqueName } from '../helpers/context.js';
-import { queueName } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { dropKeys } from '../helpers/redis-keys.js';
 
 const db = cliDatabase('sw_qcli');
 const prefix = uniqueName('swq');
@@ -12,13 +13,12 @@ let redis: Redis;
 let jp: Queue;
 beforeAll(() => {
   redis = new Redis(inject('redisUrl'), { maxRetriesPerRequest: null });
-  jp = new Queue(queueName('JP'), { connection: redis, prefix });
+  jp = new Queue(queueName('JP'), { connection: redis, prefix: queuePrefix(prefix, 'JP') });
 });
 afterAll(async () => {
   await jp?.obliterate({ force: true }).catch(() => undefined);
   await jp?.close();
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
+  await dropKeys(redis, prefix);
   redis?.disconnect();
   await db.close();
 });

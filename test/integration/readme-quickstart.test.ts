@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { cliDatabase, uniqueName } from '../helpers/context.js';
 import { until } from '../helpers/until.js';
+import { dropKeys } from '../helpers/redis-keys.js';
 
 /**
  * README.md's "Quick start" run as written against a real `shelfwatch all`, so the section cannot
@@ -176,8 +177,7 @@ afterAll(async () => {
   await db.close();
   const redis = new Redis(db.env.REDIS_URL!, { maxRetriesPerRequest: 1 });
   try {
-    const keys = await redis.keys(`${redisPrefix}*`);
-    if (keys.length) await redis.del(...keys);
+    await dropKeys(redis, redisPrefix);
   } finally {
     redis.disconnect();
   }

@@ -8,6 +8,7 @@ import { DayQuotaSpentError, UpstreamRateLimitedError } from '../../src/errors/i
 import type { DailyUsage } from '../../src/quota/daily-usage.js';
 import type { UpstreamPort } from '../../src/upstream/port.js';
 import { uniqueName } from '../helpers/context.js';
+import { dropKeys } from '../helpers/redis-keys.js';
 
 /** The upstream's own 429s fed back to the governor (a real Redis; the port is a stand-in that throws). */
 let redis: Redis;
@@ -19,8 +20,7 @@ beforeAll(() => {
   redis = new Redis(inject('redisUrl'));
 });
 afterAll(async () => {
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
+  await dropKeys(redis, prefix);
   redis.disconnect();
 });
 

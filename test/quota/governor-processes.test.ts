@@ -9,6 +9,7 @@ import { DailyUsage } from '../../src/quota/daily-usage.js';
 import { classShares } from '../../src/quota/classes.js';
 import { registerModels } from '../../src/models/index.js';
 import { mongoUriFor, uniqueName } from '../helpers/context.js';
+import { dropKeys } from '../helpers/redis-keys.js';
 
 /**
  * The forced-update lane across real processes: a child process holds a backlog of scheduled refreshes
@@ -30,8 +31,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   child?.kill('SIGKILL');
-  const keys = await redis.keys(`${prefix}*`);
-  if (keys.length) await redis.del(...keys);
+  await dropKeys(redis, prefix);
   await mongo.dropDatabase().catch(() => undefined);
   await mongo.close();
   redis.disconnect();

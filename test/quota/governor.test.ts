@@ -10,6 +10,7 @@ import type { QuotaClass } from '../../src/quota/classes.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';
 import { registerModels } from '../../src/models/index.js';
 import { mongoUriFor, uniqueName } from '../helpers/context.js';
+import { countryTag } from '../../src/db/redis-keys.js';
 
 /**
  * The quota governor on a real Redis: two governors on two connections stand for two worker
@@ -178,7 +179,7 @@ describe('the day', () => {
     for (let i = 0; i < 6; i++) await g.permit('JP', 'refresh');
     await usage.settled();
     expect((await usage.read('JP', quotaDayOf(Date.now(), 'UTC').key)).calls).toBe(6);
-    const keys = await redisA.keys(`${prefix}:gov:*`);
+    const keys = await redisA.keys(`${countryTag(prefix, 'JP')}:gov:*`);
     await redisA.del(...keys);
     await g.permit('JP', 'refresh');
     await g.permit('JP', 'refresh');
@@ -395,7 +396,7 @@ describe('a start is never left for a process that does not come', () => {
     await g.permit('JP', 'refresh');
     // A process that said it waits with a forced update, and then does not ask (its event loop
     // lags, or it died): its word holds for 10 s.
-    await redisA.hset(`${prefix}:gov:JP:waiting`, 'forced|gone', `0|${Date.now() + 10_000}`);
+    await redisA.hset(`${countryTag(prefix, 'JP')}:gov:waiting`, 'forced|gone', `0|${Date.now() + 10_000}`);
     const got = await contend([{ g, cls: 'refresh', callers: 2 }], 1_000);
     // Each start waits a short grace for the claimant, then goes here: most of the 10, not none.
     expect(got.refresh).toBeGreaterThanOrEqual(5);

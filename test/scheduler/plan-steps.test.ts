@@ -4,6 +4,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { planCountry, STEP_CALLS } from '../../src/scheduling/planner.js';
+import { countryTag } from '../../src/db/redis-keys.js';
 
 /**
  * A planning pass with a budget of hundreds of calls is planned in steps: every MongoDB command it
@@ -56,7 +57,7 @@ describe('planning steps', () => {
     mongoose.set('debug', (collection: string, method: string, ...args: unknown[]) => {
       if (collection === 'products') commands.push({ method, size: largest(args) });
     });
-    await t.ctx.redis.del(`${t.ctx.redisPrefix}:plan:credit:JP`);
+    await t.ctx.redis.del(`${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`);
     const plan = await planCountry(t.ctx, 'JP');
     mongoose.set('debug', false);
 

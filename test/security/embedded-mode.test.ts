@@ -111,8 +111,8 @@ describe('the state file of a run with MONGODB_URI and APP_KEY set and Redis emb
       const text = await readFile(join(stateDir, 'embedded.json'), 'utf8');
       const state = JSON.parse(text) as Record<string, unknown>;
       expect(Object.keys(state).sort()).toEqual(['pid', 'redisUrl']);
-      expect(state.redisUrl).toBe(ctx.redisUrl);
-      const password = new URL(ctx.redisUrl).password;
+      expect(state.redisUrl).toBe(ctx.redisTarget.url);
+      const password = new URL(ctx.redisTarget.url).password;
       expect(password).not.toBe('');
       expect(text).not.toContain(env.APP_KEY!.slice('base64:'.length));
       expect(text).not.toContain(env.MONGODB_URI!);

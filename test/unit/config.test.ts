@@ -105,7 +105,15 @@ describe('quota and lease configuration', () => {
     expect(c.quota.dayTimeZone).toBe('America/Los_Angeles');
     expect(c.quota.shares).toEqual({ forced: 0.25, import: 0.1, refresh: 0.55, crawl: 0.1 });
     expect(c.workers.concurrency('JP')).toBe(2);
-    expect(c.redis.prefix).toBe('{shelfwatch}');
+    expect(c.redis.prefix).toBe('shelfwatch');
+    expect(c.workers.countries).toEqual(['JP', 'US']);
+    expect(loadConfig({ WORKER_COUNTRIES: 'us' }).workers.countries).toEqual(['US']);
+    // A prefix in braces (a single Redis Cluster tag) is taken without them: the tags are per country now.
+    expect(loadConfig({ REDIS_PREFIX: '{mine}' }).redis.prefix).toBe('mine');
+    expect(loadConfig({ REDIS_CLUSTER_NODES: '127.0.0.1:7000, [::1]:7001' }).redis.cluster).toEqual([
+      { host: '127.0.0.1', port: 7000 },
+      { host: '::1', port: 7001 },
+    ]);
   });
 
   it("derives a lease that outlasts a refresh job's whole retry schedule, and refuses a shorter one", () => {
@@ -122,6 +130,10 @@ describe('quota and lease configuration', () => {
     [{ FORCED_SHARE: '1.5' }, /^FORCED_SHARE must be at most 0.9/],
     [{ FORCED_SHARE: '0.5', IMPORT_SHARE: '0.3', CRAWL_SHARE: '0.2' }, /^FORCED_SHARE \+ IMPORT_SHARE \+ CRAWL_SHARE must be at most 0.9/],
     [{ REDIS_PREFIX: '{open' }, /^REDIS_PREFIX /],
+    [{ REDIS_CLUSTER_NODES: '127.0.0.1' }, /^REDIS_CLUSTER_NODES must be a comma-separated list of host:port/],
+    [{ REDIS_CLUSTER_NODES: 'redis:70000' }, /^REDIS_CLUSTER_NODES /],
+    [{ COUNTRIES: 'JP', WORKER_COUNTRIES: 'JP,US' }, /^WORKER_COUNTRIES names US, which COUNTRIES \(JP\) does not/],
+    [{ WORKER_COUNTRIES: 'XX' }, /^WORKER_COUNTRIES must be a comma list of/],
   ])('refuses %j', (env, line) => {
     expect(problemsOf(env)).toEqual([expect.stringMatching(line)]);
   });

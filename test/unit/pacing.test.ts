@@ -253,7 +253,7 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
     const { redis, asked } = fakeRedis({ total: '100', od: '10' });
     const g = governor(redis, fakeUsage().usage, { tz: 'Asia/Tokyo' });
     const status = await g.day('JP', at('2026-03-04T15:30:00Z'));
-    expect(asked).toEqual([{ key: 'pfx:gov:JP:day:2026-03-05', fields: ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] }]);
+    expect(asked).toEqual([{ key: '{pfx:JP}:gov:day:2026-03-05', fields: ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] }]);
     expect(status.day).toEqual(quotaDayOf(at('2026-03-04T15:30:00Z'), 'Asia/Tokyo'));
     expect(status).toMatchObject({ country: 'JP', limit: 8_000, used: 100, forcedUsed: 10, spent: false });
   });

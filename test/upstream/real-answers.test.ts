@@ -25,6 +25,7 @@ import type { DroppedMember, UpstreamPort } from '../../src/upstream/port.js';
 import { VERSION } from '../../src/version.js';
 import { failureAction } from '../../workers/failure.js';
 import { uniqueName } from '../helpers/context.js';
+import { dropKeys } from '../helpers/redis-keys.js';
 
 interface Reply {
   status: number;
@@ -359,8 +360,7 @@ describe('item 11: 429s, InvalidPartnerTag, User-Agent', () => {
       redis = new Redis(inject('redisUrl'));
     });
     afterAll(async () => {
-      const keys = await redis.keys(`${prefix}*`);
-      if (keys.length) await redis.del(...keys);
+      await dropKeys(redis, prefix);
       redis.disconnect();
     });
 
@@ -386,7 +386,7 @@ describe('item 11: 429s, InvalidPartnerTag, User-Agent', () => {
       const jp = governPort(port(), g, 'JP');
       await expect(jp.getItems([asin(1)])).rejects.toBeInstanceOf(DayQuotaSpentError);
       expect((await g.day('JP')).spent).toBe(true);
-      await redis.del(...(await redis.keys(`${prefix}*`)));
+      await dropKeys(redis, prefix);
       g.close();
     });
   });

@@ -8,6 +8,7 @@ import { QuotaGovernor } from '../../src/quota/governor.js';
 import { productModel } from '../../src/models/product.js';
 import { quotaUsageModel } from '../../src/models/quota-usage.js';
 import type { Country } from '../../src/catalog/identifiers.js';
+import { dropKeys } from '../helpers/redis-keys.js';
 
 /**
  * The day's quota is spread over the day: each planning pass spends only the credit accrued since
@@ -36,8 +37,7 @@ beforeEach(async () => {
   // The copy of the last test's calls goes out first, or it would land in this test's day.
   await t.ctx.usage.settled();
   await quotaUsageModel(t.ctx.mongo).deleteMany({});
-  const keys = await t.ctx.redis.keys(`${t.ctx.redisPrefix}:*`);
-  if (keys.length) await t.ctx.redis.del(...keys);
+  await dropKeys(t.ctx.redis, t.ctx.redisPrefix);
 });
 
 /** A governor and planner on a clock the test moves. */
@@ -176,8 +176,7 @@ describe("the planner against the day's count", () => {
       await quota.permit('JP', 'refresh');
     }
     await t.ctx.usage.settled();
-    const keys = await t.ctx.redis.keys(`${t.ctx.redisPrefix}:*`);
-    await t.ctx.redis.del(...keys);
+    await dropKeys(t.ctx.redis, t.ctx.redisPrefix);
     expect((await quota.day('JP')).used).toBe(500);
     // Half the day spent by noon: the rest at the even pace (500 over 43,200 s, a horizon's worth
     // of it now), not 1,000 more.

@@ -6,10 +6,11 @@ import { planCountry } from '../../src/scheduling/planner.js';
 import { requeueStalledImports } from '../../src/watch/ean-imports.js';
 import { productModel } from '../../src/models/product.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
-import { queueName } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { mongoUriFor, testEnv } from '../helpers/context.js';
 import { startWorkerRole } from '../../src/app/roles/worker.js';
+import { dropKeys } from '../helpers/redis-keys.js';
 
 let p: Pipeline;
 beforeAll(async () => {
@@ -32,8 +33,7 @@ describe('durability', () => {
     expect(first.enqueued.p1).toBe(30);
 
     // Everything under our prefix goes, as with FLUSHALL on a Redis of our own.
-    const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
-    await p.ctx.redis.del(...keys);
+    await dropKeys(p.ctx.redis, p.ctx.redisPrefix);
     expect(await queue.count()).toBe(0);
     // Nothing is due until the lease ends; a plan an instant after it finds all 30 again.
     expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(0);
@@ -49,8 +49,7 @@ describe('durability', () => {
     await p.workers.close();
     const u = await p.user('flushed-import@example.com');
     const res = await p.http.post('/api/watch/ean').set(u.headers).send({ ean: '4901234567894' }).expect(202);
-    const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
-    await p.ctx.redis.del(...keys);
+    await dropKeys(p.ctx.redis, p.ctx.redisPrefix);
     // Before its lease has passed an import is left alone; after it, its job is added again, once.
     expect(await requeueStalledImports(p.planner)).toBe(0);
     const later = new Date(Date.now() + 10 * 60_000 + 1_000);
@@ -109,8 +108,7 @@ describe('durability', () => {
     // No worker runs: the request gives up waiting (202) and the job sits in Redis, then is lost.
     const res = await p.http.get('/api/world/update?asin=B0FORCED01,B0FORCED02,B0FORCED03&country=JP').set(u.headers).expect(202);
     expect(await p.ctx.jobs.queue('JP', 'forced').getJob(res.body.job.id)).toBeDefined();
-    const keys = await p.ctx.redis.keys(`${p.ctx.redisPrefix}:*`);
-    await p.ctx.redis.del(...keys);
+    await dropKeys(p.ctx.redis, p.ctx.redisPrefix);
 
     const byAsin = new Map(
       (
@@ -159,7 +157,10 @@ describe('durability', () => {
         SHUTDOWN_TIMEOUT_MS: '15000',
       }),
     );
-    const events = new QueueEvents(queueName('JP'), { connection: { url: testEnv().REDIS_URL }, prefix: p.ctx.redisPrefix });
+    const events = new QueueEvents(queueName('JP'), {
+      connection: { url: testEnv().REDIS_URL },
+      prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
+    });
     try {
       await waitForLog(child, (l) => l.msg === 'workers started');
       await events.waitUntilReady();

@@ -3,6 +3,7 @@ import { evalScript } from '../../db/redis.js';
 import type { AppContext } from '../context.js';
 import { ServiceUnavailableError, TooManyRequestsError, UnauthenticatedError } from '../../errors/index.js';
 import { clientIpKey } from './rate-limit.js';
+import { sharedTag } from '../../db/redis-keys.js';
 
 /**
  * Failed authentications per client address (RATE_LIMIT_AUTH_FAILURES a minute), counted in Redis
@@ -35,7 +36,7 @@ export function authFailureGuard(ctx: Pick<AppContext, 'config' | 'redis' | 'red
   const limit = ctx.config.rateLimits.authFailuresPerMinute;
   if (limit === 0) return { around: (check) => [check] };
   const logger = ctx.logger.child({ limiter: 'auth-failures' });
-  const keyOf = (ip: string): string => `${ctx.redisPrefix}:authfail:${ip}`;
+  const keyOf = (ip: string): string => `${sharedTag(ctx.redisPrefix, 'auth')}:${ip}`;
 
   const gate: RequestHandler = (req, _res, next) => {
     (evalScript(ctx.redis, READ, 1, keyOf(clientIpKey(req))) as Promise<[number, number]>).then(

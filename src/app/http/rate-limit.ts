@@ -1,8 +1,11 @@
 import type { Request, RequestHandler } from 'express';
 import { rateLimit, ipKeyGenerator, type Store } from 'express-rate-limit';
 import { RedisStore } from 'rate-limit-redis';
+import { Cluster } from 'ioredis';
+import type { Redis } from '../../db/redis.js';
 import type { AppContext } from '../context.js';
 import { HttpError, ServiceUnavailableError } from '../../errors/index.js';
+import { sharedTag } from '../../db/redis-keys.js';
 
 /**
  * Rate limiters counted in Redis, so that every api process behind a load balancer shares one
@@ -50,6 +53,21 @@ class HealingRedisStore extends RedisStore {
   }
 }
 
+type StoreReply = number | string | (number | string)[];
+
+/**
+ * The store's commands. It loads its scripts with SCRIPT LOAD, which names no key, and runs them
+ * with EVALSHA on its key's node: on a cluster every master is told the script (a master promoted
+ * later answers NOSCRIPT once, and the store loads it again).
+ */
+async function sendStoreCommand(redis: Redis, command: string, args: string[]): Promise<StoreReply> {
+  if (redis instanceof Cluster && command.toUpperCase() === 'SCRIPT') {
+    const replies = await Promise.all(redis.nodes('master').map((node) => node.call(command, ...args)));
+    return replies[0] as StoreReply;
+  }
+  return (await redis.call(command, ...args)) as StoreReply;
+}
+
 export function createRateLimiter(ctx: Pick<AppContext, 'redis' | 'redisPrefix' | 'logger'>, opts: LimiterOptions): RequestHandler {
   if (opts.limit === 0) return (_req, _res, next) => next();
   const logger = ctx.logger.child({ limiter: opts.name });
@@ -58,9 +76,8 @@ export function createRateLimiter(ctx: Pick<AppContext, 'redis' | 'redisPrefix' 
   const store: Store | undefined = opts.perProcess
     ? undefined // express-rate-limit's own memory store
     : new HealingRedisStore({
-        sendCommand: (command: string, ...args: string[]) =>
-          ctx.redis.call(command, ...args) as Promise<number | string | (number | string)[]>,
-        prefix: `${ctx.redisPrefix}:rl:${opts.name}:`,
+        sendCommand: (command: string, ...args: string[]) => sendStoreCommand(ctx.redis, command, args),
+        prefix: `${sharedTag(ctx.redisPrefix, `rl:${opts.name}`)}:`,
       });
   const keyOf = opts.key ?? clientIpKey;
   const limiter = rateLimit({

@@ -9,7 +9,7 @@ import { onPlanNudge } from '../../scheduling/nudge.js';
 export async function startSchedulerRole(ctx: AppContext): Promise<RunningScheduler> {
   const running = startScheduler(ctx, ctx.logger.child({ role: 'scheduler' }));
   ctx.resources.own('scheduler', running, (s) => s.close());
-  const stop = await onPlanNudge(ctx.redisUrl, ctx.redisPrefix, ctx.logger, () => {
+  const stop = await onPlanNudge(ctx.redisTarget, ctx.redisPrefix, ctx.logger, () => {
     running
       .planNow()
       .catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'nudged plan failed; the next tick tries again'));

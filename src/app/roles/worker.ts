@@ -25,7 +25,7 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
   const shared = ctx.resources.own('upstream connections', createUpstreamShared(), (s) => s.close());
   const scopes = createPermitScopes();
   const ports = new Map<Country, UpstreamPort>();
-  for (const country of ctx.config.countries) {
+  for (const country of ctx.config.workers.countries) {
     const beforeSend = async (): Promise<void> => {
       const scope = scopes.getStore();
       if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
@@ -45,7 +45,7 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
   }
   // The first call of each country need not wait for its token.
   shared.warm();
-  const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisUrl, 'blocking', ctx.logger, 'worker'), closeRedis);
+  const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisTarget, 'blocking', ctx.logger, 'worker'), closeRedis);
   const upstream = (country: Country): UpstreamPort => {
     const port = ports.get(country);
     if (!port) throw new Error(`no upstream for ${country}`);
