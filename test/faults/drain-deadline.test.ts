@@ -7,6 +7,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf } from '../helpers/deliveries.js';
 import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 import { planCountry } from '../../src/scheduling/planner.js';
+import { connectTestRedis } from '../helpers/test-redis.js';
 
 /**
  * Injects: work slower than the shutdown deadline in two kinds of worker of one process (a refresh
@@ -56,8 +57,9 @@ describe('shutdown of a worker process', () => {
           SHUTDOWN_TIMEOUT_MS: '5000',
         }),
       );
+      const eventsRedis = connectTestRedis('events');
       const events = new QueueEvents(queueName('JP', 'refresh'), {
-        connection: { url: testEnv().REDIS_URL },
+        connection: eventsRedis,
         prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
       });
       try {
@@ -85,6 +87,7 @@ describe('shutdown of a worker process', () => {
       } finally {
         p.sim.faults.update({ latencyMs: 0 });
         await events.close();
+        eventsRedis.disconnect();
         if (child.exitCode === null) child.kill('SIGKILL');
       }
     },

@@ -13,6 +13,7 @@ import { loadConfig } from '../../config/env.js';
 import { createUpstream, createUpstreamShared } from '../../src/upstream/factory.js';
 import { asins, until } from './helpers.js';
 import { sharedTag } from '../../src/db/redis-keys.js';
+import { connectTestRedis } from '../helpers/test-redis.js';
 
 /**
  * Injects: SIGTERM to each role (api, worker, scheduler, simulator, all) as a child process while it
@@ -155,8 +156,9 @@ describe('SIGTERM to every role under load', () => {
       const list = asins('B0TWRK', 100);
       await insertDue(p.ctx.mongo, list);
       expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(10);
+      const eventsRedis = connectTestRedis('events');
       const events = new QueueEvents(queueName('JP'), {
-        connection: { url: testEnv().REDIS_URL },
+        connection: eventsRedis,
         prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
       });
       await events.waitUntilReady();
@@ -187,6 +189,7 @@ describe('SIGTERM to every role under load', () => {
       } finally {
         p.sim.faults.update({ latencyMs: 0 });
         await events.close();
+        eventsRedis.disconnect();
       }
     },
   );

@@ -8,6 +8,7 @@ import { productModel } from '../../src/models/product.js';
 import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
 import { startWorkerRole } from '../../src/app/roles/worker.js';
 import { asins, until } from './helpers.js';
+import { connectTestRedis } from '../helpers/test-redis.js';
 
 /**
  * Injects: SIGKILL to a worker process while its batch waits on the upstream (no drain, no lock
@@ -54,8 +55,9 @@ describe('a worker killed mid-batch', () => {
         WORKER_LOCK_MS: String(LOCK_MS),
       }),
     );
+    const eventsRedis = connectTestRedis('events');
     const events = new QueueEvents(queueName('JP'), {
-      connection: { url: testEnv().REDIS_URL },
+      connection: eventsRedis,
       prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
     });
     try {
@@ -99,6 +101,7 @@ describe('a worker killed mid-batch', () => {
     } finally {
       p.sim.faults.update({ latencyMs: 0 });
       await events.close();
+      eventsRedis.disconnect();
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     }
   });

@@ -48,6 +48,8 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
     REDIS_URL: inject('redisUrl'),
     APP_KEY: TEST_APP_KEY,
     LOG_LEVEL: 'info',
+    // `npm run test:cluster` (test/cluster/global-setup.ts): every context and child on the cluster.
+    ...(inject('redisCluster') ? { REDIS_CLUSTER_NODES: inject('redisCluster')! } : {}),
     ...extra,
   };
 }

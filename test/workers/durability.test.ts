@@ -11,6 +11,7 @@ import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { mongoUriFor, testEnv } from '../helpers/context.js';
 import { startWorkerRole } from '../../src/app/roles/worker.js';
 import { dropKeys } from '../helpers/redis-keys.js';
+import { connectTestRedis } from '../helpers/test-redis.js';
 
 let p: Pipeline;
 beforeAll(async () => {
@@ -157,8 +158,9 @@ describe('durability', () => {
         SHUTDOWN_TIMEOUT_MS: '15000',
       }),
     );
+    const eventsRedis = connectTestRedis('events');
     const events = new QueueEvents(queueName('JP'), {
-      connection: { url: testEnv().REDIS_URL },
+      connection: eventsRedis,
       prefix: queuePrefix(p.ctx.redisPrefix, 'JP'),
     });
     try {
@@ -180,6 +182,7 @@ describe('durability', () => {
     } finally {
       p.sim.faults.update({ latencyMs: 0 });
       await events.close();
+      eventsRedis.disconnect();
       if (child.exitCode === null) child.kill('SIGKILL');
     }
   });
