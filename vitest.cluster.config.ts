@@ -25,6 +25,7 @@ export default defineConfig({
       'test/alerts/webhooks.test.ts',
       'test/faults/scheduler-kill.test.ts',
       'test/faults/worker-kill.test.ts',
+      'test/scheduler/roles-in-copies.test.ts',
     ],
     pool: 'forks',
     // A failover takes ~4 s on an idle machine; a starved CI box can take several times that.

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { Queue, UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { Redis } from '../src/db/redis.js';
 import { createProcessor } from './processor.js';
@@ -100,6 +101,8 @@ export async function startWorkers(
       const worker = new Worker(name, createProcessor({ ...ctx, logger }, country, upstream(country), stopCountry, scopes), {
         connection,
         prefix: queuePrefix(prefix, country),
+        // Kept on each job as processedBy (Bull Board shows it): which process of which machine ran it.
+        name: `${hostname()}:${process.pid}`,
         concurrency: isFairClass(cls)
           ? Math.max(FAIR_SLOTS, ctx.config.workers.concurrency(country))
           : ctx.config.workers.concurrency(country),
