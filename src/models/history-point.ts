@@ -37,7 +37,9 @@ export const historyPointSchema = new Schema<HistoryPointFields>(
     rank: { type: Number, default: null },
     expires_at: { type: Date, required: true },
   },
-  { collection: 'history', versionKey: false, strict: 'throw' },
+  // Sharded by product and time (docs/scaling.md): a batch's points and a product's chart each go to
+  // the shards of their products.
+  { collection: 'history', versionKey: false, strict: 'throw', shardKey: { country: 1, asin: 1, at: 1 } },
 );
 
 // A product's points in time order: the history route's range and page, index-bounded.

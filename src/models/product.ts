@@ -82,7 +82,10 @@ export const productSchema = new Schema<ProductFields>(
     created_at: { type: Date, required: true },
     updated_at: { type: Date, default: null },
   },
-  { collection: 'products', versionKey: false, strict: 'throw' },
+  // Sharded by the upsert key when one replica set is not enough (docs/scaling.md): a refresh's
+  // writes, the planner's claims and a forced update name country and ASIN, so each goes to the
+  // shards of its products; the planner's due queries name the country, a prefix of the key.
+  { collection: 'products', versionKey: false, strict: 'throw', shardKey: { country: 1, asin: 1 } },
 );
 
 // The upsert key: bulk writes and concurrent watchers meet on it.

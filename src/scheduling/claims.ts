@@ -39,26 +39,29 @@ type Picked = { _id: Types.ObjectId; asin: string; priority: 0 | 1 | null; next_
  */
 export async function claimProducts<T extends Picked>(
   mongo: Connection,
+  country: Country,
   picked: readonly T[],
   now: Date,
   leaseUntil: number,
   token: string,
 ): Promise<T[]> {
   const products = productModel(mongo);
-  const ids = picked.map((p) => p._id);
+  // By the shard key (country, ASIN), not by _id: on a sharded cluster the claim goes to the shards
+  // that hold these products, not to all of them.
+  const mine = { country, asin: mongoose.trusted({ $in: picked.map((p) => p.asin) }) };
   await products.updateMany(
-    { _id: mongoose.trusted({ $in: ids }), next_refresh_at: mongoose.trusted({ $lte: now }) },
+    { ...mine, next_refresh_at: mongoose.trusted({ $lte: now }) },
     { $set: { next_refresh_at: nextRefreshAt({ why: 'claimed', until: new Date(leaseUntil) }), plan_token: token } },
   );
   const claimed = new Set(
     (
       await products
-        .find({ _id: mongoose.trusted({ $in: ids }), plan_token: token })
-        .select({ _id: 1 })
+        .find({ ...mine, plan_token: token })
+        .select({ asin: 1 })
         .lean()
-    ).map((p) => String(p._id)),
+    ).map((p) => p.asin),
   );
-  return picked.filter((p) => claimed.has(String(p._id)));
+  return picked.filter((p) => claimed.has(p.asin));
 }
 
 /**
@@ -84,5 +87,5 @@ export async function claimMoreDue(
     .select({ asin: 1, priority: 1, next_refresh_at: 1 })
     .lean();
   if (!picked.length) return [];
-  return (await claimProducts(mongo, picked, now, now.getTime() + leaseMs, token)).map((p) => p.asin);
+  return (await claimProducts(mongo, country, picked, now, now.getTime() + leaseMs, token)).map((p) => p.asin);
 }

@@ -231,7 +231,7 @@ async function planStep(ctx: PlannerContext, country: Country, calls: number, no
 
   const leaseUntil = t + ctx.config.workers.scheduler.leaseMs;
   const token = randomUUID();
-  const mine = await claimProducts(ctx.mongo, picked, now, leaseUntil, token);
+  const mine = await claimProducts(ctx.mongo, country, picked, now, leaseUntil, token);
 
   let p1 = 0;
   let p0 = 0;
