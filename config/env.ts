@@ -15,7 +15,7 @@ import { buildRateLimitsConfig, rateLimitsEnvSchema, type RateLimitsConfig } fro
 import { buildOpsConfig, opsEnvSchema, type BoardConfig, type MetricsConfig } from './ops.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
 import { alertsEnvSchema, buildAlertsConfig, type AlertsConfig } from './alerts.js';
-import { COUNTRY_CODES, countryList, type Country } from './countries.js';
+import { countryList, DEFAULT_COUNTRIES, type Country } from './countries.js';
 import { trustProxyListProblem } from './trust-proxy.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -82,7 +82,7 @@ export const envSchema = z
     STATE_DIR: z.string().min(1).default('.shelfwatch'),
     /** Whether MongoDB/Redis may be embedded when their URLs are unset; off by default only with NODE_ENV=production set. */
     EMBEDDED: bool.optional(),
-    COUNTRIES: countryList.default(['JP', 'US']),
+    COUNTRIES: countryList.default([...DEFAULT_COUNTRIES]),
     REFRESH_INTERVAL_P1: duration.default(3_600_000),
     REFRESH_INTERVAL_P0: duration.default(86_400_000),
     /** `adaptive`: each product's next refresh follows its estimated change rate; `fixed`: its priority's interval. */
@@ -186,7 +186,9 @@ function present(raw: NodeJS.ProcessEnv): Record<string, string> {
 
 export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   const parsed = envSchema.safeParse(present(raw));
-  const upstream = parseUpstreamConfig(present(raw), parsed.success ? parsed.data.COUNTRIES : COUNTRY_CODES);
+  // Another variable's problem must not turn into credential problems for every country we know.
+  const countries = parsed.success ? parsed.data.COUNTRIES : (countryList.safeParse(present(raw).COUNTRIES).data ?? DEFAULT_COUNTRIES);
+  const upstream = parseUpstreamConfig(present(raw), countries);
   const problems: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { int, secretText, secureUrl, url } from './parsers.js';
 import { problemLine } from './secrets.js';
 import type { Country } from './countries.js';
-import { MARKETPLACES } from './marketplaces.js';
+import { MARKETPLACES, partnerTagSuffix } from './marketplaces.js';
 import { CREATORS_API_URL, CREDENTIAL_VERSIONS, credentialVersion, type CredentialVersion } from './creators-api.js';
 import { faultsSchema, type Faults } from './faults.js';
 
@@ -86,8 +86,8 @@ export interface UpstreamConfig {
   readonly simulator: SimulatorConfig;
 }
 
-/** Partner tags end in -22 on amazon.co.jp and -20 on amazon.com; these are only for the simulator. */
-const SIMULATOR_PARTNER_TAGS: Readonly<Record<Country, string>> = { JP: 'shelfwatch-22', US: 'shelfwatch-20' };
+/** The simulator's default partner tag: it checks the suffix as the real service does. */
+const simulatorPartnerTag = (cc: Country): string => `shelfwatch${partnerTagSuffix(cc)}`;
 
 /** Parses the upstream variables of `env` (empty values already removed) for `countries`. */
 export function parseUpstreamConfig(
@@ -118,7 +118,7 @@ export function parseUpstreamConfig(
     const tokenUrl = v('CREATORS_TOKEN_URL');
     const tokenUrlIssue = tokenUrl === undefined ? undefined : creatorsUrl.safeParse(tokenUrl).error?.issues[0];
     if (tokenUrlIssue) problems.push(problemLine(`CREATORS_TOKEN_URL_${cc}`, tokenUrlIssue.message, tokenUrl));
-    const partnerTag = v('CREATORS_PARTNER_TAG') ?? (creators ? undefined : SIMULATOR_PARTNER_TAGS[cc]);
+    const partnerTag = v('CREATORS_PARTNER_TAG') ?? (creators ? undefined : simulatorPartnerTag(cc));
     if (partnerTag !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(partnerTag)) {
       problems.push(
         problemLine(

@@ -5,6 +5,8 @@
  */
 import { Types, type Connection } from 'mongoose';
 import { searchKeys } from '../../src/search/keys.js';
+import type { Country } from '../../src/catalog/identifiers.js';
+import { MARKETPLACES, type Marketplace } from '../../src/upstream/marketplaces.js';
 
 /** A deterministic, well-formed ASIN per index (the simulator knows every well-formed ASIN). */
 export function asinOf(i: number): string {
@@ -39,6 +41,8 @@ export interface ProductSeed {
 
 export function productDoc(p: ProductSeed): Record<string, unknown> {
   const f = p.fetched;
+  const market = MARKETPLACES[p.country as Country] as Marketplace | undefined;
+  if (!market) throw new Error(`BENCH_COUNTRIES: ${p.country} is not a marketplace`);
   return {
     _id: new Types.ObjectId(),
     country: p.country,
@@ -47,8 +51,8 @@ export function productDoc(p: ProductSeed): Record<string, unknown> {
     title: f?.title ?? null,
     brand: f?.brand ?? null,
     image: null,
-    url: f ? `https://www.amazon.${p.country === 'JP' ? 'co.jp' : 'com'}/dp/${p.asin}` : null,
-    price: f ? { amount: f.amount, currency: p.country === 'JP' ? 'JPY' : 'USD' } : null,
+    url: f ? `https://${market.host}/dp/${p.asin}` : null,
+    price: f ? { amount: f.amount, currency: market.currency } : null,
     availability: f ? 'in_stock' : 'unknown',
     sales_rank: null,
     browse_nodes: [],

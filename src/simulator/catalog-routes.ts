@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import express, { type Request, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import { ASIN_RE, type Country } from '../catalog/identifiers.js';
-import { countryOfMarketplace, MARKETPLACES } from '../upstream/marketplaces.js';
+import { countryOfMarketplace, MARKETPLACES, partnerTagSuffix } from '../upstream/marketplaces.js';
 import { MAX_RESULTS } from './catalog.js';
 import type { SimulatorState } from './state.js';
 import { unit } from './hash.js';
@@ -27,12 +27,6 @@ const OPERATIONS = new Set(['getItems', 'searchItems', 'getBrowseNodes']);
 /** A held request is dropped after this long even if the server keeps running. */
 const HOLD_MAX_MS = 300_000;
 /**
- * Associates tracking ids end in their marketplace's suffix: -22 on amazon.co.jp, -20 on
- * amazon.com. A tag of another marketplace is refused, so that a client cannot pass here with a tag
- * the real service would refuse.
- */
-const PARTNER_TAG_SUFFIX: Readonly<Record<Country, string>> = { JP: '-22', US: '-20' };
-/**
  * Share of per-second 429s sent without Retry-After. The real service's throttling answers promise
  * no such header, so a client must do without it; the rest carry one, so that both kinds are met.
  */
@@ -51,8 +45,12 @@ function invalid(issues: z.core.$ZodIssue[]): Answer {
   });
 }
 
+/**
+ * A tag of another region's marketplaces (see partnerTagSuffix) is refused, so that a client cannot
+ * pass here with a tag the real service would refuse.
+ */
 function wrongPartnerTag(country: Country, tag: string): Answer | undefined {
-  if (tag.endsWith(PARTNER_TAG_SUFFIX[country])) return undefined;
+  if (tag.endsWith(partnerTagSuffix(country))) return undefined;
   const host = MARKETPLACES[country].host;
   return fail('ValidationException', `The partner tag ${tag} is invalid for the marketplace ${host}.`, {
     reason: 'InvalidPartnerTag',

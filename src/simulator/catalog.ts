@@ -8,7 +8,7 @@ import type { Country } from '../catalog/identifiers.js';
 import type { Availability, Price } from '../catalog/product.js';
 import { normalizeItem } from '../upstream/creators/normalize.js';
 import { readItems } from '../upstream/creators/read.js';
-import { MARKETPLACES } from '../upstream/marketplaces.js';
+import { currencyDigits, MARKETPLACES } from '../upstream/marketplaces.js';
 import { CodeMap, eanCheckDigit } from './codes.js';
 import { between, pick, unit } from './hash.js';
 import { EN, JA, type Vocabulary } from './vocabulary.js';
@@ -89,11 +89,14 @@ const SLOTS_PER_CHANGE = 4;
  */
 const MAX_SLOTS_BACK = 200;
 
-/** Formatters by currency: building one per listing costs more than the rest of the listing. */
-const FORMATS = new Map<string, Intl.NumberFormat>();
-function formatMoney(amount: number, currency: string): string {
-  let f = FORMATS.get(currency);
-  if (!f) FORMATS.set(currency, (f = new Intl.NumberFormat(currency === 'JPY' ? 'ja-JP' : 'en-US', { style: 'currency', currency })));
+/** Formatters by marketplace: building one per listing costs more than the rest of the listing. */
+const FORMATS = new Map<Country, Intl.NumberFormat>();
+function formatMoney(country: Country, amount: number): string {
+  let f = FORMATS.get(country);
+  if (!f) {
+    const { language, currency } = MARKETPLACES[country];
+    FORMATS.set(country, (f = new Intl.NumberFormat(language.replace('_', '-'), { style: 'currency', currency })));
+  }
   return f.format(amount);
 }
 
@@ -342,16 +345,18 @@ export class SyntheticCatalog {
               ? 'IN_STOCK_SCARCE'
               : 'IN_STOCK';
     const currency = MARKETPLACES[country].currency;
-    const jp = currency === 'JPY';
-    const base = Math.exp(Math.log(jp ? 300 : 2) + s('price') * Math.log(100)); // ¥300–¥30,000; $2–$200
+    const jp = country === 'JP';
+    // Prices span 100× from ¥300 or from 2 units of a currency with cents; yen prices end in 0.
+    const digits = currencyDigits(currency);
+    const base = Math.exp(Math.log(digits ? 2 : 300) + s('price') * Math.log(100));
     const factor = 0.85 + 0.3 * s('price', epoch);
     const count = between(1, 3, seed, country, asin, 'listings', epoch);
     const winner = s('buybox', epoch) < 0.85 ? between(0, count - 1, seed, country, asin, 'winner', epoch) : -1;
     const unpriced = s('unpriced') < UNPRICED_SHARE ? between(0, count - 1, seed, country, asin, 'unpriced', epoch) : -1;
     const listings = Array.from({ length: count }, (_, k) => {
       const raw = base * factor * (1 + 0.08 * k * s('spread', k, epoch));
-      const amount = jp ? Math.round(raw / 10) * 10 : Math.round(raw * 100) / 100;
-      const displayAmount = formatMoney(amount, currency);
+      const amount = digits ? Math.round(raw * 10 ** digits) / 10 ** digits : Math.round(raw / 10) * 10;
+      const displayAmount = formatMoney(country, amount);
       return {
         availability: {
           type,
@@ -363,7 +368,7 @@ export class SyntheticCatalog {
         isBuyBoxWinner: k === winner,
         merchantInfo:
           k === 0
-            ? { id: `A${country}AMAZON00`, name: w.amazonMerchant }
+            ? { id: `A${country}AMAZON00`, name: `Amazon${MARKETPLACES[country].host.replace(/^www\.amazon/, '')}` }
             : { id: `A${country}MERCH${k}`, name: pick(w.merchants, seed, asin, k) },
         // Without amount and currency: no money at all, or only its display text.
         price:

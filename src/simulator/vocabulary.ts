@@ -1,6 +1,6 @@
 /**
- * Words for synthetic titles, brands and category names, in each marketplace's language (titles
- * on amazon.co.jp are Japanese, on amazon.com English).
+ * Words for synthetic titles, brands and category names: Japanese on amazon.co.jp, English on every
+ * other marketplace. Two scripts are enough to try a client's handling of titles.
  */
 export interface Vocabulary {
   readonly brands: readonly string[];
@@ -9,7 +9,6 @@ export interface Vocabulary {
   readonly colours: readonly string[];
   readonly categories: readonly string[];
   readonly merchants: readonly string[];
-  readonly amazonMerchant: string;
   /** Joins title parts: Japanese titles use full-width spaces less often than one might think. */
   readonly separator: string;
 }
@@ -53,7 +52,6 @@ export const JA: Vocabulary = {
     'アウトドア',
   ],
   merchants: ['ヤマト商店', 'さくらマーケット', 'みどり屋'],
-  amazonMerchant: 'Amazon.co.jp',
   separator: ' ',
 };
 
@@ -107,6 +105,5 @@ export const EN: Vocabulary = {
     'Camping',
   ],
   merchants: ['Main Street Goods', 'Lakeside Supply', 'Northwind Traders'],
-  amazonMerchant: 'Amazon.com',
   separator: ' ',
 };

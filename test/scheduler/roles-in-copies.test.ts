@@ -7,7 +7,6 @@ import { mongoUriFor, testEnv } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
 import { productModel } from '../../src/models/product.js';
-import type { Country } from '../../src/catalog/identifiers.js';
 
 /**
  * Every role in two copies, as separate processes: two schedulers ticking every second on the same
@@ -67,7 +66,7 @@ it('two schedulers plan each due product once; workers pinned by WORKER_COUNTRIE
     90_000,
     200,
   );
-  for (const country of ['JP', 'US'] as Country[]) {
+  for (const country of ['JP', 'US'] as const) {
     const queue = p.ctx.jobs.queue(country);
     await until('the queue drained', async () => (await queue.count()) + (await queue.getActiveCount()) === 0, 30_000, 100);
     const done = await queue.getJobs(['completed'], 0, -1);

@@ -206,7 +206,7 @@ describe('GET /__truth', () => {
     ['', 'country'],
     ['asin=B0D1234567', 'country'],
     ['country=JP', 'asin'],
-    ['country=DE&asin=B0D1234567', 'country'],
+    ['country=GB&asin=B0D1234567', 'country'], // Amazon's code is UK
     ['country=JP&asin=SHORT', 'asin'],
     ['country=JP&asin=B0D1234567&asin=B0D1234568', 'asin'],
     ['country=JP&asin=B0D1234567&since=yesterday', 'since'],

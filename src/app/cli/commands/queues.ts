@@ -1,6 +1,6 @@
-import { COUNTRY_CODES, type Country } from '../../../catalog/identifiers.js';
+import type { Country } from '../../../catalog/identifiers.js';
 import { UsageError } from '../usage.js';
-import { withAdminContext } from '../runtime.js';
+import { adminConfig, withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
 import { countDue } from '../../../scheduling/claims.js';
 import { JOB_STATES, QUEUE_CLASSES } from '../../../quota/queue-names.js';
@@ -79,8 +79,9 @@ export const queuesResumeCommand: Command = {
   required: ['country'],
   async run(flags, env) {
     const country = String(flags.country).toUpperCase();
-    if (!(COUNTRY_CODES as readonly string[]).includes(country))
-      throw new UsageError(`--country must be one of ${COUNTRY_CODES.join(', ')}`);
+    // Only the countries of COUNTRIES have queues: another known code names nothing to resume.
+    const { countries } = adminConfig(env);
+    if (!(countries as readonly string[]).includes(country)) throw new UsageError(`--country must be one of ${countries.join(', ')}`);
     return withAdminContext(env, async (ctx) => {
       const queues = QUEUE_CLASSES.map((cls) => ctx.jobs.queue(country as Country, cls));
       const wasPaused = (await Promise.all(queues.map((q) => q.isPaused()))).some(Boolean);
