@@ -8,6 +8,7 @@ import { searchFilter } from '../search/keys.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 import { findPage, offsetIn } from '../db/page.js';
 import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';
+import { LAGGING_READ } from '../db/read-preference.js';
 
 export type ListedProduct = ShownProduct;
 
@@ -111,7 +112,7 @@ export class WorldCatalog {
     const offset = (req.page - 1) * req.limit;
     // The filter's JSON names it exactly: the server builds every part of it from parsed input.
     const key = `${field}:${JSON.stringify(filter)}`;
-    const count = () => products.countDocuments(filter).maxTimeMS(LIST_QUERY_MAX_MS);
+    const count = () => products.countDocuments(filter).setOptions(LAGGING_READ).maxTimeMS(LIST_QUERY_MAX_MS);
     if (offset > 0) {
       // A later page learns the list's length first, so a page past the end reads no data and a deep
       // one inside the list is refused before it is read. A kept total that puts the page past the
@@ -125,6 +126,7 @@ export class WorldCatalog {
       .skip(offset)
       .limit(req.limit)
       .select(PRODUCT_SHOWN_FIELDS)
+      .setOptions(LAGGING_READ)
       .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean();
     if (items.length < req.limit && (items.length > 0 || offset === 0)) {

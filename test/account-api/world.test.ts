@@ -118,6 +118,29 @@ describe('GET /api/world', () => {
     expect(res.body.errors[field]).toHaveLength(1);
   });
 
+  it('reads its pages from a secondary when there is one fresh enough, a single product from the primary', async () => {
+    const reads: { method: string; mode?: string; staleness?: number }[] = [];
+    t.ctx.mongo.set('debug', (collection: string, method: string, ...args: unknown[]) => {
+      if (collection !== 'products') return;
+      const opts = args.find(
+        (a): a is { readPreference?: mongoose.mongo.ReadPreference } => typeof a === 'object' && a !== null && 'readPreference' in a,
+      );
+      reads.push({ method, mode: opts?.readPreference?.mode, staleness: opts?.readPreference?.maxStalenessSeconds });
+    });
+    try {
+      await t.http.get('/api/world?country=US&page=2&limit=5').set(auth).expect(200);
+      await t.http.get('/api/world/asin/B0WORLD001?country=US').set(auth).expect(200);
+    } finally {
+      t.ctx.mongo.set('debug', false);
+    }
+    const lagging = { mode: 'secondaryPreferred', staleness: 90 };
+    expect(reads.filter((r) => r.method === 'find')).toEqual([
+      { method: 'find', ...lagging },
+      { method: 'find', mode: undefined, staleness: undefined },
+    ]);
+    expect(reads.filter((r) => r.method === 'countDocuments').every((r) => r.mode === lagging.mode)).toBe(true);
+  });
+
   it('needs the token', async () => {
     expect((await t.http.get('/api/world')).status).toBe(401);
   });
