@@ -95,6 +95,9 @@ async function simulate(
     REFRESH_INTERVAL_P0: p.p0Interval,
     REFRESH_INTERVAL_P1: p.p1Interval,
     REFRESH_MIN_INTERVAL: p.minInterval,
+    // The objective under test, as the product reads it (default: the product's own).
+    ...(process.env.REFRESH_OBJECTIVE ? { REFRESH_OBJECTIVE: process.env.REFRESH_OBJECTIVE } : {}),
+    ...(process.env.REFRESH_BALANCE ? { REFRESH_BALANCE: process.env.REFRESH_BALANCE } : {}),
     LOG_LEVEL: 'silent',
   });
   const products = productModel(db.conn);

@@ -89,6 +89,11 @@ export const envSchema = z
     SCHEDULING: z.enum(['adaptive', 'fixed'], { error: 'must be adaptive or fixed' }).default('adaptive'),
     /** Adaptive scheduling: the shortest interval between two refreshes of a product. */
     REFRESH_MIN_INTERVAL: duration.default(300_000),
+    /** What adaptive scheduling spends the calls on (src/scheduling/refresh-objective.ts). */
+    REFRESH_OBJECTIVE: z
+      .enum(['freshness', 'changes', 'balanced'], { error: 'must be freshness, changes or balanced' })
+      .default('balanced'),
+    REFRESH_BALANCE: z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0.5),
     /** How long an api process keeps a directory page at most (a change to users or posts drops it at once); 0 keeps none. */
     DIRECTORY_CACHE_TTL: durationOrZero.default(300_000),
     /** How long an api process keeps the account of a token at most (a change to users drops it at once); 0 keeps none. */
@@ -145,6 +150,9 @@ export interface Config {
     readonly scheduling: 'adaptive' | 'fixed';
     /** Under `adaptive`, the shortest interval (ms). */
     readonly minIntervalMs: number;
+    /** Under `adaptive`, what the calls are spent on, and freshness's weight in `balanced`. */
+    readonly objective: 'freshness' | 'changes' | 'balanced';
+    readonly balance: number;
   };
   /** Which adapter serves the catalogue, its endpoints and credentials (config/upstream.ts). */
   readonly upstream: UpstreamConfig;
@@ -240,6 +248,8 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       scheduling: env.SCHEDULING,
       // Never above the shorter priority interval: the bounds must leave an interval to choose.
       minIntervalMs: Math.min(env.REFRESH_MIN_INTERVAL, env.REFRESH_INTERVAL_P1, env.REFRESH_INTERVAL_P0),
+      objective: env.REFRESH_OBJECTIVE,
+      balance: env.REFRESH_BALANCE,
     }),
     // Set whenever problems is empty: parseUpstreamConfig returns a config exactly when it found none.
     upstream: upstream.config!,

@@ -3,7 +3,7 @@ import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import { productModel } from '../models/product.js';
 import { dueFilterOf } from './claims.js';
-import { expectedValue } from './change-rate.js';
+import { objectiveOf, refreshIndex } from './refresh-objective.js';
 
 export interface DueProduct {
   _id: Types.ObjectId;
@@ -36,7 +36,7 @@ export const OVERDUE_SHARE = 0.2;
  * Up to `n` due products of a country in the order the scheduler should refresh them, priority 1
  * first. Under `fixed` scheduling, the most overdue first (the plan_due index's order). Under
  * `adaptive`, priority 1 keeps that order (its interval is a guarantee), and priority 0 is ranked by
- * what a refresh is worth now, the chance that the value moved since it was last seen, among two
+ * what a refresh is worth now for REFRESH_OBJECTIVE (src/scheduling/refresh-objective.ts), among two
  * bounded windows of the due products: the fastest-changing (plan_rate) and the most overdue
  * (plan_due), except for OVERDUE_SHARE of the room, which goes to the most overdue. A product never
  * refreshed yet is worth the most: nothing is known of it.
@@ -77,8 +77,9 @@ export async function pickDue(
     return true;
   });
   const t = now.getTime();
+  const objective = objectiveOf(config);
   const worth = (p: DueProduct): number =>
-    p.last_attempt_at === null || p.change_rate === null ? Infinity : expectedValue(p.change_rate, t - p.last_attempt_at.getTime());
+    refreshIndex(objective, p.change_rate, p.last_attempt_at && t - p.last_attempt_at.getTime(), config.refresh.intervalMs[0]);
   const ranked = candidates
     .map((p) => ({ p, v: worth(p) }))
     .sort(
