@@ -76,11 +76,3 @@ export function refreshIntervalMs(config: RefreshConfig, priority: 0 | 1, ratePe
   const wanted = ratePerHour > 0 ? (TARGET_CHANGES / ratePerHour) * HOUR_MS : max;
   return Math.round(Math.min(max, Math.max(min, wanted)));
 }
-
-/**
- * What refreshing the product now is worth: the chance that its value moved since it was last
- * seen, 1 - e^(-rate · hours). The planner takes the due products with the most, priority first.
- */
-export function expectedValue(ratePerHour: number, sinceMs: number): number {
-  return -Math.expm1(-ratePerHour * Math.max(0, sinceMs / HOUR_MS));
-}

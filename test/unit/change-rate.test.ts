@@ -2,7 +2,6 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/env.js';
 import {
   estimateRate,
-  expectedValue,
   priorHours,
   refreshIntervalMs,
   WINDOW,
@@ -135,14 +134,5 @@ describe('refreshIntervalMs', () => {
     const tight = config({ REFRESH_MIN_INTERVAL: '2h' });
     expect(tight.refresh.minIntervalMs).toBe(HOUR);
     expect(refreshIntervalMs(tight, 1, 1_000)).toBe(HOUR);
-  });
-});
-
-describe('expectedValue', () => {
-  it('is the chance the value moved since it was seen', () => {
-    expect(expectedValue(1, HOUR)).toBeCloseTo(1 - Math.exp(-1), 9);
-    expect(expectedValue(2, 0)).toBe(0);
-    expect(expectedValue(0.1, 10 * HOUR)).toBeGreaterThan(expectedValue(0.1, HOUR));
-    expect(expectedValue(1, HOUR)).toBeGreaterThan(expectedValue(0.1, HOUR));
   });
 });
