@@ -62,11 +62,15 @@ function line(f: Figure): string {
 
 export const RESULTS_DIR = fileURLToPath(new URL('../results/', import.meta.url));
 
-/** Prints the figures and notes, writes bench/results/<name>.json and prints the RESULT line. */
-export async function report(result: BenchResult): Promise<void> {
+/**
+ * Prints the figures and notes (then `epilogue`, such as a summary table, when given), writes
+ * bench/results/<name>.json and prints the RESULT line.
+ */
+export async function report(result: BenchResult, epilogue?: string): Promise<void> {
   console.log(`\n== ${result.name} ==`);
   for (const f of result.figures) console.log(line(f));
   for (const n of result.notes) console.log(`  note: ${n}`);
+  if (epilogue) console.log(`\n${epilogue}\n`);
   await mkdir(RESULTS_DIR, { recursive: true });
   await writeFile(`${RESULTS_DIR}${result.name}.json`, JSON.stringify(result, null, 2) + '\n');
   console.log(`RESULT ${JSON.stringify(result)}`);
