@@ -39,7 +39,7 @@ afterEach(async () => {
   await mongo.collection('quota_usage').deleteMany({});
 });
 afterAll(async () => {
-  const keys = await redisA.keys('swt_gov*');
+  const keys = await redisA.keys('{swt_gov*');
   if (keys.length) await redisA.del(...keys);
   await mongo.dropDatabase().catch(() => undefined);
   await mongo.close();
