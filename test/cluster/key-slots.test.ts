@@ -5,6 +5,7 @@ import { asins, completions, insertDue, startPipeline, type Pipeline } from '../
 import { keysOf } from '../helpers/redis-keys.js';
 import { planCountry } from '../../src/scheduling/planner.js';
 import { productModel } from '../../src/models/product.js';
+import { countryTag } from '../../src/db/redis-keys.js';
 
 /**
  * The product on a real Redis Cluster (test/cluster/global-setup.ts): refreshes, a forced update,
@@ -62,7 +63,9 @@ describe('on a Redis Cluster', () => {
       tags.set(tag!, [...(tags.get(tag!) ?? []), key]);
     }
     // What the run must have written, each under its group's tag.
-    for (const tag of ['JP', 'US', 'accounts', 'auth', 'rl:directory'].map((g) => `${prefix}:${g}`)) {
+    const jp = countryTag(prefix, 'JP').slice(1, -1);
+    const us = countryTag(prefix, 'US').slice(1, -1);
+    for (const tag of [jp, us, ...['accounts', 'auth', 'rl:directory'].map((g) => `${prefix}:${g}`)]) {
       expect(tags.has(tag), `no key tagged {${tag}}: ${[...tags.keys()].join(', ')}`).toBe(true);
     }
     const slotOf = async (tag: string): Promise<number> => cluster.cluster('KEYSLOT', `{${tag}}`);
@@ -70,11 +73,11 @@ describe('on a Redis Cluster', () => {
       const slots = new Set(await Promise.all(members.map((k) => cluster.cluster('KEYSLOT', k))));
       expect([...slots], `keys of {${tag}}`).toEqual([await slotOf(tag)]);
     }
-    const byCountry = tags.get(`${prefix}:JP`)!;
+    const byCountry = tags.get(jp)!;
     // The queues (BullMQ's keys), the governor and the planner's state of a country share its slot.
     expect(byCountry.some((k) => k.includes(':refresh-JP:'))).toBe(true);
     expect(byCountry.some((k) => k.includes(':gov:'))).toBe(true);
     expect(byCountry.some((k) => k.includes(':plan:credit'))).toBe(true);
-    expect(await slotOf(`${prefix}:JP`)).not.toBe(await slotOf(`${prefix}:US`));
+    expect(await slotOf(jp)).not.toBe(await slotOf(us));
   });
 });
