@@ -17,6 +17,8 @@
  * Adaptive-only flags (they are not among the shared ones of lib/args.ts, so `npm run bench` takes
  * them as BENCH_ADAPTIVE_* environment variables): --p0, --p1, --p0-interval, --p1-interval,
  * --min-interval, --drift, --rate, --step, --hours, --seed.
+ * REFRESH_OBJECTIVE and REFRESH_BALANCE in the environment choose the adaptive run's objective
+ * (default: the product's).
  */
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';

@@ -7,6 +7,7 @@ import type { Country } from '../../src/catalog/identifiers.js';
 import type { DailyUsage, DayCount } from '../../src/quota/daily-usage.js';
 import { QuotaGovernor, type DayStatus, type GovernedQuota } from '../../src/quota/governor.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from '../../src/quota/quota-day.js';
+import { countryTag } from '../../src/db/redis-keys.js';
 
 /**
  * The quota's arithmetic that runs without Redis: the quota day (src/quota/quota-day.ts), the
@@ -253,7 +254,9 @@ describe('QuotaGovernor.day: the day’s limits (TypeScript arithmetic, Redis fa
     const { redis, asked } = fakeRedis({ total: '100', od: '10' });
     const g = governor(redis, fakeUsage().usage, { tz: 'Asia/Tokyo' });
     const status = await g.day('JP', at('2026-03-04T15:30:00Z'));
-    expect(asked).toEqual([{ key: '{pfx:JP}:gov:day:2026-03-05', fields: ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] }]);
+    expect(asked).toEqual([
+      { key: `${countryTag('pfx', 'JP')}:gov:day:2026-03-05`, fields: ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] },
+    ]);
     expect(status.day).toEqual(quotaDayOf(at('2026-03-04T15:30:00Z'), 'Asia/Tokyo'));
     expect(status).toMatchObject({ country: 'JP', limit: 8_000, used: 100, forcedUsed: 10, spent: false });
   });
