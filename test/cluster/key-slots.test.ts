@@ -3,6 +3,7 @@ import mongoose from 'mongoose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { asins, completions, insertDue, startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { keysOf } from '../helpers/redis-keys.js';
+import { until } from '../helpers/until.js';
 import { planCountry } from '../../src/scheduling/planner.js';
 import { productModel } from '../../src/models/product.js';
 import { countryTag } from '../../src/db/redis-keys.js';
@@ -54,6 +55,11 @@ describe('on a Redis Cluster', () => {
 
     await p.http.get('/api/user').expect(200);
     await p.http.get('/api/watch').set({ Authorization: 'Bearer not-a-token' }).expect(401);
+    // The gate counts a failure after the 401 has gone out.
+    await until(
+      'the auth gate counted the failure',
+      async () => (await keysOf(cluster, prefix)).some((k) => k.startsWith(`{${prefix}:auth}`)) || undefined,
+    );
 
     const keys = await keysOf(cluster, prefix);
     const tags = new Map<string, string[]>();
