@@ -78,8 +78,9 @@ export async function startWorkers(
   const queues: Queue[] = [];
   // WORKER_COUNTRIES: a deployment may pin a country's queues to processes of its own.
   for (const country of ctx.config.workers.countries) {
+    const countryPrefix = queuePrefix(prefix, country);
     const countryQueues = QUEUE_CLASSES.map((cls) => {
-      const queue = new Queue(queueName(country, cls), { connection, prefix: queuePrefix(prefix, country) });
+      const queue = new Queue(queueName(country, cls), { connection, prefix: countryPrefix });
       // Without a listener BullMQ prints connection errors to stderr (QueueBase.emit falls back to
       // console.error); they belong in the log, like the worker's own.
       queue.on('error', (err) => logger.warn({ country, err: { message: err.message } }, 'queue error'));
@@ -100,7 +101,7 @@ export async function startWorkers(
       const name = queueName(country, cls);
       const worker = new Worker(name, createProcessor({ ...ctx, logger }, country, upstream(country), stopCountry, scopes), {
         connection,
-        prefix: queuePrefix(prefix, country),
+        prefix: countryPrefix,
         // Kept on each job as processedBy (Bull Board shows it): which process of which machine ran it.
         name: `${hostname()}:${process.pid}`,
         concurrency: isFairClass(cls)

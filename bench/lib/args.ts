@@ -99,12 +99,18 @@ export function parseBenchArgs(argv: readonly string[] = process.argv.slice(2), 
 export type FlagSpec = Readonly<Record<string, { readonly env: string; readonly def: string }>>;
 
 /**
- * Reads a benchmark's own flags; the shared ones are left to parseBenchArgs, so the parse is not
- * strict. Flags win over their variables, which win over the defaults.
+ * Reads a benchmark's own flags. Flags win over their variables, which win over the defaults.
+ * Where the shared flags are left to parseBenchArgs the parse is not strict; a benchmark that takes
+ * none of them passes `strict`, so an unknown flag (a typo) fails instead of starting a long run.
  */
-export function flagReader<S extends FlagSpec>(spec: S, argv: readonly string[], env: NodeJS.ProcessEnv): (k: keyof S & string) => string {
+export function flagReader<S extends FlagSpec>(
+  spec: S,
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  strict = false,
+): (k: keyof S & string) => string {
   const options = Object.fromEntries(Object.keys(spec).map((k) => [k, { type: 'string' as const }]));
-  const { values } = parseArgs({ args: [...argv], options, strict: false, allowPositionals: true });
+  const { values } = parseArgs({ args: [...argv], options, strict, allowPositionals: !strict });
   return (k) => {
     const v = (values as Record<string, unknown>)[k];
     const raw = typeof v === 'string' ? v : env[spec[k]!.env];

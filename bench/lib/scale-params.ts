@@ -8,9 +8,8 @@
  * other kinds of Redis first. Defaults: 2, 4, 8, 21 countries on a single Redis with 2 workers, then
  * 21 on the cluster with 2 and 4 workers, then 21 on a single Redis with 4 workers.
  */
-import { parseArgs } from 'node:util';
 import { COUNTRY_CODES, type Country } from '../../config/countries.js';
-import { num } from './args.js';
+import { flagReader, num } from './args.js';
 
 export type RedisKind = 'single' | 'cluster';
 
@@ -61,12 +60,7 @@ const SPEC = {
 type Key = keyof typeof SPEC;
 
 export function parseScaleArgs(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): ScaleParams {
-  const options = Object.fromEntries(Object.keys(SPEC).map((k) => [k, { type: 'string' as const }]));
-  const { values } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false });
-  const get = (k: Key): string => {
-    const v = (values as Record<string, string | undefined>)[k] ?? env[SPEC[k].env];
-    return v === undefined || v === '' ? SPEC[k].def : v;
-  };
+  const get = flagReader(SPEC, argv, env, true);
   const list = (k: Key): string[] => [
     ...new Set(
       get(k)
