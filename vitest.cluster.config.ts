@@ -14,8 +14,7 @@ export default defineConfig({
       'test/workers/jobs.test.ts',
       'test/workers/quota.test.ts',
       'test/workers/daily-quota.test.ts',
-      // Not test/workers/durability.test.ts: on the cluster a worker process told SIGTERM mid-batch
-      // has been seen to exit 1 after finishing the batch (about one run in five); to be found.
+      'test/workers/durability.test.ts',
       'test/workers/fairness.test.ts',
       'test/account-api/watch.test.ts',
       'test/account-api/auth.test.ts',

@@ -7,6 +7,7 @@ import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
 import { JobTimeoutError } from '../src/errors/index.js';
 import { runCutOff } from './cut-off.js';
 import { once } from '../src/lifecycle/once.js';
+import { readyOf } from './ready.js';
 
 export interface RunningDeliveries {
   readonly worker: Worker;
@@ -50,8 +51,9 @@ export async function startDeliveryWorker(
     const id = (job.data as { delivery_id?: string } | undefined)?.delivery_id ?? job.id;
     if (id) void deps.alerts.records.failIfPending(id, err.message).catch(() => undefined);
   });
+  const ready = readyOf(worker);
   void worker.run();
-  await worker.waitUntilReady();
+  await ready;
   const close = once(async () => {
     try {
       await withTimeout(worker.close(), deps.shutdownMs, 'delivery drain');

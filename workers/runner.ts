@@ -3,6 +3,7 @@ import { Queue, UnrecoverableError as BullUnrecoverable, Worker, type Job } from
 import type { Redis } from '../src/db/redis.js';
 import { createProcessor } from './processor.js';
 import { drainWorkers } from './drain.js';
+import { readyOf } from './ready.js';
 import type { JobContext } from '../jobs/kind.js';
 import { QUEUE_CLASSES, queueName, queuePrefix } from '../src/quota/queue-names.js';
 import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
@@ -76,6 +77,7 @@ export async function startWorkers(
 
   const byClass = new Map<Country, Map<QuotaClass, Worker>>();
   const queues: Queue[] = [];
+  const readies: Promise<void>[] = [];
   // WORKER_COUNTRIES: a deployment may pin a country's queues to processes of its own.
   for (const country of ctx.config.workers.countries) {
     const countryPrefix = queuePrefix(prefix, country);
@@ -124,11 +126,12 @@ export async function startWorkers(
         if (final) void afterFinalFailure(ctx, job, err);
       });
       mine.set(cls, worker);
+      readies.push(readyOf(worker));
       void worker.run();
     }
   }
   const all = [...byClass.values()].flatMap((m) => [...m.values()]);
-  await Promise.all(all.map((w) => w.waitUntilReady()));
+  await Promise.all(readies);
   logger.info(
     {
       countries: ctx.config.workers.countries,

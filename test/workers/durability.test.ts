@@ -158,6 +158,9 @@ describe('durability', () => {
         SHUTDOWN_TIMEOUT_MS: '15000',
       }),
     );
+    // Kept so that a failed exit shows why.
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-6_000)));
     const eventsRedis = connectTestRedis('events');
     const events = new QueueEvents(queueName('JP'), {
       connection: eventsRedis,
@@ -172,7 +175,7 @@ describe('durability', () => {
       expect(await active).toBe(jobId);
       child.kill('SIGTERM');
       expect(await completed).toBe(jobId);
-      expect(await exitOf(child)).toEqual({ code: 0, signal: null });
+      expect(await exitOf(child), stderr).toEqual({ code: 0, signal: null });
       const docs = await products()
         .find({ asin: mongoose.trusted({ $in: list }) })
         .lean();
