@@ -46,6 +46,11 @@ export const upstreamEnvSchema = z.object({
   SIMULATOR_NOT_FOUND_RATE: fraction.default(0.05),
   SIMULATOR_NOT_ACCESSIBLE_RATE: fraction.default(0.01),
   SIMULATOR_DRIFT_MS: int(1_000, 30 * 86_400_000).default(3_600_000),
+  /** Share of products that never change (src/simulator/catalog.ts). */
+  SIMULATOR_STILL_SHARE: fraction.default(0),
+  /** How far a product's change activity swings over the day and over 1 to 4 weeks (together below 1). */
+  SIMULATOR_DAILY_SWING: z.coerce.number().min(0).max(0.99).default(0),
+  SIMULATOR_WEEKLY_SWING: z.coerce.number().min(0).max(0.99).default(0),
   SIMULATOR_CLIENT_ID: z.string().min(1).default('shelfwatch-simulator'),
   SIMULATOR_CLIENT_SECRET: secretText.default('shelfwatch-simulator-secret'),
   SIMULATOR_FAULTS: faultsJson.optional(),
@@ -73,6 +78,9 @@ export interface SimulatorConfig {
   readonly notFoundRate: number;
   readonly notAccessibleRate: number;
   readonly driftMs: number;
+  readonly stillShare: number;
+  readonly dailySwing: number;
+  readonly weeklySwing: number;
   readonly clientId: string;
   readonly clientSecret: string;
   readonly faults: Faults;
@@ -177,6 +185,9 @@ export function parseUpstreamConfig(
         notFoundRate: e.SIMULATOR_NOT_FOUND_RATE,
         notAccessibleRate: e.SIMULATOR_NOT_ACCESSIBLE_RATE,
         driftMs: e.SIMULATOR_DRIFT_MS,
+        stillShare: e.SIMULATOR_STILL_SHARE,
+        dailySwing: e.SIMULATOR_DAILY_SWING,
+        weeklySwing: e.SIMULATOR_WEEKLY_SWING,
         clientId: e.SIMULATOR_CLIENT_ID,
         clientSecret: e.SIMULATOR_CLIENT_SECRET,
         faults: Object.freeze(e.SIMULATOR_FAULTS ?? faultsSchema.parse({})),

@@ -17,8 +17,19 @@ export interface CatalogOptions {
   readonly seed: string;
   readonly notFoundRate: number;
   readonly notAccessibleRate: number;
-  /** The mean over products of the interval between a product's changes (see INTERVAL_SIGMA). */
+  /** The mean over products of the interval between a product's changes (see MIN_INTERVAL_SHARE). */
   readonly driftMs: number;
+  /** Share of products that never change, in [0, 1] (see MIN_INTERVAL_SHARE); none when absent. */
+  readonly stillShare?: number;
+  /** How much a product's change activity swings over the day, in [0, 1) (see Swing); 0 when absent. */
+  readonly dailySwing?: number;
+  /** How much it swings over a product's period of 1 to 4 weeks, in [0, 1 - dailySwing); 0 when absent. */
+  readonly weeklySwing?: number;
+  /**
+   * The shortest mean interval of a product (default 1 s): a benchmark whose truth must list every
+   * change raises it, since the fastest products hold most of the changes.
+   */
+  readonly fastestMs?: number;
 }
 
 export type Lookup = { readonly kind: 'found'; readonly item: Record<string, unknown> } | { readonly kind: 'not_found' | 'not_accessible' };
@@ -27,12 +38,22 @@ export type Lookup = { readonly kind: 'found'; readonly item: Record<string, unk
  * When a product's offer changes: time is cut into slots of `slotMs`, shifted by `phaseMs`, and
  * each slot starts a change with probability 1 / SLOTS_PER_CHANGE, so changes come on average
  * every `intervalMs`, at irregular gaps (geometric in slots: nearly memoryless, like real repricing).
+ * When the activity swings (see Swing) the slots are those of the product's warped clock, so a
+ * change no longer starts at a multiple of `slotMs` of real time. A product that never changes has
+ * all three at NEVER_MS, NEVER_MS and 0.
  */
 export interface Schedule {
   readonly intervalMs: number;
   readonly slotMs: number;
   readonly phaseMs: number;
 }
+
+/**
+ * The interval of a product that never changes. Finite rather than Infinity so that it survives
+ * JSON (`mean_interval_ms` of /__truth), sorts by subtraction (Infinity - Infinity is NaN), falls
+ * in a benchmark's last bucket (`< Infinity`), and still makes a rate of 0 to any rounding.
+ */
+export const NEVER_MS = Number.MAX_VALUE;
 
 /** One change of what a refresh sees, as our client normalises it: the new values from `at` on. */
 export interface TruthChange {
@@ -78,6 +99,15 @@ const UNPRICED_SHARE = 0.03;
  * lo = max(1 s / driftMs, 1/1000)). With driftMs = 1 h: a median of 45 min, a tenth under 2 min, and
  * up to 3 h. Change instants are drawn slot by slot (see Schedule), and each change draws price
  * factor, stock, listings and Buy Box anew, so the price almost always moves with it.
+ *
+ * Two optional departures, both off by default, give a scheduler what real catalogues give it:
+ * - `stillShare`: that share of products (drawn from the seed) never changes at all, so refreshing
+ *   them is pure waste that a good estimator learns to stop. Their epoch is STILL_EPOCH whatever
+ *   the time, and their interval NEVER_MS.
+ * - `dailySwing` and `weeklySwing`: a product's rate is m_p⁻¹ times an activity that swings over the
+ *   day and over a slower period (see Swing), so an estimator that assumes a constant rate sees
+ *   busy hours and quiet weeks. The activity averages 1, so m_p stays the product's mean interval
+ *   and `driftMs` the mean over products.
  */
 const MIN_INTERVAL_SHARE = 1 / 1_000;
 const MIN_INTERVAL_MS = 1_000;
@@ -88,6 +118,57 @@ const SLOTS_PER_CHANGE = 4;
  * (3/4)^200 ≈ 1e-25, and even then the answer stays deterministic.
  */
 const MAX_SLOTS_BACK = 200;
+/** The one epoch of a product that never changes (see `stillShare`). */
+const STILL_EPOCH = 0;
+
+const DAY_MS = 86_400_000;
+const WEEK_MS = 7 * DAY_MS;
+const TAU = 2 * Math.PI;
+
+/**
+ * How a product's change activity swings: activity(t) = 1 + daily·cos(2πt/DAY + dayPhase) +
+ * weekly·cos(2πt/periodMs + weekPhase), the phases uniform and the period uniform in [1, 4] weeks,
+ * all drawn from the seed per product. Rather than thin a faster process, the product's slots are
+ * cut on a warped clock W(t) = ∫₀ᵗ activity, in closed form:
+ *   W(t) = t + daily·DAY/2π·(sin(2πt/DAY + dayPhase) − sin dayPhase)
+ *            + weekly·periodMs/2π·(sin(2πt/periodMs + weekPhase) − sin weekPhase).
+ * W is strictly increasing (activity ≥ 1 − daily − weekly > 0), so an epoch is one evaluation of W
+ * and a change's real instant is W's inverse at a slot start, which only `truth` needs. Over whole
+ * periods W advances as fast as t, so m_p stays the mean interval. W(t) − t is bounded by
+ * `reach`, which brackets the inverse. Two limits of floating point: W is only monotone from one
+ * millisecond to the next while 1 − daily − weekly stays well above its rounding (2.4e-4 of a
+ * millisecond near today's epoch), and Math.sin is exact to the bit only within one JavaScript
+ * engine, so another engine may move a change by a millisecond (both `lookup` and `truth` with it).
+ */
+interface Swing {
+  readonly daily: number;
+  readonly weekly: number;
+  readonly dayPhase: number;
+  readonly weekPhase: number;
+  readonly periodMs: number;
+  /** Amplitudes of the two sine terms of W (ms). */
+  readonly dayAmpMs: number;
+  readonly weekAmpMs: number;
+  /** A bound on |W(t) − t| (ms). */
+  readonly reach: number;
+}
+
+/** The angle of `t` in a cycle of `period` ms; the remainder first keeps it exact for large t. */
+const angle = (t: number, period: number): number => TAU * ((t % period) / period);
+
+/** The product's warped time at `t` (see Swing). */
+function warped(w: Swing, t: number): number {
+  return (
+    t +
+    w.dayAmpMs * (Math.sin(angle(t, DAY_MS) + w.dayPhase) - Math.sin(w.dayPhase)) +
+    w.weekAmpMs * (Math.sin(angle(t, w.periodMs) + w.weekPhase) - Math.sin(w.weekPhase))
+  );
+}
+
+/** dW/dt at `t`: the product's activity relative to its mean. */
+function activityOf(w: Swing, t: number): number {
+  return 1 + w.daily * Math.cos(angle(t, DAY_MS) + w.dayPhase) + w.weekly * Math.cos(angle(t, w.periodMs) + w.weekPhase);
+}
 
 /** Formatters by marketplace: building one per listing costs more than the rest of the listing. */
 const FORMATS = new Map<Country, Intl.NumberFormat>();
@@ -104,8 +185,20 @@ export class SyntheticCatalog {
   readonly #maps = new Map<Country, CodeMap>();
   readonly #lo: number;
 
+  readonly #stillShare: number;
+  readonly #daily: number;
+  readonly #weekly: number;
+
   constructor(readonly opts: CatalogOptions) {
-    this.#lo = Math.min(1, Math.max(MIN_INTERVAL_SHARE, MIN_INTERVAL_MS / opts.driftMs));
+    this.#lo = Math.min(1, Math.max(MIN_INTERVAL_SHARE, Math.max(MIN_INTERVAL_MS, opts.fastestMs ?? 0) / opts.driftMs));
+    const { stillShare = 0, dailySwing = 0, weeklySwing = 0 } = opts;
+    if (!(stillShare >= 0 && stillShare <= 1)) throw new RangeError(`stillShare must be in [0, 1], not ${stillShare}`);
+    if (!(dailySwing >= 0 && weeklySwing >= 0 && dailySwing + weeklySwing < 1)) {
+      throw new RangeError(`dailySwing and weeklySwing must be at least 0 and sum to less than 1, not ${dailySwing} and ${weeklySwing}`);
+    }
+    this.#stillShare = stillShare;
+    this.#daily = dailySwing;
+    this.#weekly = weeklySwing;
   }
 
   #map(country: Country): CodeMap {
@@ -142,10 +235,80 @@ export class SyntheticCatalog {
   /** The product's pace (see MIN_INTERVAL_SHARE): whole milliseconds, the slot at least 1 ms. */
   schedule(country: Country, asin: string): Schedule {
     const { seed, driftMs } = this.opts;
+    if (this.#still(country, asin)) return { intervalMs: NEVER_MS, slotMs: NEVER_MS, phaseMs: 0 };
     const u = unit(seed, country, asin, 'pace');
     const intervalMs = Math.max(MIN_INTERVAL_MS, Math.round(driftMs * Math.max(this.#lo, 3 * u * u)));
     const slotMs = Math.max(1, Math.round(intervalMs / SLOTS_PER_CHANGE));
     return { intervalMs, slotMs, phaseMs: Math.floor(unit(seed, country, asin, 'phase') * slotMs) };
+  }
+
+  /** Whether the product never changes (see `stillShare`). */
+  #still(country: Country, asin: string): boolean {
+    return this.#stillShare > 0 && unit(this.opts.seed, country, asin, 'still') < this.#stillShare;
+  }
+
+  /** How the product's activity swings, or undefined when it is constant (see Swing). */
+  #swing(country: Country, asin: string): Swing | undefined {
+    const daily = this.#daily;
+    const weekly = this.#weekly;
+    if (daily === 0 && weekly === 0) return undefined;
+    const { seed } = this.opts;
+    const periodMs = Math.round(WEEK_MS * (1 + 3 * unit(seed, country, asin, 'swing-period')));
+    const dayAmpMs = (daily * DAY_MS) / TAU;
+    const weekAmpMs = (weekly * periodMs) / TAU;
+    return {
+      daily,
+      weekly,
+      dayPhase: TAU * unit(seed, country, asin, 'swing-day-phase'),
+      weekPhase: TAU * unit(seed, country, asin, 'swing-week-phase'),
+      periodMs,
+      dayAmpMs,
+      weekAmpMs,
+      reach: 2 * (dayAmpMs + weekAmpMs),
+    };
+  }
+
+  /**
+   * The product's change activity at `t` relative to its mean (see Swing): its rate of change is
+   * this over `schedule(...).intervalMs`. 1 when nothing swings, 0 for a product that never changes.
+   */
+  activity(country: Country, asin: string, t: number): number {
+    if (this.#still(country, asin)) return 0;
+    const swing = this.#swing(country, asin);
+    return swing ? activityOf(swing, t) : 1;
+  }
+
+  /** The slot the product is in at `now`: of real time, or of its warped clock when it swings. */
+  #slotOf(sched: Schedule, swing: Swing | undefined, now: number): number {
+    return Math.floor(((swing ? warped(swing, now) : now) + sched.phaseMs) / sched.slotMs);
+  }
+
+  /**
+   * The first whole millisecond in slot `k` or later: the real instant a change in slot k starts.
+   * A safeguarded Newton iteration on W(t) = k·slotMs − phaseMs (W' = activity ≥ 1 − daily −
+   * weekly, and |W(t) − t| ≤ reach brackets the root) comes within a millisecond; the last steps
+   * test the very expression `epochAt` reads, so `lookup` and `truth` agree to the millisecond.
+   */
+  #slotStart(sched: Schedule, swing: Swing, k: number): number {
+    const target = k * sched.slotMs - sched.phaseMs;
+    let lo = target - swing.reach - 1; // W(lo) < target
+    let hi = target + swing.reach + 1; // W(hi) > target
+    let x = target;
+    for (let i = 0; i < 100 && hi - lo > 1; i++) {
+      const f = warped(swing, x) - target;
+      if (f < 0) lo = x;
+      else hi = x;
+      const next = x - f / activityOf(swing, x);
+      if (Math.abs(next - x) < 0.25) {
+        x = next;
+        break;
+      }
+      x = next >= lo && next <= hi ? next : lo + (hi - lo) / 2;
+    }
+    let t = Math.ceil(x);
+    while (this.#slotOf(sched, swing, t - 1) >= k) t--;
+    while (this.#slotOf(sched, swing, t) < k) t++;
+    return t;
   }
 
   /** Whether slot `k` of the product starts a change. */
@@ -155,8 +318,12 @@ export class SyntheticCatalog {
 
   /** The product's epoch at `now` (the slot its last change started in): its offer is the same throughout. */
   epochAt(country: Country, asin: string, now: number): number {
-    const { slotMs, phaseMs } = this.schedule(country, asin);
-    const slot = Math.floor((now + phaseMs) / slotMs);
+    if (this.#still(country, asin)) return STILL_EPOCH;
+    return this.#lastChange(country, asin, this.#slotOf(this.schedule(country, asin), this.#swing(country, asin), now));
+  }
+
+  /** The last slot at or before `slot` that starts a change. */
+  #lastChange(country: Country, asin: string, slot: number): number {
     for (let k = slot; k > slot - MAX_SLOTS_BACK; k--) if (this.#changesAt(country, asin, k)) return k;
     return slot - MAX_SLOTS_BACK;
   }
@@ -170,7 +337,10 @@ export class SyntheticCatalog {
     const ean = this.#map(country).eanOf(asin);
     const missing = this.#missing(country, asin, ean);
     if (missing) return { kind: missing };
-    const { intervalMs, slotMs, phaseMs } = this.schedule(country, asin);
+    if (this.#still(country, asin)) return { kind: 'found', meanIntervalMs: NEVER_MS, changes: [], truncated: false };
+    const sched = this.schedule(country, asin);
+    const { intervalMs, slotMs, phaseMs } = sched;
+    const swing = this.#swing(country, asin);
     const words = this.#words(country);
     // Price and availability come from the listings alone: the rest of the item is left out.
     const seen = (epoch: number): { price: Price | null; availability: Availability } => {
@@ -180,12 +350,16 @@ export class SyntheticCatalog {
     };
     const changes: TruthChange[] = [];
     let truncated = false;
-    // The first slot that starts at or after `since`, compared with the epoch before it.
-    let k = Math.ceil((since + phaseMs) / slotMs);
-    let prev = seen(this.epochAt(country, asin, k * slotMs - phaseMs - 1));
+    // The first slot that starts at or after `since`, compared with the epoch before it; on a
+    // warped clock changes start at whole milliseconds, the first from ⌈since⌉ on, the last by ⌊until⌋.
+    let k = swing ? this.#slotOf(sched, swing, Math.ceil(since) - 1) + 1 : Math.ceil((since + phaseMs) / slotMs);
+    const lastInRange = swing ? this.#slotOf(sched, swing, Math.floor(until)) : 0;
+    const inRange = (slot: number): boolean => (swing ? slot <= lastInRange : slot * slotMs - phaseMs <= until);
+    const startOf = (slot: number): number => (swing ? this.#slotStart(sched, swing, slot) : slot * slotMs - phaseMs);
+    let prev = seen(this.#lastChange(country, asin, k - 1));
     // Nearly every change of epoch is a change; the bound only keeps a wide range from running on.
     const lastSlot = k + 20 * SLOTS_PER_CHANGE * limit;
-    for (; k * slotMs - phaseMs <= until; k++) {
+    for (; inRange(k); k++) {
       if (k === lastSlot) {
         truncated = true;
         break;
@@ -201,7 +375,7 @@ export class SyntheticCatalog {
           truncated = true;
           break;
         }
-        changes.push({ at: k * slotMs - phaseMs, ...cur });
+        changes.push({ at: startOf(k), ...cur });
       }
       prev = cur;
     }
