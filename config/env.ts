@@ -93,7 +93,10 @@ export const envSchema = z
     REFRESH_OBJECTIVE: z
       .enum(['freshness', 'changes', 'balanced'], { error: 'must be freshness, changes or balanced' })
       .default('balanced'),
-    REFRESH_BALANCE: z.coerce.number().min(0, 'must be between 0 and 1').max(1, 'must be between 0 and 1').default(0.5),
+    /** `balanced`: freshness's weight in [0, 1], or `auto` (src/scheduling/tune-policy.ts). */
+    REFRESH_BALANCE: z
+      .union([z.literal('auto'), z.coerce.number().min(0, 'must be auto or between 0 and 1').max(1, 'must be auto or between 0 and 1')])
+      .default('auto'),
     /** How long an api process keeps a directory page at most (a change to users or posts drops it at once); 0 keeps none. */
     DIRECTORY_CACHE_TTL: durationOrZero.default(300_000),
     /** How long an api process keeps the account of a token at most (a change to users drops it at once); 0 keeps none. */
@@ -152,7 +155,8 @@ export interface Config {
     readonly minIntervalMs: number;
     /** Under `adaptive`, what the calls are spent on, and freshness's weight in `balanced`. */
     readonly objective: 'freshness' | 'changes' | 'balanced';
-    readonly balance: number;
+    /** null: `auto`. */
+    readonly balance: number | null;
   };
   /** Which adapter serves the catalogue, its endpoints and credentials (config/upstream.ts). */
   readonly upstream: UpstreamConfig;
@@ -249,7 +253,7 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
       // Never above the shorter priority interval: the bounds must leave an interval to choose.
       minIntervalMs: Math.min(env.REFRESH_MIN_INTERVAL, env.REFRESH_INTERVAL_P1, env.REFRESH_INTERVAL_P0),
       objective: env.REFRESH_OBJECTIVE,
-      balance: env.REFRESH_BALANCE,
+      balance: env.REFRESH_BALANCE === 'auto' ? null : env.REFRESH_BALANCE,
     }),
     // Set whenever problems is empty: parseUpstreamConfig returns a config exactly when it found none.
     upstream: upstream.config!,

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Connection } from 'mongoose';
 import type { Redis } from '../src/db/redis.js';
+import type { RefreshPolicies } from '../src/scheduling/policy-store.js';
 import type { Config } from '../config/env.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { Logger } from '../src/logger.js';
@@ -38,6 +39,8 @@ export interface JobContext {
   readonly fair: FairTags;
   /** Each account's weight in that fair sharing. */
   readonly weights: AccountWeights;
+  /** The countries' tuned refresh policies: a refresh sets priority 0's next refresh from them. */
+  readonly policies: RefreshPolicies;
 }
 
 /** What one run of a job has besides the context: who it is, and its country's upstream. */

@@ -90,8 +90,11 @@ export async function refreshBatch(ctx: JobContext, data: RefreshPayload, run: J
     );
     return { ...base, found: 0, notFound: 0, notAccessible: 0, deferred: true };
   }
+  // Unreadable, the policy is left out: the products get the interval of one expected change.
+  const policy = ctx.config.refresh.scheduling === 'adaptive' ? await ctx.policies.read(data.country).catch(() => null) : null;
   const written = await writeOutcomes(ctx.mongo, ctx.config, data.country, result.items, result.outcomes, {
     prior: await prior,
+    policy,
     onChanges: (changes, written) => ctx.deliveries.enqueueFor(changes, written).then(() => undefined),
   });
   ctx.metrics.changesObserved.inc({ country: data.country, priority: mode === 'forced' ? 'forced' : mode.slice(1) }, written.moved);

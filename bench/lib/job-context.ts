@@ -12,6 +12,7 @@ import type { QuotaGovernor } from '../../src/quota/governor.js';
 import { WatchService } from '../../src/watch/service.js';
 import { onCleanup } from './infra.js';
 import { FairTags } from '../../src/fairness/fair-tags.js';
+import { RefreshPolicies } from '../../src/scheduling/policy-store.js';
 import { AccountWeights } from '../../src/accounts/weights.js';
 
 /**
@@ -40,6 +41,7 @@ export function benchJobContext(parts: {
     mongo,
     redis,
     redisPrefix: prefix,
+    policies: new RefreshPolicies(redis, prefix),
     jobs: parts.jobs,
     quota: parts.quota,
     metrics: new Metrics({ defaultMetrics: false }),

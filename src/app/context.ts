@@ -28,6 +28,7 @@ import { dedupeAlertsForIndex } from '../alerts/migrate.js';
 import { DeliveryQueue } from '../alerts/delivery-queue.js';
 import { FairTags } from '../fairness/fair-tags.js';
 import { AccountWeights } from '../accounts/weights.js';
+import { RefreshPolicies } from '../scheduling/policy-store.js';
 import { ChangeNotices } from '../db/change-notices.js';
 import { onWrites } from '../models/change-events.js';
 import { NoticedCache } from '../db/noticed-cache.js';
@@ -193,7 +194,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config, fair, weights), (d) =>
       d.close(),
     );
-    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights };
+    const policies = new RefreshPolicies(redis, redisPrefix);
+    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights, policies };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
     const forcedUpdates = resources.own(
       'forced updates',

@@ -7,6 +7,7 @@ import { searchKeys } from '../search/keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
 import { estimateRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import { nextRefreshAt } from '../scheduling/next-refresh.js';
+import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
 
@@ -22,6 +23,8 @@ export interface WriteResult {
 
 export interface WriteOptions {
   readonly now?: Date;
+  /** The country's tuned refresh policy: priority 0's next refreshes follow it (src/scheduling/refresh-objective.ts). */
+  readonly policy?: RefreshPolicy | null;
   /**
    * Called with the batch's changes while their points are written, and awaited before the products
    * are: it may read at once, but starts nothing (alert deliveries) until `pointsWritten` resolves.
@@ -181,7 +184,15 @@ export async function writeOutcomes(
       set = {
         ...dataOf(item),
         ...schedule,
-        next_refresh_at: nextRefreshAt({ why: 'refreshed', config, priority, lastAttemptAt: now, changeRate: rate.change_rate, now }),
+        next_refresh_at: nextRefreshAt({
+          why: 'refreshed',
+          config,
+          priority,
+          lastAttemptAt: now,
+          changeRate: rate.change_rate,
+          policy: options.policy ?? null,
+          now,
+        }),
         ...rate,
         ...mark(asin),
         status: 'ok',

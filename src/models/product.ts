@@ -104,6 +104,9 @@ productSchema.index({ country: 1, priority: -1, next_refresh_at: 1 }, { name: 'p
 // Adaptive scheduling: the due products that change fastest, so the planner weighs them even when
 // a long backlog of slower ones is more overdue.
 productSchema.index({ country: 1, priority: -1, change_rate: -1, next_refresh_at: 1 }, { name: 'plan_rate' });
+// Adaptive scheduling: the due products seen longest ago, so that none waits past its priority's
+// interval however little a refresh of it is worth (src/scheduling/pick-due.ts).
+productSchema.index({ country: 1, priority: -1, last_attempt_at: 1 }, { name: 'plan_stale' });
 // Each account's due products, for its fair share of a plan when the country is short of quota.
 productSchema.index({ country: 1, owners: 1, priority: -1, next_refresh_at: 1 }, { name: 'plan_owner' });
 

@@ -14,10 +14,13 @@
  * its first interval: the geometric mean of the shortest and the longest, so a new product is
  * neither probed at the fastest pace nor left at the slowest.
  *
- * The next refresh comes when one change is expected since the last (a 63 % chance that the value
- * moved), within [REFRESH_MIN_INTERVAL, the priority's interval].
+ * The next refresh comes when the country's tuned policy says a refresh is worth its price
+ * (refresh-objective.ts), or, before a policy is tuned and for priority 1, when one change is
+ * expected since the last (a 63 % chance that the value moved); within [REFRESH_MIN_INTERVAL, the
+ * priority's interval].
  */
 import type { Config } from '../../config/env.js';
+import { hoursToPrice, type RefreshPolicy } from './refresh-objective.js';
 
 export interface Observation {
   /** Hours since the observation before. */
@@ -68,11 +71,25 @@ export function estimateRate(window: readonly Observation[], prior: number): num
   return rate;
 }
 
-/** The interval to the next refresh: the priority's interval under `fixed`; from the rate, within the bounds, under `adaptive`. */
-export function refreshIntervalMs(config: RefreshConfig, priority: 0 | 1, ratePerHour: number | null): number {
+/**
+ * The interval to the next refresh: the priority's interval under `fixed`; under `adaptive`, for
+ * priority 0 with a tuned policy, the time its index takes to reach the policy's price
+ * (refresh-objective.ts), otherwise the time one change is expected in; within the bounds.
+ */
+export function refreshIntervalMs(
+  config: RefreshConfig,
+  priority: 0 | 1,
+  ratePerHour: number | null,
+  policy: RefreshPolicy | null = null,
+): number {
   const max = config.refresh.intervalMs[priority];
   if (config.refresh.scheduling === 'fixed' || ratePerHour === null) return max;
   const min = config.refresh.minIntervalMs;
-  const wanted = ratePerHour > 0 ? (TARGET_CHANGES / ratePerHour) * HOUR_MS : max;
+  const wanted =
+    priority === 0 && policy !== null
+      ? hoursToPrice(policy, ratePerHour) * HOUR_MS
+      : ratePerHour > 0
+        ? (TARGET_CHANGES / ratePerHour) * HOUR_MS
+        : max;
   return Math.round(Math.min(max, Math.max(min, wanted)));
 }

@@ -1,5 +1,6 @@
 import type { Config } from '../../config/env.js';
 import { refreshIntervalMs } from './change-rate.js';
+import type { RefreshPolicy } from './refresh-objective.js';
 
 /**
  * Why a product's next refresh is being set. Every write of `next_refresh_at` names one of these and
@@ -23,6 +24,8 @@ export type NextRefresh =
       readonly priority: 0 | 1 | null;
       readonly lastAttemptAt: Date | null;
       readonly changeRate: number | null;
+      /** The country's tuned policy (adaptive scheduling), when there is one. */
+      readonly policy?: RefreshPolicy | null;
       readonly now: Date;
     }
   /** Claimed by a plan or a forced update: out of the planner's sight until the lease ends. */
@@ -40,7 +43,7 @@ export function nextRefreshAt(next: NextRefresh): Date | null {
     case 'reprioritised': {
       if (next.priority === null) return null;
       if (next.lastAttemptAt === null) return next.now;
-      return new Date(next.lastAttemptAt.getTime() + refreshIntervalMs(next.config, next.priority, next.changeRate));
+      return new Date(next.lastAttemptAt.getTime() + refreshIntervalMs(next.config, next.priority, next.changeRate, next.policy ?? null));
     }
     case 'claimed':
       return next.until;

@@ -3,7 +3,7 @@ import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import { productModel } from '../models/product.js';
 import { dueFilterOf } from './claims.js';
-import { objectiveOf, refreshIndex } from './refresh-objective.js';
+import { refreshIndex, type RefreshPolicy } from './refresh-objective.js';
 
 export interface DueProduct {
   _id: Types.ObjectId;
@@ -26,20 +26,70 @@ const WINDOW_MIN = 100;
 // Each window is one command: at most a planning step's 1,000 documents.
 const WINDOW_MAX = 1_000;
 /**
- * Under adaptive scheduling, the share of priority 0's room that goes to the most overdue products
- * whatever they are worth: when more is due than the quota allows, ranking by worth alone would
- * leave the products that rarely move waiting without end.
+ * A wait of this share of priority 0's interval goes first, whatever the product is worth: the
+ * rest of the interval is the room that absorbs a burst of products coming due together (those
+ * first seen together, at a cold start), so none waits past the interval itself.
  */
-export const OVERDUE_SHARE = 0.2;
+export const LATE_SHARE = 0.9;
+
+/** Before a country's policy is tuned, due products are ranked by changes seen (w = 0). */
+const UNTUNED: Pick<RefreshPolicy, 'weight' | 'evenHours'> = { weight: 0, evenHours: 1 };
+
+/** The bounded windows of due priority-0 products a pass weighs (see pickDue). */
+export interface P0Windows {
+  /** The fastest-changing first (plan_rate). */
+  readonly fastest: readonly DueProduct[];
+  /** The most overdue first (plan_due). */
+  readonly oldest: readonly DueProduct[];
+  /** Seen longest ago first (plan_stale). */
+  readonly stale: readonly DueProduct[];
+}
+
+/** Candidates read per product the pass can take: enough to weigh both ends, few enough to bound a pass. */
+export function windowSize(room: number): number {
+  return Math.min(WINDOW_MAX, Math.max(WINDOW_MIN, room * WINDOW_PER_SLOT));
+}
+
+/**
+ * Up to `room` of the windows' products, in the order to refresh them: first those whose wait has
+ * reached LATE_SHARE of priority 0's interval (a guarantee, whatever they are worth), most overdue first; then by
+ * the policy's index now (src/scheduling/refresh-objective.ts), a product never refreshed first.
+ */
+export function chooseP0(
+  windows: P0Windows,
+  room: number,
+  policy: Pick<RefreshPolicy, 'weight' | 'evenHours'> | null,
+  maxMs: number,
+  now: Date,
+): DueProduct[] {
+  const t = now.getTime();
+  const late = windows.stale
+    .filter((p) => p.last_attempt_at !== null && t - p.last_attempt_at.getTime() >= LATE_SHARE * maxMs)
+    .slice(0, room);
+  const seen = new Set<string>(late.map((p) => p.asin));
+  const candidates = [...windows.fastest, ...windows.oldest, ...windows.stale].filter((p) => {
+    if (seen.has(p.asin)) return false;
+    seen.add(p.asin);
+    return true;
+  });
+  const ranking = policy ?? UNTUNED;
+  const ranked = candidates
+    .map((p) => ({ p, v: refreshIndex(ranking, p.change_rate, p.last_attempt_at && t - p.last_attempt_at.getTime()) }))
+    .sort(
+      (a, b) =>
+        b.v - a.v ||
+        (b.p.change_rate ?? 0) - (a.p.change_rate ?? 0) ||
+        (a.p.next_refresh_at?.getTime() ?? 0) - (b.p.next_refresh_at?.getTime() ?? 0),
+    );
+  return [...late, ...ranked.slice(0, room - late.length).map((r) => r.p)];
+}
 
 /**
  * Up to `n` due products of a country in the order the scheduler should refresh them, priority 1
  * first. Under `fixed` scheduling, the most overdue first (the plan_due index's order). Under
- * `adaptive`, priority 1 keeps that order (its interval is a guarantee), and priority 0 is ranked by
- * what a refresh is worth now for REFRESH_OBJECTIVE (src/scheduling/refresh-objective.ts), among two
- * bounded windows of the due products: the fastest-changing (plan_rate) and the most overdue
- * (plan_due), except for OVERDUE_SHARE of the room, which goes to the most overdue. A product never
- * refreshed yet is worth the most: nothing is known of it.
+ * `adaptive`, priority 1 keeps that order (its interval is a guarantee), and priority 0 is chosen by
+ * chooseP0 among three bounded windows of the due products: the fastest-changing (plan_rate), the
+ * most overdue (plan_due) and those seen longest ago (plan_stale), ranked by the country's tuned policy (`policy`; null before one is tuned).
  */
 export async function pickDue(
   mongo: Connection,
@@ -47,6 +97,7 @@ export async function pickDue(
   country: Country,
   n: number,
   now: Date,
+  policy: Pick<RefreshPolicy, 'weight' | 'evenHours'> | null = null,
 ): Promise<DueProduct[]> {
   if (n <= 0) return [];
   const products = productModel(mongo);
@@ -62,31 +113,12 @@ export async function pickDue(
     .lean<DueProduct[]>();
   const room = n - p1.length;
   if (room === 0) return p1;
-  const window = Math.min(WINDOW_MAX, Math.max(WINDOW_MIN, room * WINDOW_PER_SLOT));
+  const window = windowSize(room);
   const p0 = { ...due, priority: 0 as const };
-  const [fastest, oldest] = await Promise.all([
+  const [fastest, oldest, stale] = await Promise.all([
     products.find(p0).sort({ priority: -1, change_rate: -1 }).hint('plan_rate').limit(window).select(FIELDS).lean<DueProduct[]>(),
     products.find(p0).sort({ priority: -1, next_refresh_at: 1 }).hint('plan_due').limit(window).select(FIELDS).lean<DueProduct[]>(),
+    products.find(p0).sort({ priority: -1, last_attempt_at: 1 }).hint('plan_stale').limit(window).select(FIELDS).lean<DueProduct[]>(),
   ]);
-  const reserved = oldest.slice(0, Math.floor(room * OVERDUE_SHARE));
-  const seen = new Set<string>(reserved.map((p) => String(p._id)));
-  const candidates = [...fastest, ...oldest].filter((p) => {
-    const id = String(p._id);
-    if (seen.has(id)) return false;
-    seen.add(id);
-    return true;
-  });
-  const t = now.getTime();
-  const objective = objectiveOf(config);
-  const worth = (p: DueProduct): number =>
-    refreshIndex(objective, p.change_rate, p.last_attempt_at && t - p.last_attempt_at.getTime(), config.refresh.intervalMs[0]);
-  const ranked = candidates
-    .map((p) => ({ p, v: worth(p) }))
-    .sort(
-      (a, b) =>
-        b.v - a.v ||
-        (b.p.change_rate ?? 0) - (a.p.change_rate ?? 0) ||
-        (a.p.next_refresh_at?.getTime() ?? 0) - (b.p.next_refresh_at?.getTime() ?? 0),
-    );
-  return [...p1, ...ranked.slice(0, room - reserved.length).map((r) => r.p), ...reserved];
+  return [...p1, ...chooseP0({ fastest, oldest, stale }, room, policy, config.refresh.intervalMs[0], now)];
 }

@@ -11,6 +11,9 @@ import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
 import type { Metrics } from '../metrics/registry.js';
 import { countryTag } from '../db/redis-keys.js';
+import type { RefreshPolicies } from './policy-store.js';
+import type { RefreshPolicy } from './refresh-objective.js';
+import { tuneCountry } from './tune-country.js';
 
 /** A batch of refreshes as the planner queues it (the refresh job kinds' payload, jobs/refresh.ts). */
 export interface RefreshBatch {
@@ -38,6 +41,8 @@ export interface PlannerContext {
   readonly quota: QuotaGovernor;
   readonly metrics: Metrics;
   readonly jobs: RefreshQueues;
+  /** The countries' tuned refresh policies (adaptive scheduling). */
+  readonly policies: RefreshPolicies;
 }
 
 export interface CountryPlan {
@@ -161,12 +166,15 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
     return { ...idle, budget, credit, queued };
   }
 
+  // A tuning reads every estimate of the country, every TUNE_EVERY_MS at most; one that fails leaves
+  // the pass to rank by changes seen, as before the first tuning.
+  const policy = await tuneCountry(ctx, country, rate, t).catch(() => null);
   const enqueued = { batches: 0, p1: 0, p0: 0 };
   let due: Step['due'] | null = null;
   let recheckAt: number | null = null;
   for (let left = budget; left > 0;) {
     const calls = Math.min(left, STEP_CALLS);
-    const step = await planStep(ctx, country, calls, now);
+    const step = await planStep(ctx, country, calls, now, policy);
     if (due === null) {
       due = step.due;
       ctx.metrics.productsDue.set({ country, priority: '1' }, due.p1);
@@ -183,6 +191,7 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
   }
   const left = credit - enqueued.batches;
   await keepCredit(ctx, country, left, t);
+  if (policy) await ctx.policies.countPlanned(country, enqueued.p0).catch(() => undefined);
   ctx.metrics.planned.inc({ country, priority: '1' }, enqueued.p1);
   ctx.metrics.planned.inc({ country, priority: '0' }, enqueued.p0);
   return { country, budget, credit: left, queued, enqueued, due, paused: false, recheckAt };
@@ -205,7 +214,7 @@ interface Step {
  * MongoDB until its products have been due for SCHEDULER_COALESCE, so a burst of new watches fills
  * batches instead of spending a call each.
  */
-async function planStep(ctx: PlannerContext, country: Country, calls: number, now: Date): Promise<Step> {
+async function planStep(ctx: PlannerContext, country: Country, calls: number, now: Date, policy: RefreshPolicy | null): Promise<Step> {
   const t = now.getTime();
   const slots = calls * MAX_ITEMS_PER_CALL;
   // Counted only as far as the step needs: whether more is due than it can take.
@@ -216,7 +225,7 @@ async function planStep(ctx: PlannerContext, country: Country, calls: number, no
   // Only what this step can use, read from the plan indexes (src/scheduling/pick-due.ts). Short of
   // quota, every account's fair share of the step comes first (src/scheduling/account-shares.ts).
   const shares = due.p1 + due.p0 > slots ? await pickAccountShares(ctx, country, slots, now) : [];
-  const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now), slots);
+  const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now, policy), slots);
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
   if (partial > 0) {

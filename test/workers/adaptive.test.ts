@@ -3,6 +3,8 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { writeOutcomes } from '../../src/catalog/writes.js';
 import { productModel } from '../../src/models/product.js';
 import { pickDue } from '../../src/scheduling/pick-due.js';
+import { tuneCountry } from '../../src/scheduling/tune-country.js';
+import { hoursToPrice } from '../../src/scheduling/refresh-objective.js';
 import type { UpstreamItem } from '../../src/catalog/product.js';
 
 /**
@@ -106,7 +108,7 @@ describe('SCHEDULING=adaptive', () => {
     expect(res.body.data[0].refresh.next_at).toEqual(expect.any(String));
   });
 
-  it('plans priority 1 first, then priority 0 by the chance its value moved: new products, then fast ones, then slow overdue ones', async () => {
+  it('plans priority 1 first, then priority 0 past its interval, then by the chance its value moved: new products, then fast ones, then slow ones', async () => {
     const t = adaptive;
     const products = productModel(t.ctx.mongo);
     await products.deleteMany({});
@@ -122,25 +124,32 @@ describe('SCHEDULING=adaptive', () => {
     });
     await products.insertMany([
       doc('B0PLANP1SL', 1, 0.01, HOUR, 1), // priority 1, hardly moves: still first
-      doc('B0PLANSLOW', 0, 0.02, 30 * HOUR, 6 * HOUR), // slow, long overdue: 1 - e^-0.6 ≈ 0.45
+      doc('B0PLANSLOW', 0, 0.02, 30 * HOUR, 6 * HOUR), // slow, seen 30 h ago: past priority 0's 24 h
+      doc('B0PLANSLO2', 0, 0.02, 20 * HOUR, 2 * HOUR), // slow, seen 20 h ago: gain(0.4) ≈ 0.06
       doc('B0PLANFAST', 0, 12, 10 * MIN, 1), // fast, just due: 1 - e^-2 ≈ 0.86
       doc('B0PLANMID0', 0, 0.5, 2 * HOUR, HOUR), // 1 - e^-1 ≈ 0.63
       doc('B0PLANNEW0', 0, null, null, 1), // never refreshed: nothing known, first
       doc('B0PLANLATE', 0, 50, 1, -HOUR), // not due yet: never picked
     ]);
     const picked = await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 10, new Date(now));
-    expect(picked.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANNEW0', 'B0PLANFAST', 'B0PLANMID0', 'B0PLANSLOW']);
-    expect((await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 3, new Date(now))).map((p) => p.asin)).toEqual([
+    // No policy tuned yet: ranked by changes seen, gain(λτ).
+    expect(picked.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANSLOW', 'B0PLANNEW0', 'B0PLANFAST', 'B0PLANMID0', 'B0PLANSLO2']);
+    expect((await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 4, new Date(now))).map((p) => p.asin)).toEqual([
       'B0PLANP1SL',
+      'B0PLANSLOW',
       'B0PLANNEW0',
       'B0PLANFAST',
     ]);
+    // A freshness policy (gain(λτ)/(λ τ_u)) turns the order of the rest round: the slowest is worth
+    // the most to the catalogue's freshness (0.51 against 0.088 and 0.008), the fastest is given up.
+    const fresh = await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 10, new Date(now), { weight: 1, evenHours: 6 });
+    expect(fresh.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANSLOW', 'B0PLANNEW0', 'B0PLANSLO2', 'B0PLANMID0', 'B0PLANFAST']);
     // The same products under fixed scheduling: priority 1, then the most overdue.
     const fixedOrder = await pickDue(t.ctx.mongo, fixed.ctx.config, 'JP', 10, new Date(now));
-    expect(fixedOrder.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANSLOW', 'B0PLANMID0', 'B0PLANFAST', 'B0PLANNEW0']);
+    expect(fixedOrder.map((p) => p.asin)).toEqual(['B0PLANP1SL', 'B0PLANSLOW', 'B0PLANSLO2', 'B0PLANMID0', 'B0PLANFAST', 'B0PLANNEW0']);
   });
 
-  it('keeps a fifth of priority 0’s room for the most overdue, so still products are not left waiting without end', async () => {
+  it('takes the products whose wait reached 90 % of priority 0’s interval first, so still products never wait past it', async () => {
     const t = adaptive;
     const products = productModel(t.ctx.mongo);
     await products.deleteMany({});
@@ -155,13 +164,52 @@ describe('SCHEDULING=adaptive', () => {
       created_at: new Date(T0),
     });
     const fast = Array.from({ length: 12 }, (_, i) => doc(`B0RSVFAST${i.toString(36).toUpperCase()}`, 12, 10 * MIN, 1));
-    // Still ones, overdue by 10 to 24 hours: worth little next to the fast ones.
-    const still = Array.from({ length: 15 }, (_, i) => doc(`B0RSVSTIL${i.toString(36).toUpperCase()}`, 0.001, 48 * HOUR, (10 + i) * HOUR));
+    // Still ones: worth little next to the fast ones; three of them seen 21.6 h (90 % of 24 h) ago or more.
+    const still = Array.from({ length: 15 }, (_, i) =>
+      doc(`B0RSVSTIL${i.toString(36).toUpperCase()}`, 0.001, (10 + i) * HOUR, (1 + i) * MIN),
+    );
     await products.insertMany([...fast, ...still]);
     const picked = (await pickDue(t.ctx.mongo, t.ctx.config, 'JP', 10, new Date(now))).map((p) => p.asin);
     expect(picked).toHaveLength(10);
-    // Two of ten: the two most overdue; the other eight by worth, all of them fast.
-    expect(picked.slice(8)).toEqual(['B0RSVSTILE', 'B0RSVSTILD']);
-    expect(picked.slice(0, 8).every((a) => a.startsWith('B0RSVFAST'))).toBe(true);
+    expect(picked.slice(0, 3)).toEqual(['B0RSVSTILE', 'B0RSVSTILD', 'B0RSVSTILC']);
+    expect(picked.slice(3).filter((a) => !a.startsWith('B0RSVFAST'))).toEqual([]);
+  });
+
+  it('tunes the country’s policy from the estimates, and a refresh sets the next one from it', async () => {
+    const t = adaptive;
+    const products = productModel(t.ctx.mongo);
+    await products.deleteMany({});
+    const now = T0 + 30 * 24 * HOUR;
+    await products.insertMany(
+      Array.from({ length: 200 }, (_, i) => ({
+        country: 'JP',
+        asin: `B0TUNE${String(i).padStart(4, '0')}`,
+        priority: 0,
+        // Every 10 minutes to every 20 days.
+        change_rate: 6 / 1.05 ** i,
+        last_attempt_at: new Date(now - HOUR),
+        updated_at: new Date(now - HOUR),
+        price: { amount: 1000, currency: 'JPY' },
+        availability: 'in_stock',
+        next_refresh_at: new Date(now + HOUR),
+        created_at: new Date(T0),
+      })),
+    );
+    // 0.001 calls a second: 36 refreshes an hour for 200 products, an even interval of 5.6 h.
+    const tuned = (await tuneCountry(t.ctx, 'JP', 0.001, now))!;
+    expect(tuned.evenHours).toBeCloseTo(200 / 36, 6);
+    expect(tuned.weight).toBeGreaterThan(0);
+    expect(tuned.price).toBeGreaterThan(0);
+    const stored = (await t.ctx.policies.read('JP', now))!;
+    expect(stored).toMatchObject({ price: tuned.price, weight: tuned.weight, evenHours: tuned.evenHours, at: now });
+    // Within TUNE_EVERY_MS the stored one stands.
+    expect((await tuneCountry(t.ctx, 'JP', 0.5, now + 60_000))!.price).toBe(tuned.price);
+
+    for (const asin of ['B0TUNE0010', 'B0TUNE0100']) {
+      await writeOutcomes(t.ctx.mongo, t.ctx.config, 'JP', [item(asin, 1001)], { [asin]: 'found' }, { now: new Date(now), policy: stored });
+      const p = (await products.findOne({ country: 'JP', asin }).lean())!;
+      const wanted = Math.round(Math.min(24 * HOUR, Math.max(5 * MIN, hoursToPrice(stored, p.change_rate!) * HOUR)));
+      expect(p.next_refresh_at!.getTime() - now).toBe(wanted);
+    }
   });
 });

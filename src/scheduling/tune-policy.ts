@@ -1,0 +1,146 @@
+/**
+ * Tuning a country's refresh policy (refresh-objective.ts) from the distribution of its products'
+ * estimated change rates: the price μ at which priority 0's refreshes, each at the interval its
+ * index takes to reach μ, spend exactly the calls the day allows them; and, for `balanced` left on
+ * `auto`, the least freshness weight whose predicted freshness is at least that of an even share
+ * (every product at the same interval, which is what fixed intervals spending those calls give).
+ * The prediction is the steady state of the Poisson model with the estimates as rates; the planner
+ * tunes again every REFRESH_TUNE_EVERY, so estimates that move take the policy with them.
+ */
+import { hoursToPrice, type RefreshPolicy } from './refresh-objective.js';
+
+/** Products of priority 0 whose estimate falls in one bucket, and the bucket's rate (per hour). */
+export interface RateCount {
+  readonly rate: number;
+  readonly count: number;
+}
+
+/** Buckets per doubling of the rate: the rates a tuning sees are within 9 % of the estimates. */
+export const BUCKETS_PER_OCTAVE = 4;
+
+/** The bucket of a rate, and its representative rate. */
+export function bucketOf(ratePerHour: number): number {
+  return Math.round(BUCKETS_PER_OCTAVE * Math.log2(Math.max(ratePerHour, 1e-9)));
+}
+export function rateOfBucket(bucket: number): number {
+  return 2 ** (bucket / BUCKETS_PER_OCTAVE);
+}
+
+export interface TuneInput {
+  /** Priority 0's products with an estimate, by rate. */
+  readonly rates: readonly RateCount[];
+  /** Refreshes an hour priority 0 may spend. */
+  readonly budgetPerHour: number;
+  readonly minMs: number;
+  /** Priority 0's interval: no product waits longer. */
+  readonly maxMs: number;
+  /** Freshness's weight; null: the least that keeps the even share's freshness. */
+  readonly weight: number | null;
+  /** The refreshes asked for, as a multiple of the budget (nextBoost); 1 when absent. */
+  readonly boost?: number;
+}
+
+export interface Prediction {
+  /** Share of the time a product's stored value is current, over priority 0's products. */
+  readonly freshness: number;
+  /** Changes seen an hour. */
+  readonly changesPerHour: number;
+  readonly refreshesPerHour: number;
+}
+
+export interface TunedPolicy extends RefreshPolicy {
+  readonly predicted: Prediction;
+  /** The same calls shared evenly. */
+  readonly even: Prediction;
+}
+
+const HOUR_MS = 3_600_000;
+const PRICE_ROUNDS = 48;
+const WEIGHT_STEP = 0.05;
+
+function intervalHours(policy: RefreshPolicy, rate: number, minH: number, maxH: number): number {
+  return Math.min(maxH, Math.max(minH, hoursToPrice(policy, rate)));
+}
+
+/** Freshness and changes seen of products refreshed every `hours(rate)`. */
+function predict(rates: readonly RateCount[], hours: (rate: number) => number): Prediction {
+  let fresh = 0;
+  let changes = 0;
+  let refreshes = 0;
+  let n = 0;
+  for (const { rate, count } of rates) {
+    const tau = hours(rate);
+    const x = rate * tau;
+    const seen = -Math.expm1(-x);
+    fresh += count * (x < 1e-9 ? 1 : seen / x);
+    changes += (count * seen) / tau;
+    refreshes += count / tau;
+    n += count;
+  }
+  return { freshness: n ? fresh / n : 1, changesPerHour: changes, refreshesPerHour: refreshes };
+}
+
+/** The price at which the products' refreshes spend the budget, for a weight. */
+function priceFor(input: TuneInput, weight: number, evenHours: number): RefreshPolicy {
+  const budget = input.budgetPerHour * (input.boost ?? 1);
+  const minH = input.minMs / HOUR_MS;
+  const maxH = input.maxMs / HOUR_MS;
+  const demand = (price: number): number => {
+    const policy = { price, weight, evenHours };
+    return input.rates.reduce((sum, r) => sum + r.count / intervalHours(policy, r.rate, minH, maxH), 0);
+  };
+  // Demand falls as the price rises; bisect on its logarithm between bounds no catalogue reaches.
+  let lo = -30;
+  let hi = 10;
+  if (demand(Math.exp(lo)) <= budget) return { price: Math.exp(lo), weight, evenHours };
+  if (demand(Math.exp(hi)) >= budget) return { price: Math.exp(hi), weight, evenHours };
+  for (let i = 0; i < PRICE_ROUNDS; i++) {
+    const mid = (lo + hi) / 2;
+    if (demand(Math.exp(mid)) > budget) lo = mid;
+    else hi = mid;
+  }
+  return { price: Math.exp(hi), weight, evenHours };
+}
+
+/** The tuned policy, or null when there is nothing to tune from (no estimate, no budget). */
+export function tunePolicy(input: TuneInput): TunedPolicy | null {
+  const n = input.rates.reduce((sum, r) => sum + r.count, 0);
+  if (n === 0 || !(input.budgetPerHour > 0)) return null;
+  const minH = input.minMs / HOUR_MS;
+  const maxH = input.maxMs / HOUR_MS;
+  const evenHours = Math.min(maxH, Math.max(minH, n / input.budgetPerHour));
+  const even = predict(input.rates, () => evenHours);
+  const tuned = (weight: number): TunedPolicy => {
+    const policy = priceFor(input, weight, evenHours);
+    return { ...policy, predicted: predict(input.rates, (rate) => intervalHours(policy, rate, minH, maxH)), even };
+  };
+  if (input.weight !== null) return tuned(input.weight);
+  // Freshness grows with its weight. The prediction takes the estimates for the truth, and noisy
+  // estimates lose part of what it promises (the even share loses nothing): the least weight that
+  // keeps half of the freshness gain the freshness policy predicts.
+  const best = tuned(1);
+  const floor = (even.freshness + Math.max(even.freshness, best.predicted.freshness)) / 2;
+  for (let w = 0; w < 1; w += WEIGHT_STEP) {
+    const t = tuned(Math.round(w * 100) / 100);
+    if (t.predicted.freshness >= floor) return t;
+  }
+  return best;
+}
+
+/** The boost a country starts with: due products come in bursts and gaps, and a gap leaves calls unspent. */
+export const FIRST_BOOST = 1.1;
+const MAX_BOOST = 2;
+
+/**
+ * The next tuning's boost, from what the last period planned of priority 0 against its budget.
+ * The prediction takes each product at the interval its estimate gives now; estimates move after
+ * each refresh and due products arrive unevenly, so fewer are due than predicted and calls go
+ * unspent: the boost asks for more until the plans use the budget, and eases off while they do
+ * (the backlog it keeps is ranked by index, so asking a little too much costs little).
+ */
+export function nextBoost(previous: number, plannedPerHour: number, budgetPerHour: number): number {
+  if (!(budgetPerHour > 0)) return previous;
+  const used = plannedPerHour / budgetPerHour;
+  const next = used >= 0.98 ? previous * 0.97 : previous * Math.min(1.25, 1 / Math.max(used, 0.5));
+  return Math.min(MAX_BOOST, Math.max(1, next));
+}
