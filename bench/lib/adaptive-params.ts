@@ -1,6 +1,7 @@
 /**
  * bench:adaptive's own flags (lib/args.ts holds the shared ones): flags win over BENCH_ADAPTIVE_*
- * variables, which win over the defaults.
+ * variables, which win over the defaults. `--drift` and `--seed` take lists (one run each);
+ * `--sweep` (a bare flag, or `--sweep yes`) adds the frontier.
  */
 import { flagReader, num } from './args.js';
 
@@ -12,28 +13,42 @@ export interface AdaptiveParams {
   readonly p0Interval: string;
   readonly p1Interval: string;
   readonly minInterval: string;
-  /** The catalogue's mean change interval over products (SyntheticCatalog driftMs). */
-  readonly driftMs: number;
+  /** The catalogues' mean change intervals over products (SyntheticCatalog driftMs): one run each. */
+  readonly driftsMs: readonly number[];
+  /** The catalogue's share of products that never change, and its daily and weekly swings of activity. */
+  readonly still: number;
+  readonly dailySwing: number;
+  readonly weeklySwing: number;
+  /** The catalogue's fastest mean change interval (SyntheticCatalog fastestMs). */
+  readonly fastestMs: number;
   /** Upstream calls a second (Q). */
   readonly rate: number;
   /** Simulated seconds per planner step; rate × step must be whole (the calls of a step). */
   readonly stepS: number;
   /** Simulated hours. */
   readonly hours: number;
-  readonly seed: string;
+  /** One run per seed and drift. */
+  readonly seeds: readonly string[];
+  /** `--sweep`: the frontier of freshness against changes seen, for the first drift and seed. */
+  readonly sweep: boolean;
 }
 
 const SPEC = {
-  p0: { env: 'BENCH_ADAPTIVE_P0', def: '8000' },
-  p1: { env: 'BENCH_ADAPTIVE_P1', def: '100' },
-  'p0-interval': { env: 'BENCH_ADAPTIVE_P0_INTERVAL', def: '2h' },
+  p0: { env: 'BENCH_ADAPTIVE_P0', def: '2000' },
+  p1: { env: 'BENCH_ADAPTIVE_P1', def: '25' },
+  'p0-interval': { env: 'BENCH_ADAPTIVE_P0_INTERVAL', def: '6h' },
   'p1-interval': { env: 'BENCH_ADAPTIVE_P1_INTERVAL', def: '10m' },
   'min-interval': { env: 'BENCH_ADAPTIVE_MIN_INTERVAL', def: '5m' },
-  drift: { env: 'BENCH_ADAPTIVE_DRIFT', def: '24h' },
-  rate: { env: 'BENCH_ADAPTIVE_RATE', def: '0.1' },
-  step: { env: 'BENCH_ADAPTIVE_STEP', def: '60' },
+  drift: { env: 'BENCH_ADAPTIVE_DRIFT', def: '1h,6h,24h,72h' },
+  still: { env: 'BENCH_ADAPTIVE_STILL', def: '0.05' },
+  'daily-swing': { env: 'BENCH_ADAPTIVE_DAILY_SWING', def: '0.5' },
+  'weekly-swing': { env: 'BENCH_ADAPTIVE_WEEKLY_SWING', def: '0.3' },
+  fastest: { env: 'BENCH_ADAPTIVE_FASTEST', def: '1m' },
+  sweep: { env: 'BENCH_ADAPTIVE_SWEEP', def: 'no' },
+  rate: { env: 'BENCH_ADAPTIVE_RATE', def: '0.025' },
+  step: { env: 'BENCH_ADAPTIVE_STEP', def: '120' },
   hours: { env: 'BENCH_ADAPTIVE_HOURS', def: '24' },
-  seed: { env: 'BENCH_ADAPTIVE_SEED', def: 'bench-adaptive' },
+  seed: { env: 'BENCH_ADAPTIVE_SEED', def: 'bench-adaptive,seed-2,seed-3' },
 } as const;
 
 const DURATION = /^(\d+)(ms|s|m|h|d)?$/;
@@ -48,19 +63,33 @@ export function durationMs(name: string, v: string): number {
  * parse is not strict. Flags win over BENCH_ADAPTIVE_* variables, which win over the defaults.
  */
 export function parseAdaptiveArgs(argv: readonly string[] = process.argv.slice(2), env: NodeJS.ProcessEnv = process.env): AdaptiveParams {
-  const get = flagReader(SPEC, argv, env);
+  // `--sweep` may come bare; parseArgs wants every flag of the spec to carry a value.
+  const args = argv.map((a, i) => (a === '--sweep' && (i + 1 === argv.length || argv[i + 1]!.startsWith('--')) ? '--sweep=yes' : a));
+  const get = flagReader(SPEC, args, env);
   const p: AdaptiveParams = {
     p0: Math.round(num('p0', get('p0'), 0, 1_000_000)),
     p1: Math.round(num('p1', get('p1'), 0, 100_000)),
     p0Interval: get('p0-interval'),
     p1Interval: get('p1-interval'),
     minInterval: get('min-interval'),
-    driftMs: durationMs('drift', get('drift')),
+    driftsMs: get('drift')
+      .split(',')
+      .map((d) => durationMs('drift', d.trim())),
+    still: num('still', get('still'), 0, 1),
+    dailySwing: num('daily-swing', get('daily-swing'), 0, 0.99),
+    weeklySwing: num('weekly-swing', get('weekly-swing'), 0, 0.99),
+    fastestMs: durationMs('fastest', get('fastest')),
     rate: num('rate', get('rate'), 0.001, 1_000),
     stepS: Math.round(num('step', get('step'), 1, 3_600)),
     hours: num('hours', get('hours'), 1, 24 * 30),
-    seed: get('seed'),
+    seeds: get('seed')
+      .split(',')
+      .map((x) => x.trim())
+      .filter(Boolean),
+    sweep: ['yes', 'true', '1', ''].includes(get('sweep')),
   };
+  if (p.dailySwing + p.weeklySwing >= 1) throw new Error('--daily-swing + --weekly-swing must be below 1');
+  if (p.seeds.length === 0) throw new Error('--seed needs at least one seed');
   for (const k of ['p0-interval', 'p1-interval', 'min-interval'] as const) durationMs(k, get(k));
   const calls = p.rate * p.stepS;
   if (Math.abs(calls - Math.round(calls)) > 1e-9 || Math.round(calls) < 1)

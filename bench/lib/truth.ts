@@ -229,14 +229,17 @@ export function p1Gaps(run: RefreshLog, truths: readonly ProductTruth[], end: nu
   return { maxGapS: maxGap / 1_000, late, gaps };
 }
 
-/** The largest gap between a priority-0 product's refreshes, from the start and to the end included. */
-export function p0MaxGapMs(run: RefreshLog, truths: readonly ProductTruth[], end: number): number {
+/**
+ * The largest gap between a priority-0 product's refreshes that ends at or after `from` (the end
+ * counts as a refresh; with `from` at the start, the wait from the start to the first refresh too).
+ */
+export function p0MaxGapMs(run: RefreshLog, truths: readonly ProductTruth[], end: number, from = START): number {
   let max = 0;
   truths.forEach((tr, k) => {
     if (tr.priority !== 0) return;
     let prev = START;
     for (const r of [...run.refreshAt[k]!, end]) {
-      max = Math.max(max, r - prev);
+      if (r >= from) max = Math.max(max, r - prev);
       prev = r;
     }
   });

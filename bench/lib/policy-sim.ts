@@ -1,0 +1,193 @@
+/**
+ * bench:adaptive's simulation of the scheduler, in memory: the planner's choice and the write path's
+ * learning, step by step on a simulated clock, with the product's own functions for every decision
+ * — the change-rate estimator (src/scheduling/change-rate.ts), the next refresh
+ * (next-refresh.ts), the ranking of due products (pick-due.ts's chooseP0, fed the three windows the
+ * MongoDB indexes would return), and the policy's tuning (tune-country.ts's tuneInputOf and
+ * tune-policy.ts) every TUNE_EVERY_MS. What it leaves out is storage and transport: MongoDB,
+ * Redis, the queue and HTTP, whose speed other benchmarks measure. The "upstream" is the truth of
+ * the synthetic catalogue (truth.ts), so a refresh sees exactly what the simulator would answer.
+ */
+import type { Config } from '../../config/env.js';
+import { estimateRate, priorHours, withObservation, type Observation } from '../../src/scheduling/change-rate.js';
+import { nextRefreshAt } from '../../src/scheduling/next-refresh.js';
+import { chooseP0, windowSize, type DueProduct } from '../../src/scheduling/pick-due.js';
+import type { RefreshPolicy } from '../../src/scheduling/refresh-objective.js';
+import { TUNE_EVERY_MS, tuneInputOf } from '../../src/scheduling/tune-country.js';
+import {
+  bucketOf,
+  FIRST_BOOST,
+  nextBoost,
+  rateOfBucket,
+  tunePolicy,
+  type RateCount,
+  type TunedPolicy,
+} from '../../src/scheduling/tune-policy.js';
+import { MAX_ITEMS_PER_CALL } from '../../src/upstream/port.js';
+import { HOUR_MS, type ProductTruth, type RefreshLog } from './truth.js';
+
+export interface SimRun extends RefreshLog {
+  readonly calls: number;
+  /** Product slots the steps left unused (fewer due than their calls hold), in all and in each step. */
+  readonly unusedSlots: number;
+  readonly unusedByStep: number[];
+  /** The last tuning (null under fixed scheduling). */
+  readonly policy: TunedPolicy | null;
+  readonly wallS: number;
+}
+
+export interface SimOptions {
+  readonly config: Pick<Config, 'refresh'>;
+  readonly start: number;
+  readonly end: number;
+  readonly stepMs: number;
+  /** Calls a second (Q). */
+  readonly rate: number;
+}
+
+/** The value (valueKey) the truth holds at `t`. */
+function valueAt(tr: ProductTruth, t: number): string {
+  let lo = 0;
+  let hi = tr.at.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (tr.at[mid]! <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo === 0 ? tr.v0 : tr.values[lo - 1]!;
+}
+
+interface State {
+  readonly asin: string;
+  readonly priority: 0 | 1;
+  next: number;
+  last: number | null;
+  rate: number | null;
+  obs: Observation[];
+  value: string | null;
+}
+
+const asDue = (s: State): DueProduct => ({
+  _id: null as unknown as DueProduct['_id'],
+  asin: s.asin,
+  priority: s.priority,
+  next_refresh_at: new Date(s.next),
+  last_attempt_at: s.last === null ? null : new Date(s.last),
+  change_rate: s.rate,
+});
+
+/** Runs the scheduler over the products (every one due at the start) and logs what each refresh saw. */
+export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): SimRun {
+  const wall = performance.now();
+  const { config } = o;
+  const adaptive = config.refresh.scheduling === 'adaptive';
+  const states: State[] = truths.map((t) => ({
+    asin: t.asin,
+    priority: t.priority,
+    next: o.start,
+    last: null,
+    rate: null,
+    obs: [],
+    value: null,
+  }));
+  const index = new Map(states.map((s, k) => [s.asin, k]));
+  const refreshAt: number[][] = truths.map(() => []);
+  const refreshValue: string[][] = truths.map(() => []);
+  const callsByStep: number[] = [];
+  const slots = Math.round(o.rate * (o.stepMs / 1_000)) * MAX_ITEMS_PER_CALL;
+  let policy: TunedPolicy | null = null;
+  let tunedAt = -Infinity;
+  let boost = FIRST_BOOST;
+  let plannedP0 = 0;
+  let calls = 0;
+  let unusedSlots = 0;
+  const unusedByStep: number[] = [];
+  for (let t = o.start; t < o.end; t += o.stepMs) {
+    const now = new Date(t);
+    if (adaptive && t - tunedAt >= TUNE_EVERY_MS) {
+      const buckets = { p0: new Map<number, number>(), p1: new Map<number, number>() };
+      for (const s of states) {
+        if (s.rate === null || !(s.rate > 0)) continue;
+        const m = s.priority === 1 ? buckets.p1 : buckets.p0;
+        const b = bucketOf(s.rate);
+        m.set(b, (m.get(b) ?? 0) + 1);
+      }
+      const list = (m: Map<number, number>): RateCount[] => [...m].map(([b, count]) => ({ rate: rateOfBucket(b), count }));
+      const input = tuneInputOf(config, { p0: list(buckets.p0), p1: list(buckets.p1) }, o.rate);
+      // As tune-country.ts: the boost from what the last period planned of priority 0.
+      boost = policy === null ? FIRST_BOOST : nextBoost(boost, (plannedP0 * HOUR_MS) / Math.max(1, t - tunedAt), input.budgetPerHour);
+      const tuned = tunePolicy({ ...input, boost });
+      if (tuned) {
+        policy = tuned;
+        plannedP0 = 0;
+        tunedAt = t;
+      }
+    }
+    const dueP1: State[] = [];
+    const dueP0: State[] = [];
+    for (const s of states) if (s.next <= t) (s.priority === 1 ? dueP1 : dueP0).push(s);
+    const byDue = (a: State, b: State) => a.next - b.next;
+    let picked: State[];
+    if (!adaptive) {
+      picked = [...dueP1.sort(byDue), ...dueP0.sort(byDue)].slice(0, slots);
+    } else {
+      const p1 = dueP1.sort(byDue).slice(0, slots);
+      const room = slots - p1.length;
+      picked = p1;
+      if (room > 0 && dueP0.length > 0) {
+        const w = windowSize(room);
+        // The plan_rate index's order (change_rate descending, null last, then next_refresh_at) and plan_due's.
+        const fastest = [...dueP0].sort((a, b) => (b.rate ?? -Infinity) - (a.rate ?? -Infinity) || a.next - b.next).slice(0, w);
+        // plan_stale: last_attempt_at ascending, never-refreshed (null) first.
+        const stale = [...dueP0].sort((a, b) => (a.last ?? -Infinity) - (b.last ?? -Infinity) || 0).slice(0, w);
+        const oldest = dueP0.sort(byDue).slice(0, w);
+        const chosen = chooseP0(
+          { fastest: fastest.map(asDue), oldest: oldest.map(asDue), stale: stale.map(asDue) },
+          room,
+          policy as RefreshPolicy | null,
+          config.refresh.intervalMs[0],
+          now,
+        );
+        picked = [...p1, ...chosen.map((d) => states[index.get(d.asin)!]!)];
+      }
+    }
+    unusedSlots += slots - picked.length;
+    if (policy !== null) plannedP0 += picked.filter((x) => x.priority === 0).length;
+    unusedByStep.push(slots - picked.length);
+    const stepCalls = Math.ceil(picked.length / MAX_ITEMS_PER_CALL);
+    callsByStep.push(stepCalls);
+    calls += stepCalls;
+    for (const s of picked) {
+      const k = index.get(s.asin)!;
+      const value = valueAt(truths[k]!, t);
+      refreshAt[k]!.push(t);
+      refreshValue[k]!.push(value);
+      // As the write path learns (src/catalog/writes.ts, learnRate): an observation per refresh after the first.
+      if (s.last !== null)
+        s.obs = withObservation(s.obs, { hours: (t - s.last) / HOUR_MS, changed: s.value !== null && s.value !== value });
+      s.rate = estimateRate(s.obs, priorHours(config, s.priority));
+      s.value = value;
+      s.last = t;
+      s.next = nextRefreshAt({
+        why: 'refreshed',
+        config,
+        priority: s.priority,
+        lastAttemptAt: now,
+        changeRate: s.rate,
+        policy: adaptive ? policy : null,
+        now,
+      })!.getTime();
+    }
+  }
+  return {
+    refreshAt,
+    refreshValue,
+    callsByStep,
+    estimates: new Map(states.map((s) => [s.asin, s.rate])),
+    calls,
+    unusedSlots,
+    unusedByStep,
+    policy,
+    wallS: (performance.now() - wall) / 1_000,
+  };
+}
