@@ -2,21 +2,14 @@ import { UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
 import { Types } from 'mongoose';
 import type { Config } from '../config/env.js';
 import { WEBHOOK_MAX_RESPONSE_BYTES } from '../config/alerts.js';
-import { presentPoint } from '../src/catalog/history.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics/registry.js';
 import type { AlertService } from '../src/alerts/service.js';
-import type { WebhookPayload } from '../src/alerts/present.js';
+import { webhookBody } from '../src/alerts/present.js';
 import { sendWebhook, type HostResolver } from '../src/alerts/send-webhook.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { InvalidJobPayloadError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
-import {
-  DELIVERIES_LANE,
-  deliveryPayloadSchema,
-  legacyPayloadSchema,
-  type DeliveryContent,
-  type PayloadPoint,
-} from '../src/alerts/delivery-queue.js';
+import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent } from '../src/alerts/delivery-queue.js';
 
 export interface DeliveryDeps {
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
@@ -32,20 +25,8 @@ export interface DeliveryDeps {
 
 export type DeliveryOutcome = { status: number } | { skipped: string };
 
-/** The webhook's body: the first alert (as before endpoints), every alert fired, and the points as the history route answers them. */
-export function webhookBody(content: DeliveryContent, timeZone: string): WebhookPayload {
-  const point = (p: PayloadPoint) => presentPoint({ ...p, at: new Date(p.at) }, timeZone);
-  const first = content.alerts[0]!;
-  return {
-    alert_id: first.id,
-    kind: first.kind,
-    alerts: content.alerts.map((a) => ({ id: a.id, kind: a.kind })),
-    asin: content.asin,
-    country: content.country,
-    before: content.before ? point(content.before) : null,
-    after: point(content.after),
-  };
-}
+/** The webhook's body (src/alerts/present.ts, where the test delivery builds it too). */
+export { webhookBody };
 
 /** What a job sends: a delivery's content and id, or why there is nothing to send. */
 type Target = { readonly content: DeliveryContent; readonly tag: number | null } | { readonly skipped: string };

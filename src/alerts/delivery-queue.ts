@@ -56,7 +56,19 @@ export const deliveryContentSchema = z.object({
   endpoint_id: objectId,
   user_id: objectId,
   /** The alerts the change fired at the endpoint, in creation order (one per kind, as alerts are unique per product and kind). */
-  alerts: z.array(z.object({ id: objectId, kind: z.enum(ALERT_KINDS) })).min(1),
+  alerts: z
+    .array(
+      z.object({
+        id: objectId,
+        kind: z.enum(ALERT_KINDS),
+        /**
+         * The event's number for this alert and product (sequences.ts), assigned when it was queued;
+         * absent on deliveries queued before numbers existed.
+         */
+        sequence: z.number().int().positive().optional(),
+      }),
+    )
+    .min(1),
   asin: z.string(),
   country: countrySchema,
   before: pointSchema.nullable(),
@@ -161,6 +173,16 @@ export class DeliveryQueue {
       group.alerts.push(alert);
       groups.set(id, group);
     }
+    if (groups.size === 0) return 0;
+    const weights = await this.weightsOf([...groups.values()].map((g) => g.endpoint.user_id.toHexString()));
+    await after;
+    // Each fired alert's number for its product, once the points are written: a change queued again
+    // gets the number it had (the counter remembers its key), so retries and replays repeat it.
+    const fires = [...groups.values()].flatMap(({ change, alerts }) =>
+      alerts.map((a) => ({ alertId: a._id, country: change.country, asin: change.asin, key: change.key })),
+    );
+    const numbers = await this.alerts.sequences.assign(fires);
+    let n = 0;
     const queued: QueuedDelivery[] = [...groups].map(([id, { change, endpoint, alerts }]) => ({
       id,
       endpointId: endpoint._id,
@@ -169,16 +191,13 @@ export class DeliveryQueue {
       payload: deliveryContentSchema.parse({
         endpoint_id: endpoint._id.toHexString(),
         user_id: endpoint.user_id.toHexString(),
-        alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind })),
+        alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind, sequence: numbers[n++]! })),
         asin: change.asin,
         country: change.country,
         before: change.before ? toPoint(change.before) : null,
         after: toPoint(change.after),
       }),
     }));
-    if (queued.length === 0) return 0;
-    const weights = await this.weightsOf(queued.map((q) => q.userId.toHexString()));
-    await after;
     const added = await this.alerts.records.recordQueued(queued);
     await this.queue.addBulk(await Promise.all(queued.map((q) => this.job(q.id, q.payload as DeliveryContent, weights))));
     // Housekeeping: a failure here must not fail the refresh batch that found the changes.

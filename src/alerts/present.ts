@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { countrySchema } from '../catalog/identifiers.js';
-import { historyPointRecordSchema } from '../catalog/history.js';
+import { historyPointRecordSchema, presentPoint } from '../catalog/history.js';
 import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../dates.js';
 import { ALERT_KINDS } from '../models/alert.js';
 import { DELIVERY_STATUSES } from '../models/delivery.js';
@@ -9,6 +9,7 @@ import type { AlertView } from './service.js';
 import { endpointState, type Endpoint } from './endpoints.js';
 import type { DeliveryRecord } from './delivery-records.js';
 import type { AccountEvent } from './events.js';
+import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
 
 export const alertRecordSchema = z
   .object({
@@ -40,7 +41,19 @@ export const createdAlertSchema = alertRecordSchema
   })
   .meta({ id: 'CreatedAlert' });
 
-const firedAlertSchema = z.object({ id: z.string(), kind: z.enum(ALERT_KINDS) }).meta({ id: 'FiredAlert' });
+/** A webhook's sequence number: 1, 2, 3… per alert and product; 0 on a test delivery. */
+const sequenceSchema = z.number().int().nonnegative();
+
+const firedAlertSchema = z
+  .object({
+    id: z.string(),
+    kind: z.enum(ALERT_KINDS),
+    sequence: sequenceSchema.optional().meta({
+      description:
+        "This alert's event number for the product: 1 for its first, then one more per event; the same on every retry and replay. 0 on a test delivery; absent on deliveries queued before numbers existed.",
+    }),
+  })
+  .meta({ id: 'FiredAlert' });
 
 export const deliveryRecordSchema = z
   .object({
@@ -91,6 +104,14 @@ export const webhookPayloadSchema = z
     alerts: z
       .array(firedAlertSchema)
       .meta({ description: 'Every alert of the account on this endpoint that the change fired, in creation order.' }),
+    sequence: sequenceSchema.optional().meta({
+      description:
+        "alerts[0].sequence: the first alert's event number for this product (alert_id, asin, country), assigned once when the event was queued, so retries and replays carry the same number. A receiver processes an event only when its number is above the last it processed for that alert and product (drops stale and replayed ones). 0 on a test delivery (POST /api/alerts/{id}/test), which therefore never counts as processed; absent on deliveries queued before numbers existed.",
+    }),
+    test: z
+      .literal(true)
+      .optional()
+      .meta({ description: 'Only on a test delivery (POST /api/alerts/{id}/test): a sample, not an observed change.' }),
     asin: z.string(),
     country: countrySchema,
     before: historyPointRecordSchema.nullable(),
@@ -98,6 +119,28 @@ export const webhookPayloadSchema = z
   })
   .meta({ id: 'WebhookPayload' });
 export type WebhookPayload = z.infer<typeof webhookPayloadSchema>;
+
+/**
+ * The webhook's body: the first alert (as before endpoints), every alert fired with its sequence
+ * number, and the points as the history route answers them. A delivery queued before numbers
+ * existed has none, and its body stays what it was.
+ */
+export function webhookBody(content: DeliveryContent, timeZone: string, opts: { test?: boolean } = {}): WebhookPayload {
+  const point = (p: PayloadPoint) => presentPoint({ ...p, at: new Date(p.at) }, timeZone);
+  const first = content.alerts[0]!;
+  const numbered = (sequence: number | undefined) => (sequence === undefined ? {} : { sequence });
+  return {
+    alert_id: first.id,
+    kind: first.kind,
+    alerts: content.alerts.map((a) => ({ id: a.id, kind: a.kind, ...numbered(a.sequence) })),
+    ...numbered(first.sequence),
+    ...(opts.test ? { test: true as const } : {}),
+    asin: content.asin,
+    country: content.country,
+    before: content.before ? point(content.before) : null,
+    after: point(content.after),
+  };
+}
 
 export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string): AlertRecord {
   return {

@@ -12,6 +12,7 @@ import { checkWebhookTarget, type WebhookLookup } from './webhook-target.js';
 import { WebhookEndpoints, type Endpoint } from './endpoints.js';
 import { DeliveryRecords, type DeliveryRecord } from './delivery-records.js';
 import { AccountEvents } from './events.js';
+import { AlertSequences } from './sequences.js';
 
 export type Alert = Omit<AlertFields, 'secret_sealed'>;
 
@@ -52,6 +53,8 @@ export class AlertService {
   readonly events: AccountEvents;
   readonly endpoints: WebhookEndpoints;
   readonly records: DeliveryRecords;
+  /** The deliveries' sequence numbers per alert and product. */
+  readonly sequences: AlertSequences;
   readonly counters: AccountCounters<'alerts'>;
 
   constructor(
@@ -65,6 +68,7 @@ export class AlertService {
     this.events = new AccountEvents(conn);
     this.endpoints = new WebhookEndpoints(conn, appKey, this.events);
     this.records = new DeliveryRecords(conn);
+    this.sequences = new AlertSequences(conn);
     this.counters = new AccountCounters(conn, { alerts: (userId) => this.alerts.countDocuments({ user_id: userId }) });
   }
 
@@ -185,7 +189,7 @@ export class AlertService {
 
   /**
    * Deletes the alert, gives its place under the cap back, and deletes the records of deliveries
-   * it alone fired; a delivery still queued finds none of its alerts left and stops.
+   * it alone fired and its sequence counters; a delivery still queued finds none of its alerts left and stops.
    */
   async remove(userId: Types.ObjectId, id: string): Promise<AlertView | null> {
     if (!OBJECT_ID_RE.test(id)) return null;
@@ -193,6 +197,7 @@ export class AlertService {
     if (!removed) return null;
     await this.counters.release(userId, 'alerts');
     await this.records.removeForAlert(removed._id);
+    await this.sequences.removeForAlert(removed._id);
     return (await this.withEndpoints([removed]))[0]!;
   }
 

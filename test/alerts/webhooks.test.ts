@@ -94,7 +94,8 @@ describe('alert webhooks', () => {
     expect(payload).toEqual({
       alert_id: alert.id,
       kind: 'price_drop',
-      alerts: [{ id: alert.id, kind: 'price_drop' }],
+      alerts: [{ id: alert.id, kind: 'price_drop', sequence: 1 }],
+      sequence: 1,
       asin,
       country: 'JP',
       before: points.at(-2),

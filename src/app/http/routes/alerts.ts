@@ -10,6 +10,7 @@ import { asinSchema, type Country } from '../../../catalog/identifiers.js';
 import { ALERT_KINDS } from '../../../models/alert.js';
 import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
 import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
+import { sendTestDelivery } from '../../../alerts/test-delivery.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
@@ -66,6 +67,22 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
 const alertAnswer = z.object({ data: alertRecordSchema }).meta({ id: 'AlertAnswer' });
 const createdAnswer = z.object({ data: createdAlertSchema }).meta({ id: 'CreatedAlertAnswer' });
 const alertPage = pagedSchema(alertRecordSchema, 'AlertPage');
+const testedAnswer = z
+  .object({
+    data: z.object({
+      status: z
+        .number()
+        .int()
+        .nullable()
+        .meta({ description: "The receiver's HTTP status; null when none arrived (refused, network error, timeout)." }),
+      ok: z.boolean().meta({ description: 'The receiver answered 2xx (as a real delivery would count it acknowledged).' }),
+      duration_ms: z.number().int().meta({ description: 'From the start of the attempt to its answer or failure.' }),
+      error: z.string().nullable().meta({ description: 'Why it is not ok; null when it is.' }),
+      webhook_id: z.string().meta({ description: 'The webhook-id the test was sent with (test.…; a test is not a delivery).' }),
+    }),
+  })
+  .meta({ id: 'AlertTestAnswer' });
+
 /** A page of deliveries: an alert's here, the account's in deliveries.ts (one component of the document). */
 export const deliveryPage = pagedSchema(deliveryRecordSchema, 'DeliveryPage');
 
@@ -120,6 +137,25 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         },
       },
     },
+    '/api/alerts/{id}/test': {
+      post: {
+        ...common,
+        operationId: 'testAlert',
+        summary:
+          "Send a signed sample webhook to the alert's endpoint now (one attempt within WEBHOOK_TIMEOUT, not queued, not recorded) and answer what the receiver did",
+        description:
+          "The body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks and timeout. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the error. Nothing is recorded and the endpoint's health is not changed; a disabled endpoint is tested too.",
+        requestParams: { path: input.id },
+        requestBody: {
+          required: false,
+          content: {
+            'application/json': { schema: z.object(bodyToken) },
+            'application/x-www-form-urlencoded': { schema: z.object(bodyToken) },
+          },
+        },
+        responses: { 200: limited('The test ran; what the receiver answered.', testedAnswer), ...errors(401, 404, 413, 429) },
+      },
+    },
     '/api/alerts/{id}/deliveries': {
       get: {
         ...common,
@@ -132,7 +168,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
   };
 }
 
-/** Account API alerts: create, list, read, delete, and read deliveries. Authenticated by account-api.ts. */
+/** Account API alerts: create, list, read, delete, test, and read deliveries. Authenticated by account-api.ts. */
 export function alertRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
@@ -179,6 +215,25 @@ export function alertRoutes(ctx: AppContext): Router {
     const removed = await ctx.alerts.remove(userOf(res)._id, id);
     if (!removed) throw new NotFoundError('No such alert.');
     res.json({ message: 'Deleted.', data: presentAlert(removed, tz) });
+  });
+
+  router.post('/api/alerts/:id/test', async (req, res) => {
+    const { id } = validate(input.id, req.params);
+    const tested = await sendTestDelivery(
+      { conn: ctx.mongo, alerts: ctx.alerts, config: ctx.config, logger: ctx.logger },
+      userOf(res)._id,
+      id,
+    );
+    if (!tested) throw new NotFoundError('No such alert.');
+    res.json({
+      data: {
+        status: tested.status,
+        ok: tested.ok,
+        duration_ms: tested.durationMs,
+        error: tested.error,
+        webhook_id: tested.webhookId,
+      },
+    });
   });
 
   router.get('/api/alerts/:id/deliveries', async (req, res) => {

@@ -1,0 +1,144 @@
+/**
+ * The test button (POST /api/alerts/{id}/test): one signed sample webhook to the alert's endpoint,
+ * now, outside the deliveries' queue, by the same sendWebhook (the same address guard, signing and
+ * WEBHOOK_TIMEOUT) as real deliveries, and the receiver's answer reported back.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Types } from 'mongoose';
+import type { Config } from '../../config/env.js';
+import { DELIVERY_DB_TIMEOUT_MS, WEBHOOK_MAX_RESPONSE_BYTES } from '../../config/alerts.js';
+import { historyPointModel } from '../models/history-point.js';
+import type { Point } from '../catalog/history.js';
+import type { Logger } from '../logger.js';
+import type { Alert, AlertService } from './service.js';
+import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
+import { webhookBody } from './present.js';
+import { sendWebhook, type HostResolver } from './send-webhook.js';
+
+export interface TestDeliveryDeps {
+  readonly conn: Parameters<typeof historyPointModel>[0];
+  readonly alerts: AlertService;
+  readonly config: Pick<Config, 'alerts' | 'timeZone'>;
+  readonly logger: Logger;
+  /** Tests: where webhook hosts resolve at connection time. */
+  readonly resolve?: HostResolver;
+}
+
+/** What the receiver answered: its status (null when none arrived), or why the attempt failed. */
+export interface TestDeliveryResult {
+  readonly status: number | null;
+  readonly ok: boolean;
+  readonly durationMs: number;
+  readonly error: string | null;
+  readonly webhookId: string;
+}
+
+const toPayload = (p: Point): PayloadPoint => ({
+  at: p.at.getTime(),
+  price: p.price,
+  currency: p.currency,
+  availability: p.availability,
+  buybox: p.buybox,
+  rank: p.rank,
+});
+
+/**
+ * Points of a change of the alert's kind, made up: a product the service has not observed yet
+ * still gets a sample of what its alert will send.
+ */
+function samplePoints(alert: Alert, now: Date): { before: PayloadPoint; after: PayloadPoint } {
+  const base = { currency: alert.country === 'JP' ? 'JPY' : 'USD', availability: 'in_stock' as const, buybox: true, rank: 1000 };
+  const at = now.getTime();
+  const before = { ...base, at: at - 3_600_000, price: 10_000 };
+  switch (alert.kind) {
+    case 'price_below': {
+      const threshold = alert.price ?? 10_000;
+      return { before: { ...before, price: threshold + 100 }, after: { ...base, at, price: Math.max(0, threshold - 100) } };
+    }
+    case 'price_drop':
+      return { before, after: { ...base, at, price: Math.floor((10_000 * (100 - (alert.percent ?? 10))) / 100) } };
+    case 'back_in_stock':
+      return { before: { ...before, price: null, availability: 'out_of_stock', buybox: false }, after: { ...base, at, price: 10_000 } };
+    case 'any_change':
+      return { before, after: { ...base, at, price: 10_000, rank: 900 } };
+  }
+}
+
+/**
+ * The sample's content: the alert's product and kind, its last two history points when the
+ * service has observed the product (the latest as `after`), else points made up for the kind.
+ * Sequence 0: never above what a receiver processed, so one that drops stale events drops it.
+ */
+async function sampleContent(deps: TestDeliveryDeps, alert: Alert, endpointId: Types.ObjectId, now: Date): Promise<DeliveryContent> {
+  const points = await historyPointModel(deps.conn)
+    .find({ country: alert.country, asin: alert.asin })
+    .sort({ at: -1 })
+    .limit(2)
+    .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
+    .lean();
+  const change =
+    points.length > 0 ? { before: points[1] ? toPayload(points[1]) : null, after: toPayload(points[0]!) } : samplePoints(alert, now);
+  return {
+    endpoint_id: endpointId.toHexString(),
+    user_id: alert.user_id.toHexString(),
+    alerts: [{ id: alert._id.toHexString(), kind: alert.kind, sequence: 0 }],
+    asin: alert.asin,
+    country: alert.country,
+    ...change,
+  };
+}
+
+/**
+ * Sends the account's alert a test delivery; null when the account has no such alert. The attempt
+ * is not recorded and changes nothing: no delivery record, no failure span or disabling of the
+ * endpoint (a 410 is reported, not acted on), no `last_delivery_at`, no metrics. A disabled
+ * endpoint is tested too (checking a receiver before enabling it is what the button is for).
+ * A receiver that fails, hangs or is refused by the address guard answers `ok: false`.
+ */
+export async function sendTestDelivery(
+  deps: TestDeliveryDeps,
+  userId: Types.ObjectId,
+  alertId: string,
+): Promise<TestDeliveryResult | null> {
+  const view = await deps.alerts.find(userId, alertId);
+  if (!view) return null;
+  const endpoint = view.endpoint ?? (await deps.alerts.endpoints.adopt(view.alert));
+  const found = endpoint ? await deps.alerts.endpoints.forDelivery(endpoint._id) : null;
+  if (!found) return null;
+  const now = new Date();
+  const webhookId = `test.${view.alert._id.toHexString()}.${now.getTime()}.${randomBytes(4).toString('hex')}`;
+  const content = await sampleContent(deps, view.alert, found.endpoint._id, now);
+  const started = performance.now();
+  try {
+    const answer = await sendWebhook({
+      url: found.endpoint.url,
+      secret: found.secrets,
+      id: webhookId,
+      timestamp: now,
+      body: JSON.stringify(webhookBody(content, deps.config.timeZone, { test: true })),
+      timeoutMs: deps.config.alerts.timeoutMs,
+      maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
+      allowPrivate: deps.config.alerts.allowPrivate,
+      resolve: deps.resolve,
+    });
+    const ok = answer.status >= 200 && answer.status < 300;
+    return {
+      status: answer.status,
+      ok,
+      durationMs: answer.durationMs,
+      error: ok ? null : `the receiver answered ${answer.status}`,
+      webhookId,
+    };
+  } catch (err) {
+    const error = err instanceof Error ? err : new Error(String(err));
+    deps.logger.info({ alert: alertId, err: { name: error.name, message: error.message } }, 'test webhook failed');
+    const status = (error as { status?: unknown }).status;
+    return {
+      status: typeof status === 'number' ? status : null,
+      ok: false,
+      durationMs: Math.round(performance.now() - started),
+      error: error.message,
+      webhookId,
+    };
+  }
+}
