@@ -4,6 +4,14 @@ import { accountApiRoutes } from './routes/account-api.js';
 import { metricsRoutes } from './routes/metrics.js';
 import { bullBoardRoutes } from './bull-board.js';
 import { docsRoutes } from './routes/docs.js';
+import { historyChartRoutes } from './routes/history-chart.js';
 
 /** What the api role serves beyond version and health: the public directory, the account API, metrics, Bull Board and the API docs. */
-export const apiRoutes: readonly RouteFactory[] = [directoryRoutes, accountApiRoutes, metricsRoutes, bullBoardRoutes, docsRoutes];
+export const apiRoutes: readonly RouteFactory[] = [
+  directoryRoutes,
+  accountApiRoutes,
+  historyChartRoutes,
+  metricsRoutes,
+  bullBoardRoutes,
+  docsRoutes,
+];

@@ -11,6 +11,7 @@ import { directoryPaths } from '../routes/directory.js';
 import { mePaths } from '../routes/me.js';
 import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
+import { historyChartPaths } from '../routes/history-chart.js';
 import { forcedUpdatePaths } from '../routes/forced-update.js';
 import { alertsPaths } from '../routes/alerts.js';
 import { webhooksPaths } from '../routes/webhooks.js';
@@ -84,6 +85,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...mePaths,
       ...watchPaths,
       ...worldPaths(config),
+      ...historyChartPaths(config),
       ...forcedUpdatePaths(config),
       ...alertsPaths(config),
       ...webhooksPaths,
