@@ -9,7 +9,7 @@
  * the synthetic catalogue (truth.ts), so a refresh sees exactly what the simulator would answer.
  */
 import type { Config } from '../../config/env.js';
-import { estimateRate, priorHours, withObservation, type Observation } from '../../src/scheduling/change-rate.js';
+import { estimateRate, posteriorRate, priorHours, withObservation, type Observation } from '../../src/scheduling/change-rate.js';
 import { nextRefreshAt } from '../../src/scheduling/next-refresh.js';
 import { chooseP0, windowSize, type DueProduct } from '../../src/scheduling/pick-due.js';
 import type { RefreshPolicy } from '../../src/scheduling/refresh-objective.js';
@@ -62,7 +62,9 @@ interface State {
   readonly priority: 0 | 1;
   next: number;
   last: number | null;
+  /** change_rate (the estimate) and sched_rate (what the schedule goes by). */
   rate: number | null;
+  sched: number | null;
   obs: Observation[];
   value: string | null;
 }
@@ -74,6 +76,7 @@ const asDue = (s: State): DueProduct => ({
   next_refresh_at: new Date(s.next),
   last_attempt_at: s.last === null ? null : new Date(s.last),
   change_rate: s.rate,
+  sched_rate: s.sched,
 });
 
 /** Runs the scheduler over the products (every one due at the start) and logs what each refresh saw. */
@@ -87,6 +90,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
     next: o.start,
     last: null,
     rate: null,
+    sched: null,
     obs: [],
     value: null,
   }));
@@ -166,6 +170,8 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
       if (s.last !== null)
         s.obs = withObservation(s.obs, { hours: (t - s.last) / HOUR_MS, changed: s.value !== null && s.value !== value });
       s.rate = estimateRate(s.obs, priorHours(config, s.priority));
+      const posterior = adaptive && s.priority === 0 && policy?.prior ? posteriorRate(s.obs, policy.prior) : null;
+      s.sched = posterior ?? s.rate;
       s.value = value;
       s.last = t;
       s.next = nextRefreshAt({
@@ -173,7 +179,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
         config,
         priority: s.priority,
         lastAttemptAt: now,
-        changeRate: s.rate,
+        changeRate: s.sched,
         policy: adaptive ? policy : null,
         now,
       })!.getTime();

@@ -5,7 +5,7 @@ import type { ItemOutcome, UpstreamItem } from './product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
 import { searchKeys } from '../search/keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
-import { estimateRate, priorHours, withObservation } from '../scheduling/change-rate.js';
+import { estimateRate, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import { nextRefreshAt } from '../scheduling/next-refresh.js';
 import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
 
@@ -93,17 +93,21 @@ export async function readPrior(
 }
 
 /**
- * The product's change-rate estimate after this observation (src/scheduling/change-rate.ts), and
- * whether the observation saw it move. The first observation has nothing to compare with.
+ * The product's change-rate estimate after this observation (src/scheduling/change-rate.ts), the
+ * rate its schedule goes by (the posterior with the country's estimates as prior, for priority 0
+ * under a tuned policy; the estimate otherwise), and whether the observation saw it move. The first
+ * observation has nothing to compare with.
  */
-function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, item: UpstreamItem, now: Date) {
+function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, item: UpstreamItem, now: Date, policy: RefreshPolicy | null) {
   const window = prior?.rate_obs ?? [];
   const last = prior ? pointOfProduct(prior) : null;
   const seen = last !== null && !sameOffer(last, valuesOfItem(item));
   const next = prior?.updated_at
     ? withObservation(window, { hours: (now.getTime() - prior.updated_at.getTime()) / 3_600_000, changed: seen })
     : window;
-  return { rate_obs: next, change_rate: estimateRate(next, priorHours(config, prior?.priority ?? 0)), seen };
+  const estimate = estimateRate(next, priorHours(config, prior?.priority ?? 0));
+  const posterior = prior?.priority === 0 && policy?.prior ? posteriorRate(next, policy.prior) : null;
+  return { rate_obs: next, change_rate: estimate, sched_rate: posterior ?? estimate, seen };
 }
 
 /**
@@ -179,7 +183,7 @@ export async function writeOutcomes(
     let set: Partial<ProductFields>;
     if (outcome === 'found' && item) {
       found++;
-      const { seen: moved, ...rate } = learnRate(config, prior.get(asin), item, now);
+      const { seen: moved, ...rate } = learnRate(config, prior.get(asin), item, now, options.policy ?? null);
       if (moved) seen++;
       set = {
         ...dataOf(item),
@@ -189,7 +193,7 @@ export async function writeOutcomes(
           config,
           priority,
           lastAttemptAt: now,
-          changeRate: rate.change_rate,
+          changeRate: rate.sched_rate,
           policy: options.policy ?? null,
           now,
         }),

@@ -36,6 +36,8 @@ export interface ProductFields {
   plan_token: string | null;
   /** Estimated changes of price or availability per hour (src/scheduling/change-rate.ts); null before its first refresh. */
   change_rate: number | null;
+  /** The rate its schedule goes by (src/catalog/writes.ts, learnRate): the estimate, or its posterior. */
+  sched_rate: number | null;
   /** The estimate's evidence: the last observations (hours between two refreshes, moved or not). */
   rate_obs: { hours: number; changed: boolean }[];
   /** The time of the product's last history point; null before its first. */
@@ -78,6 +80,7 @@ export const productSchema = new Schema<ProductFields>(
     history_at: { type: Date, default: null },
     owners: { type: [Schema.Types.ObjectId], default: [] },
     change_rate: { type: Number, default: null },
+    sched_rate: { type: Number, default: null },
     rate_obs: { type: [new Schema({ hours: Number, changed: Boolean }, { _id: false })], default: [] },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, default: null },

@@ -93,3 +93,34 @@ export function refreshIntervalMs(
         : max;
   return Math.round(Math.min(max, Math.max(min, wanted)));
 }
+
+/**
+ * The rate scheduling goes by: the posterior mean given the observations with the country's
+ * distribution of estimates as the prior (empirical Bayes), each candidate rate weighed by how many
+ * products have it and by the likelihood of the looks under it (moved: 1 − e^−λh; still: e^−λh).
+ * A handful of looks says little of one product; the catalogue says which rates are common, so a
+ * product's rate is pulled toward them as far as its own looks leave room. The prior comes from the
+ * products' own estimates (estimateRate), never from these posteriors, which would narrow it at
+ * every tuning. Null without a prior or an observation.
+ */
+export function posteriorRate(window: readonly Observation[], prior: readonly { rate: number; count: number }[]): number | null {
+  if (window.length === 0 || prior.length === 0) return null;
+  let best = -Infinity;
+  const logs = prior.map(({ rate, count }) => {
+    let log = Math.log(Math.max(count, 1e-300));
+    for (const o of window) {
+      const x = rate * o.hours;
+      log += o.changed ? Math.log(Math.max(-Math.expm1(-x), 1e-300)) : -x;
+    }
+    if (log > best) best = log;
+    return log;
+  });
+  let weight = 0;
+  let sum = 0;
+  prior.forEach(({ rate }, i) => {
+    const w = Math.exp(logs[i]! - best);
+    weight += w;
+    sum += w * rate;
+  });
+  return weight > 0 ? sum / weight : null;
+}

@@ -12,9 +12,10 @@ export interface DueProduct {
   next_refresh_at: Date | null;
   last_attempt_at: Date | null;
   change_rate: number | null;
+  sched_rate?: number | null;
 }
 
-const FIELDS = { asin: 1, priority: 1, next_refresh_at: 1, last_attempt_at: 1, change_rate: 1 } as const;
+const FIELDS = { asin: 1, priority: 1, next_refresh_at: 1, last_attempt_at: 1, change_rate: 1, sched_rate: 1 } as const;
 
 /**
  * Candidates read per product the pass can take, under adaptive scheduling: enough that the
@@ -74,7 +75,7 @@ export function chooseP0(
   });
   const ranking = policy ?? UNTUNED;
   const ranked = candidates
-    .map((p) => ({ p, v: refreshIndex(ranking, p.change_rate, p.last_attempt_at && t - p.last_attempt_at.getTime()) }))
+    .map((p) => ({ p, v: refreshIndex(ranking, p.sched_rate ?? p.change_rate, p.last_attempt_at && t - p.last_attempt_at.getTime()) }))
     .sort(
       (a, b) =>
         b.v - a.v ||

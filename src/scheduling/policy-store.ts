@@ -16,6 +16,18 @@ const stored = z.object({
   boost: z.coerce.number().min(1).default(1),
   at: z.coerce.number().int(),
   planned: z.coerce.number().int().nonnegative().default(0),
+  prior: z
+    .string()
+    .transform((s, ctx) => {
+      try {
+        return JSON.parse(s) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'not JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(z.array(z.object({ rate: z.number().positive(), count: z.number().positive() })).max(400))
+    .optional(),
 });
 
 export interface StoredPolicy extends RefreshPolicy {
@@ -77,10 +89,12 @@ export class RefreshPolicies {
       boost: policy.boost,
       at: now,
       planned: 0,
+      ...(policy.prior ? { prior: policy.prior } : {}),
     };
     await this.redis
       .multi()
-      .hset(key, Object.fromEntries(Object.entries(value).map(([k, v]) => [k, String(v)])))
+      .del(key)
+      .hset(key, Object.fromEntries(Object.entries(value).map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : String(v)])))
       .pexpire(key, KEEP_MS)
       .exec();
     this.#cache.set(country, { policy: value, until: now + CACHE_MS });

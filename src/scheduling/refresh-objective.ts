@@ -65,6 +65,8 @@ export interface RefreshPolicy {
   readonly weight: number;
   /** τ_u: hours between refreshes if the calls were shared evenly by priority 0's products. */
   readonly evenHours: number;
+  /** Priority 0's estimates when it was tuned, by rate: the prior of posteriorRate (change-rate.ts). */
+  readonly prior?: readonly { readonly rate: number; readonly count: number }[];
 }
 
 /** Freshness's weight of an objective: `balanced` takes REFRESH_BALANCE (null: `auto`). */

@@ -112,7 +112,7 @@ export function tunePolicy(input: TuneInput): TunedPolicy | null {
   const even = predict(input.rates, () => evenHours);
   const tuned = (weight: number): TunedPolicy => {
     const policy = priceFor(input, weight, evenHours);
-    return { ...policy, predicted: predict(input.rates, (rate) => intervalHours(policy, rate, minH, maxH)), even };
+    return { ...policy, prior: input.rates, predicted: predict(input.rates, (rate) => intervalHours(policy, rate, minH, maxH)), even };
   };
   if (input.weight !== null) return tuned(input.weight);
   // Freshness grows with its weight. The prediction takes the estimates for the truth, and noisy

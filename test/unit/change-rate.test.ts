@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/env.js';
 import {
   estimateRate,
+  posteriorRate,
   priorHours,
   refreshIntervalMs,
   WINDOW,
@@ -134,5 +135,45 @@ describe('refreshIntervalMs', () => {
     const tight = config({ REFRESH_MIN_INTERVAL: '2h' });
     expect(tight.refresh.minIntervalMs).toBe(HOUR);
     expect(refreshIntervalMs(tight, 1, 1_000)).toBe(HOUR);
+  });
+});
+
+describe('posteriorRate: the estimate with the country’s distribution as prior', () => {
+  // Most products change about once a day, a few every hour.
+  const prior = [
+    { rate: 1 / 24, count: 900 },
+    { rate: 1, count: 100 },
+  ];
+  it('one look leaves it between the rates the catalogue has; many looks settle it', () => {
+    const moved = (n: number) => Array.from({ length: n }, () => ({ hours: 2, changed: true }));
+    // A move in 2 h is 11 times likelier for an hourly product, against odds of 1 to 9: about even.
+    const one = posteriorRate(moved(1), prior)!;
+    expect(one).toBeGreaterThan(0.4);
+    expect(one).toBeLessThan(0.7);
+    // Eight looks two hours apart that all moved: an hourly product.
+    expect(posteriorRate(moved(8), prior)!).toBeGreaterThan(0.95);
+    // Eight still looks: a daily one.
+    const still = Array.from({ length: 8 }, () => ({ hours: 2, changed: false }));
+    expect(posteriorRate(still, prior)!).toBeLessThan(0.045);
+  });
+
+  it('is null without a prior or a look, and weighs the prior by its counts', () => {
+    expect(posteriorRate([], prior)).toBeNull();
+    expect(posteriorRate([{ hours: 1, changed: true }], [])).toBeNull();
+    const even = posteriorRate(
+      [{ hours: 24, changed: true }],
+      [
+        { rate: 1 / 24, count: 1 },
+        { rate: 1, count: 1 },
+      ],
+    )!;
+    const skewed = posteriorRate(
+      [{ hours: 24, changed: true }],
+      [
+        { rate: 1 / 24, count: 99 },
+        { rate: 1, count: 1 },
+      ],
+    )!;
+    expect(skewed).toBeLessThan(even);
   });
 });

@@ -4,6 +4,7 @@ import { writeOutcomes } from '../../src/catalog/writes.js';
 import { productModel } from '../../src/models/product.js';
 import { pickDue } from '../../src/scheduling/pick-due.js';
 import { tuneCountry } from '../../src/scheduling/tune-country.js';
+import { posteriorRate } from '../../src/scheduling/change-rate.js';
 import { hoursToPrice } from '../../src/scheduling/refresh-objective.js';
 import type { UpstreamItem } from '../../src/catalog/product.js';
 
@@ -202,13 +203,18 @@ describe('SCHEDULING=adaptive', () => {
     expect(tuned.price).toBeGreaterThan(0);
     const stored = (await t.ctx.policies.read('JP', now))!;
     expect(stored).toMatchObject({ price: tuned.price, weight: tuned.weight, evenHours: tuned.evenHours, at: now });
+    // The distribution it was tuned from, kept as the prior of every product's posterior.
+    expect(stored.prior!.reduce((n, r) => n + r.count, 0)).toBe(200);
     // Within TUNE_EVERY_MS the stored one stands.
     expect((await tuneCountry(t.ctx, 'JP', 0.5, now + 60_000))!.price).toBe(tuned.price);
 
     for (const asin of ['B0TUNE0010', 'B0TUNE0100']) {
       await writeOutcomes(t.ctx.mongo, t.ctx.config, 'JP', [item(asin, 1001)], { [asin]: 'found' }, { now: new Date(now), policy: stored });
       const p = (await products.findOne({ country: 'JP', asin }).lean())!;
-      const wanted = Math.round(Math.min(24 * HOUR, Math.max(5 * MIN, hoursToPrice(stored, p.change_rate!) * HOUR)));
+      // The schedule goes by the posterior, the country's estimates as prior; the record keeps the estimate.
+      expect(p.sched_rate).toBeCloseTo(posteriorRate(p.rate_obs, stored.prior!)!, 12);
+      expect(p.sched_rate).not.toBe(p.change_rate);
+      const wanted = Math.round(Math.min(24 * HOUR, Math.max(5 * MIN, hoursToPrice(stored, p.sched_rate!) * HOUR)));
       expect(p.next_refresh_at!.getTime() - now).toBe(wanted);
     }
   });
