@@ -3,8 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Against a Redis Cluster of their own: `npm run test:cluster` (vitest.cluster.config.ts).
-    exclude: ['test/cluster/**', 'node_modules/**'],
+    // Against a Redis Cluster of their own: `npm run test:cluster` (vitest.cluster.config.ts); in
+    // Chromium: `npm run test:browser` (vitest.browser.config.ts).
+    exclude: ['test/cluster/**', 'test/browser/**', 'node_modules/**'],
     // Each file builds its own app on its own Redis prefix and database, so files may run in parallel.
     pool: 'forks',
     // Generous: tests wait on events, and a starved 2-core CI box can be slow to deliver them; a

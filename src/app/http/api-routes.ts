@@ -5,8 +5,9 @@ import { metricsRoutes } from './routes/metrics.js';
 import { bullBoardRoutes } from './bull-board.js';
 import { docsRoutes } from './routes/docs.js';
 import { historyChartRoutes } from './routes/history-chart.js';
+import { appPageRoutes } from './routes/app-page.js';
 
-/** What the api role serves beyond version and health: the public directory, the account API, metrics, Bull Board and the API docs. */
+/** What the api role serves beyond version and health: the public directory, the account API, metrics, Bull Board, the API docs and the account page (/app). */
 export const apiRoutes: readonly RouteFactory[] = [
   directoryRoutes,
   accountApiRoutes,
@@ -14,4 +15,5 @@ export const apiRoutes: readonly RouteFactory[] = [
   metricsRoutes,
   bullBoardRoutes,
   docsRoutes,
+  appPageRoutes,
 ];
