@@ -11,7 +11,7 @@ import { ALERT_KINDS } from '../models/alert.js';
 import type { Alert, AlertService } from './service.js';
 import type { Endpoint } from './endpoints.js';
 import type { Claimed, QueuedDelivery } from './delivery-records.js';
-import { firesOn } from './triggers.js';
+import { holdsNow, judge, rearms, sameState, stateOf, type ArmState } from './triggers.js';
 import type { FairTags } from '../fairness/fair-tags.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import { OBJECT_ID_RE } from '../db/mongo.js';
@@ -156,12 +156,55 @@ export class DeliveryQueue {
     const byCountry = new Map<ProductChange['country'], ProductChange[]>();
     for (const c of changes) byCountry.set(c.country, [...(byCountry.get(c.country) ?? []), c]);
     const fired: { change: ProductChange; alert: Alert }[] = [];
+    // Re-arming alerts' states, judged change after change in the batch's order; written back when changed.
+    const states = new Map<string, { alert: Alert; from: ArmState; state: ArmState }>();
     for (const [country, list] of byCountry) {
       const alerts = await this.alerts.activeOn(country, [...new Set(list.map((c) => c.asin))]);
-      for (const change of list) {
-        for (const alert of alerts) if (alert.asin === change.asin && firesOn(alert, change)) fired.push({ change, alert });
+      const pairs = list.flatMap((change) => alerts.filter((a) => a.asin === change.asin).map((alert) => ({ change, alert })));
+      const references = await this.alerts.referencesFor(pairs);
+      for (const { change, alert } of pairs) {
+        const hex = alert._id.toHexString();
+        const held = states.get(hex) ?? { alert, from: stateOf(alert), state: stateOf(alert) };
+        const judged = judge(alert, held.state, change, references.get(`${hex}.${change.key}`) ?? null);
+        if (rearms(alert)) states.set(hex, { ...held, state: judged.state });
+        if (judged.fires) fired.push({ change, alert });
       }
     }
+    const changedStates = [...states.values()].filter((s) => !sameState(s.from, s.state));
+    if (changedStates.length > 0) {
+      await after;
+      await this.alerts.saveStates(changedStates.map((s) => ({ id: s.alert._id, state: s.state })));
+    }
+    return this.queueFired(fired, after);
+  }
+
+  /**
+   * An alert posted with fire_on_create: when its condition already holds on the product's current
+   * point (its last history point, against the one before it), one delivery of that point, as a
+   * change of its own (`<country>.<asin>.created.<alert id>`). Nothing when the product has no
+   * point yet, or the alert is paused. Answers how many deliveries were queued (0 or 1).
+   */
+  async enqueueOnCreate(alert: Alert): Promise<number> {
+    if (alert.paused) return 0;
+    const [latest, previous] = await this.alerts.lastPoints(alert.country, alert.asin);
+    if (!latest) return 0;
+    const change: ProductChange = {
+      country: alert.country,
+      asin: alert.asin,
+      key: `${alert.country}.${alert.asin}.created.${alert._id.toHexString()}`,
+      before: previous ?? null,
+      after: latest,
+    };
+    const references = await this.alerts.referencesFor([{ change, alert }]);
+    if (!holdsNow(alert, change, references.get(`${alert._id.toHexString()}.${change.key}`) ?? null)) return 0;
+    if (rearms(alert)) {
+      await this.alerts.saveStates([{ id: alert._id, state: { armed: false, last_fired_at: latest.at, last_fired_key: change.key } }]);
+    }
+    return this.queueFired([{ change, alert }], Promise.resolve());
+  }
+
+  /** Queues the deliveries of fired alerts: one per endpoint and change. */
+  private async queueFired(fired: readonly { change: ProductChange; alert: Alert }[], after: Promise<void>): Promise<number> {
     if (fired.length === 0) return 0;
     const endpointOf = await this.endpointsOf(fired.map((f) => f.alert));
     const groups = new Map<string, { change: ProductChange; endpoint: Endpoint; alerts: Alert[] }>();

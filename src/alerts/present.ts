@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { countrySchema } from '../catalog/identifiers.js';
 import { historyPointRecordSchema, presentPoint } from '../catalog/history.js';
 import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../dates.js';
-import { ALERT_KINDS } from '../models/alert.js';
+import { ALERT_KINDS, ALERT_REFERENCES } from '../models/alert.js';
 import { DELIVERY_STATUSES } from '../models/delivery.js';
 import { ACCOUNT_EVENT_TYPES } from '../models/account-event.js';
 import type { AlertView } from './service.js';
@@ -18,7 +18,32 @@ export const alertRecordSchema = z
     country: countrySchema,
     kind: z.enum(ALERT_KINDS),
     price: z.number().int().nullable().meta({ description: 'price_below: the threshold in minor units.' }),
-    percent: z.number().int().nullable().meta({ description: 'price_drop: the least drop against the last point, in percent.' }),
+    percent: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'price_drop / price_rise: the least move against the last point, in percent; null when by amount.' }),
+    amount: z
+      .number()
+      .int()
+      .nullable()
+      .meta({ description: 'price_drop / price_rise: the least move against the last point, in minor units; null when by percent.' }),
+    reference: z.enum(ALERT_REFERENCES).nullable().meta({
+      description:
+        'price_drop / price_rise: what the price is compared against (previous, lowest, highest, at_creation); null for other kinds.',
+    }),
+    days: z.number().int().nullable().meta({ description: 'reference lowest / highest: the window in days.' }),
+    reference_price: z.number().int().nullable().meta({
+      description: 'reference at_creation: the price taken when the alert was posted (or the first seen after); else null.',
+    }),
+    rearm_above: z.number().int().nullable().meta({
+      description: 'price_below: after firing, fires again only once a point is at or above price + rearm_above; null: at or above price.',
+    }),
+    rearm_after: z
+      .string()
+      .nullable()
+      .meta({ description: 'price_below: no second firing within this long of the last (e.g. "6h"); null: no such wait.' }),
+    paused: z.boolean().meta({ description: 'true: the alert fires nothing until resumed (PATCH /api/alerts/{id}).' }),
     webhook_url: z.string(),
     endpoint_id: z.string().nullable().meta({
       description: 'The webhook endpoint it delivers to (GET /api/webhooks); null for an alert of before endpoints not yet moved to one.',
@@ -150,6 +175,13 @@ export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string
     kind: a.kind,
     price: a.price,
     percent: a.percent,
+    amount: a.amount ?? null,
+    reference: a.kind === 'price_drop' || a.kind === 'price_rise' ? (a.reference ?? 'previous') : null,
+    days: a.days ?? null,
+    reference_price: a.reference === 'at_creation' ? (a.reference_price ?? null) : null,
+    rearm_above: a.rearm_above ?? null,
+    rearm_after: a.rearm_after ?? null,
+    paused: a.paused ?? false,
     webhook_url: a.webhook_url,
     endpoint_id: a.endpoint_id?.toHexString() ?? null,
     active: !a.disabled_at && !endpoint?.disabled_at,

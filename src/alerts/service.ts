@@ -2,7 +2,7 @@ import mongoose, { Types, type Connection } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
 import type { Country } from '../catalog/identifiers.js';
-import { alertModel, type AlertFields, type AlertKind } from '../models/alert.js';
+import { alertModel, type AlertFields, type AlertKind, type AlertReference } from '../models/alert.js';
 import { ValidationError, WebhookTargetRefusedError } from '../errors/index.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../db/page.js';
@@ -13,6 +13,11 @@ import { WebhookEndpoints, type Endpoint } from './endpoints.js';
 import { DeliveryRecords, type DeliveryRecord } from './delivery-records.js';
 import { AccountEvents } from './events.js';
 import { AlertSequences } from './sequences.js';
+import type { ArmState } from './triggers.js';
+import { referencesFor } from './reference.js';
+import type { Point, ProductChange } from '../catalog/history.js';
+import { historyPointModel } from '../models/history-point.js';
+import { productModel } from '../models/product.js';
 
 export type Alert = Omit<AlertFields, 'secret_sealed'>;
 
@@ -28,7 +33,36 @@ export interface NewAlert {
   readonly kind: AlertKind;
   readonly price: number | null;
   readonly percent: number | null;
+  /** price_drop / price_rise: the least move in minor units (exactly one of percent and amount). */
+  readonly amount?: number | null;
+  /** Default false. */
+  readonly paused?: boolean;
+  /** price_below: re-arming margin in minor units, and least time between firings (as posted, and in ms). */
+  /** price_drop / price_rise: against what (default previous), and over how many days for lowest / highest. */
+  readonly reference?: AlertReference;
+  readonly days?: number | null;
+  readonly rearmAbove?: number | null;
+  readonly rearmAfter?: { readonly text: string; readonly ms: number } | null;
   readonly webhookUrl: string;
+}
+
+/**
+ * The options a POST sets on an alert, new or existing. A POST re-arms it (src/alerts/triggers.ts);
+ * when it last fired stays, so `rearm_after` still holds.
+ */
+function optionsOf(input: NewAlert) {
+  return {
+    price: input.price,
+    percent: input.percent,
+    amount: input.amount ?? null,
+    reference: input.reference ?? 'previous',
+    days: input.days ?? null,
+    paused: input.paused ?? false,
+    rearm_above: input.rearmAbove ?? null,
+    rearm_after: input.rearmAfter?.text ?? null,
+    rearm_after_ms: input.rearmAfter?.ms ?? null,
+    armed: true,
+  };
 }
 
 /** What POST /api/alerts did: made a new alert (201) or updated the account's alert of that product and kind (200). */
@@ -104,8 +138,8 @@ export class AlertService {
         asin: input.asin,
         country: input.country,
         kind: input.kind,
-        price: input.price,
-        percent: input.percent,
+        ...optionsOf(input),
+        ...(await this.currentPrice(input)),
         webhook_url: input.webhookUrl,
         endpoint_id: endpoint._id,
         disabled_at: null,
@@ -160,8 +194,8 @@ export class AlertService {
         { _id: alert._id },
         {
           $set: {
-            price: input.price,
-            percent: input.percent,
+            ...optionsOf(input),
+            ...(await this.currentPrice(input)),
             webhook_url: input.webhookUrl,
             endpoint_id: endpoint._id,
             disabled_at: null,
@@ -179,6 +213,23 @@ export class AlertService {
   async list(userId: Types.ObjectId, page: PageRequest): Promise<Page<AlertView>> {
     const { items, total } = await findPage(this.alerts, { user_id: userId }, NEWEST_FIRST, page);
     return { items: await this.withEndpoints(items), total };
+  }
+
+  /**
+   * Pauses or resumes the account's alert; null when it has no such alert. A paused alert is not
+   * judged at all, so resuming fires nothing for what changed meanwhile: every kind fires on a
+   * change between two points, and price_below on a crossing. Resuming re-arms it.
+   */
+  async setPaused(userId: Types.ObjectId, id: string, paused: boolean): Promise<AlertView | null> {
+    if (!OBJECT_ID_RE.test(id)) return null;
+    const updated = await this.alerts
+      .findOneAndUpdate(
+        { _id: new Types.ObjectId(id), user_id: userId },
+        { $set: paused ? { paused } : { paused, armed: true } },
+        { returnDocument: 'after' },
+      )
+      .lean();
+    return updated ? (await this.withEndpoints([updated]))[0]! : null;
   }
 
   /** The account's alert with this id; null for a malformed id, another account's, or none. */
@@ -211,10 +262,72 @@ export class AlertService {
   /** The active alerts on these products of a country (one query per batch that changed something). */
   activeOn(country: Country, asins: readonly string[]): Promise<Alert[]> {
     return this.alerts
-      .find({ country, asin: mongoose.trusted({ $in: [...asins] }), disabled_at: null })
+      .find({ country, asin: mongoose.trusted({ $in: [...asins] }), disabled_at: null, paused: mongoose.trusted({ $ne: true }) })
       .sort({ _id: 1 })
       .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
       .lean();
+  }
+
+  /**
+   * The reference prices of these changes for the alerts that compare against one (reference.ts).
+   * An at_creation alert made before its product had a price takes the first price it sees.
+   */
+  async referencesFor(pairs: readonly { change: ProductChange; alert: Alert }[]): Promise<Map<string, number | null>> {
+    for (const { change, alert } of pairs) {
+      if (alert.reference !== 'at_creation' || (alert.reference_price ?? null) !== null || change.after.price === null) continue;
+      const { price, currency } = change.after;
+      await this.alerts
+        .updateOne({ _id: alert._id, reference_price: null }, { $set: { reference_price: price, reference_currency: currency } })
+        .maxTimeMS(DELIVERY_DB_TIMEOUT_MS);
+      Object.assign(alert, { reference_price: price, reference_currency: currency });
+    }
+    return referencesFor(this.conn, pairs);
+  }
+
+  /** The product's last two history points, newest first (fewer when it has fewer). */
+  async lastPoints(country: Country, asin: string): Promise<Point[]> {
+    const points = await historyPointModel(this.conn)
+      .find({ country, asin })
+      .sort({ at: -1 })
+      .limit(2)
+      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
+      .lean();
+    return points.map((p) => ({
+      at: p.at,
+      price: p.price,
+      currency: p.currency,
+      availability: p.availability,
+      buybox: p.buybox,
+      rank: p.rank,
+    }));
+  }
+
+  /** The product's price now, as an at_creation alert takes it; nulls when it has none yet. */
+  private async currentPrice(input: NewAlert): Promise<{ reference_price: number | null; reference_currency: string | null }> {
+    if (input.kind !== 'price_drop' && input.kind !== 'price_rise') return { reference_price: null, reference_currency: null };
+    if (input.reference !== 'at_creation') return { reference_price: null, reference_currency: null };
+    const product = await productModel(this.conn).findOne({ country: input.country, asin: input.asin }).select({ price: 1 }).lean();
+    return { reference_price: product?.price?.amount ?? null, reference_currency: product?.price?.currency ?? null };
+  }
+
+  /** Re-arming alerts' states after a batch's changes (src/alerts/triggers.ts). */
+  async saveStates(states: readonly { id: Types.ObjectId; state: ArmState }[]): Promise<void> {
+    if (states.length === 0) return;
+    await withTimeout(
+      this.alerts
+        .bulkWrite(
+          states.map(({ id, state }) => ({
+            updateOne: {
+              filter: { _id: id },
+              update: { $set: { armed: state.armed, last_fired_at: state.last_fired_at, last_fired_key: state.last_fired_key } },
+            },
+          })),
+          { ordered: false },
+        )
+        .then(() => undefined),
+      DELIVERY_DB_TIMEOUT_MS,
+      'alert re-arming states',
+    );
   }
 
   /** Which of these alerts still exist and are not disabled (a queued delivery's, checked before sending). */

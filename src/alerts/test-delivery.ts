@@ -55,8 +55,14 @@ function samplePoints(alert: Alert, now: Date): { before: PayloadPoint; after: P
       const threshold = alert.price ?? 10_000;
       return { before: { ...before, price: threshold + 100 }, after: { ...base, at, price: Math.max(0, threshold - 100) } };
     }
-    case 'price_drop':
-      return { before, after: { ...base, at, price: Math.floor((10_000 * (100 - (alert.percent ?? 10))) / 100) } };
+    case 'price_drop': {
+      const drop = alert.amount ?? Math.ceil((10_000 * (alert.percent ?? 10)) / 100);
+      return { before, after: { ...base, at, price: Math.max(0, 10_000 - drop) } };
+    }
+    case 'price_rise': {
+      const rise = alert.amount ?? Math.ceil((10_000 * (alert.percent ?? 10)) / 100);
+      return { before, after: { ...base, at, price: 10_000 + rise } };
+    }
     case 'back_in_stock':
       return { before: { ...before, price: null, availability: 'out_of_stock', buybox: false }, after: { ...base, at, price: 10_000 } };
     case 'any_change':

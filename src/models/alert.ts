@@ -1,8 +1,12 @@
 import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
 import type { Country } from '../catalog/identifiers.js';
 
-export const ALERT_KINDS = ['price_below', 'price_drop', 'back_in_stock', 'any_change'] as const;
+export const ALERT_KINDS = ['price_below', 'price_drop', 'price_rise', 'back_in_stock', 'any_change'] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/** What price_drop and price_rise compare the new price against (src/alerts/triggers.ts). */
+export const ALERT_REFERENCES = ['previous', 'lowest', 'highest', 'at_creation'] as const;
+export type AlertReference = (typeof ALERT_REFERENCES)[number];
 
 /** The unique index that makes an account's alerts one per country, ASIN and kind. */
 export const ALERT_PER_PRODUCT_INDEX = 'alert_per_product_kind';
@@ -23,8 +27,35 @@ export interface AlertFields {
   kind: AlertKind;
   /** price_below: the threshold in minor units. */
   price: number | null;
-  /** price_drop: the least drop against the last point, in percent. */
+  /** price_drop / price_rise: the least move against the last point, in percent (or `amount`). */
   percent: number | null;
+  /** price_drop / price_rise: the least move against the last point, in minor units (or `percent`). Absent on older alerts. */
+  amount?: number | null;
+  /** price_drop / price_rise: against what (absent: previous, the point before). */
+  reference?: AlertReference;
+  /** reference lowest / highest: over the product's points of this many days before the change. */
+  days?: number | null;
+  /** reference at_creation: the product's price (and currency) when the alert was posted; null until one is known. */
+  reference_price?: number | null;
+  reference_currency?: string | null;
+  /** A paused alert fires nothing; it keeps its options. Absent on older alerts: not paused. */
+  paused?: boolean;
+  /**
+   * price_below: after a firing, the price must be at least `price + rearm_above` (minor units)
+   * before the alert can fire again. null: back at or above `price` re-arms it (as before).
+   */
+  rearm_above?: number | null;
+  /** price_below: no second firing within this long of the last (as posted, e.g. "6h"), and in ms. */
+  rearm_after?: string | null;
+  rearm_after_ms?: number | null;
+  /**
+   * Re-arming state, kept only for an alert with `rearm_above` or `rearm_after`: whether it may
+   * fire, when it last fired (the point's time) and the change that fired it (a retried batch
+   * that sees the same change fires it again, and the job id makes it one delivery).
+   */
+  armed?: boolean;
+  last_fired_at?: Date | null;
+  last_fired_key?: string | null;
   webhook_url: string;
   /** null (or absent) only on an alert stored before endpoints existed and not yet moved to one. */
   endpoint_id?: Types.ObjectId | null;
@@ -49,6 +80,18 @@ export const alertSchema = new Schema<AlertFields>(
     kind: { type: String, enum: ALERT_KINDS, required: true },
     price: { type: Number, default: null },
     percent: { type: Number, default: null },
+    amount: { type: Number, default: null },
+    reference: { type: String, enum: ALERT_REFERENCES, default: 'previous' },
+    days: { type: Number, default: null },
+    reference_price: { type: Number, default: null },
+    reference_currency: { type: String, default: null },
+    paused: { type: Boolean, default: false },
+    rearm_above: { type: Number, default: null },
+    rearm_after: { type: String, default: null },
+    rearm_after_ms: { type: Number, default: null },
+    armed: { type: Boolean, default: true },
+    last_fired_at: { type: Date, default: null },
+    last_fired_key: { type: String, default: null },
     webhook_url: { type: String, required: true },
     endpoint_id: { type: Schema.Types.ObjectId, default: null },
     secret_sealed: { type: String, select: false },

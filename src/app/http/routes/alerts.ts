@@ -2,12 +2,13 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
+import { durationOrZero } from '../../../../config/parsers.js';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { bodyFields, validate } from '../validate.js';
 import { NotFoundError } from '../../../errors/index.js';
 import { asinSchema, type Country } from '../../../catalog/identifiers.js';
-import { ALERT_KINDS } from '../../../models/alert.js';
+import { ALERT_KINDS, ALERT_REFERENCES } from '../../../models/alert.js';
 import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
 import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
 import { sendTestDelivery } from '../../../alerts/test-delivery.js';
@@ -15,14 +16,35 @@ import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
 /** A whole number from a JSON number or a form field's text. */
-const wholeNumber = (min: number, max: number) =>
-  z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error: `must be a whole number from ${min} to ${max}.` }).pipe(
-    z
-      .number({ error: `must be a whole number from ${min} to ${max}.` })
-      .int()
-      .min(min)
-      .max(max),
-  );
+const wholeNumber = (min: number, max: number, error = `must be a whole number from ${min} to ${max}.`) =>
+  z
+    .union([z.number(), z.string().regex(/^\d+$/).transform(Number)], { error })
+    .pipe(z.number({ error }).int({ error }).min(min, { error }).max(max, { error }));
+
+/** A boolean from JSON or a form field's text. */
+const flag = z.union([z.boolean(), z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1')], {
+  error: 'must be true or false.',
+});
+
+const MAX_REARM_AFTER_MS = 30 * 86_400_000;
+const REARM_AFTER_MESSAGE = 'must be a duration such as 30m, 6h or 1d, from 1s to 30d.';
+/** A duration as the configuration writes them ("6h"), kept as posted and in ms. */
+const rearmAfter = z
+  .string({ error: REARM_AFTER_MESSAGE })
+  .regex(/^\d+(ms|s|m|h|d)?$/, REARM_AFTER_MESSAGE)
+  .transform((text) => ({ text, ms: durationOrZero.parse(text) }))
+  .refine((v) => v.ms >= 1_000 && v.ms <= MAX_REARM_AFTER_MS, REARM_AFTER_MESSAGE)
+  .meta({ override: { type: 'string', pattern: '^\\d+(ms|s|m|h|d)?$' } });
+
+/** Which kinds take which option: anything else posted with another kind is refused. */
+const OPTION_KINDS = {
+  price: ['price_below'],
+  rearm_above: ['price_below'],
+  rearm_after: ['price_below'],
+  percent: ['price_drop', 'price_rise'],
+  amount: ['price_drop', 'price_rise'],
+  reference: ['price_drop', 'price_rise'],
+} as const;
 
 /** What creating an alert reads; the webhook URL's rule depends on WEBHOOK_ALLOW_PRIVATE. */
 export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
@@ -42,23 +64,80 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
       price: wholeNumber(1, 1_000_000_000_000)
         .optional()
         .meta({ description: 'price_below: the threshold in minor units (yen, cents); the alert fires when the price goes below it.' }),
-      percent: wholeNumber(1, 99)
+      percent: wholeNumber(1, 1_000, 'must be a whole number from 1 to 99 for price_drop, from 1 to 1000 for price_rise.').optional().meta({
+        description:
+          'price_drop (1–99) / price_rise (1–1000): fires when the price falls / rises at least this many percent against the last point. Exactly one of percent and amount.',
+      }),
+      amount: wholeNumber(1, 1_000_000_000_000).optional().meta({
+        description:
+          'price_drop / price_rise: fires when the price falls / rises at least this much (minor units) against the last point. Exactly one of percent and amount.',
+      }),
+      reference: z
+        .enum(ALERT_REFERENCES, { error: `must be one of ${ALERT_REFERENCES.join(', ')}.` })
         .optional()
-        .meta({ description: 'price_drop: fires when the price falls at least this many percent against the last point.' }),
+        .meta({
+          description:
+            'price_drop / price_rise: what the price is compared against. previous (default): the point before, on every change. lowest / highest: the lowest / highest price of the `days` before the change; at_creation: the price when the alert was posted (the first one seen if the product had none). Against those three it fires when the move is reached, not again while it holds.',
+        }),
+      days: wholeNumber(1, 365)
+        .optional()
+        .meta({ description: 'reference lowest / highest (and only those): the window in days, 1–365 (within HISTORY_DAYS).' }),
+      rearm_above: wholeNumber(0, 1_000_000_000_000).optional().meta({
+        description:
+          'price_below: after firing, the alert fires again only once a point is at or above price + rearm_above (minor units). Absent: back at or above price re-arms it.',
+      }),
+      rearm_after: rearmAfter.optional().meta({
+        description:
+          'price_below: no second firing within this long of the last (by the points’ times), e.g. "6h"; a crossing within it is dropped, not deferred. From 1s to 30d.',
+      }),
+      fire_on_create: flag.optional().meta({
+        description:
+          'true: when the new alert’s condition already holds on the product’s current point (price_below: below the threshold; back_in_stock: in stock; price_drop / price_rise: the last change was such a move, or the price is that far from the lowest / highest), one delivery of that point is queued at creation. Not for any_change nor reference at_creation. Default false; only a creation (201) fires.',
+      }),
+      paused: flag.optional().meta({
+        description:
+          'true: the alert fires nothing until resumed (false, the default). Resuming fires nothing for changes made while paused.',
+      }),
       webhook_url: webhookUrlSchema(config.alerts.allowPrivate).meta({
         description: 'Where the signed POST goes: https; it must not resolve to a private, loopback or link-local address.',
       }),
     })
     .superRefine((a, ctx) => {
-      const needs = (field: 'price' | 'percent', kind: string) => {
-        if (a.kind === kind && a[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is required for ${kind}.` });
-        if (a.kind !== kind && a[field] !== undefined) ctx.addIssue({ code: 'custom', path: [field], message: `is only for ${kind}.` });
-      };
-      needs('price', 'price_below');
-      needs('percent', 'price_drop');
+      for (const [field, kinds] of Object.entries(OPTION_KINDS) as [keyof typeof OPTION_KINDS, readonly string[]][]) {
+        if (a[field] !== undefined && !kinds.includes(a.kind)) {
+          ctx.addIssue({ code: 'custom', path: [field], message: `is only for ${kinds.join(' and ')}.` });
+        }
+      }
+      if (a.fire_on_create === true && (a.kind === 'any_change' || a.reference === 'at_creation')) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['fire_on_create'],
+          message: a.kind === 'any_change' ? 'is not for any_change.' : 'is not for reference at_creation (it cannot hold at creation).',
+        });
+      }
+      if (a.days !== undefined && a.reference !== 'lowest' && a.reference !== 'highest') {
+        ctx.addIssue({ code: 'custom', path: ['days'], message: 'is only for reference lowest and highest.' });
+      }
+      if (a.kind === 'price_below' && a.price === undefined)
+        ctx.addIssue({ code: 'custom', path: ['price'], message: 'is required for price_below.' });
+      if (a.kind === 'price_drop' || a.kind === 'price_rise') {
+        if (a.percent === undefined && a.amount === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['percent'], message: `is required for ${a.kind}, unless amount is given.` });
+        }
+        if (a.percent !== undefined && a.amount !== undefined) {
+          ctx.addIssue({ code: 'custom', path: ['amount'], message: 'may not be given with percent: give exactly one of them.' });
+        }
+        const windowed = a.reference === 'lowest' || a.reference === 'highest';
+        if (windowed && a.days === undefined)
+          ctx.addIssue({ code: 'custom', path: ['days'], message: `is required for reference ${a.reference}.` });
+        if (a.kind === 'price_drop' && a.percent !== undefined && a.percent > 99) {
+          ctx.addIssue({ code: 'custom', path: ['percent'], message: 'must be a whole number from 1 to 99 for price_drop.' });
+        }
+      }
     });
   return {
     body,
+    patch: z.object({ paused: flag.meta({ description: 'true pauses the alert; false resumes it (re-armed).' }) }),
     list: pageQuerySchema({ defaultLimit: 50, maxLimit: 100 }),
     id: z.object({ id: z.string().meta({ description: 'The alert id that POST /api/alerts answered.' }) }),
   };
@@ -126,6 +205,22 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         requestParams: { path: input.id },
         responses: { 200: limited('The alert.', alertAnswer), ...errors(401, 404, 429) },
       },
+      patch: {
+        ...common,
+        operationId: 'updateAlert',
+        summary: 'Pause or resume an alert (its other options stay; POST /api/alerts sets them)',
+        description:
+          'A paused alert is not judged: it fires nothing, and resuming it fires nothing for what changed while it was paused. Resuming re-arms a price_below alert.',
+        requestParams: { path: input.id },
+        requestBody: {
+          required: true,
+          content: {
+            'application/json': { schema: input.patch.safeExtend(bodyToken) },
+            'application/x-www-form-urlencoded': { schema: input.patch.safeExtend(bodyToken) },
+          },
+        },
+        responses: { 200: limited('The alert as it now is.', alertAnswer), ...errors(401, 404, 413, 415, 422, 429) },
+      },
       delete: {
         ...common,
         operationId: 'deleteAlert',
@@ -183,8 +278,22 @@ export function alertRoutes(ctx: AppContext): Router {
       kind: a.kind,
       price: a.price ?? null,
       percent: a.percent ?? null,
+      amount: a.amount ?? null,
+      reference: a.reference ?? 'previous',
+      days: a.days ?? null,
+      paused: a.paused ?? false,
+      rearmAbove: a.rearm_above ?? null,
+      rearmAfter: a.rearm_after ?? null,
       webhookUrl: a.webhook_url,
     });
+    if (saved.created && a.fire_on_create) {
+      // The alert is made: a delivery that cannot be queued now is logged, not the request's failure.
+      await ctx.deliveries
+        .enqueueOnCreate(saved.alert)
+        .catch((err: Error) =>
+          ctx.logger.warn({ err: { message: err.message }, alert: saved.alert._id.toHexString() }, 'fire_on_create not queued'),
+        );
+    }
     res.status(saved.created ? 201 : 200).json({ data: { ...presentAlert(saved, tz), secret: saved.secret } });
   });
 
@@ -206,6 +315,14 @@ export function alertRoutes(ctx: AppContext): Router {
   router.get('/api/alerts/:id', async (req, res) => {
     const { id } = validate(input.id, req.params);
     const alert = await ctx.alerts.find(userOf(res)._id, id);
+    if (!alert) throw new NotFoundError('No such alert.');
+    res.json({ data: presentAlert(alert, tz) });
+  });
+
+  router.patch('/api/alerts/:id', async (req, res) => {
+    const { id } = validate(input.id, req.params);
+    const { paused } = validate(input.patch, bodyFields(req.body));
+    const alert = await ctx.alerts.setPaused(userOf(res)._id, id, paused);
     if (!alert) throw new NotFoundError('No such alert.');
     res.json({ data: presentAlert(alert, tz) });
   });
