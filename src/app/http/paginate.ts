@@ -156,12 +156,12 @@ const MAX_PAGE_PARAM = 2_147_483_647;
  * A query-string integer: absent or empty means the default; anything that is not one base-10
  * integer (a repeated parameter arrives as an array) or is out of range is a 422 on that field.
  */
-function intParam(min: number, max: number, fallback: number) {
+export function intParam(min: number, max: number, fallback: number, description?: string) {
   const doc = { type: 'integer', minimum: min, maximum: max, default: fallback } as const;
   return z
     .unknown()
     .optional()
-    .meta({ override: doc })
+    .meta({ ...(description ? { description } : {}), override: doc })
     .transform((v, ctx): number => {
       if (v === undefined || v === '') return fallback;
       const s = typeof v === 'string' ? v.trim() : undefined;

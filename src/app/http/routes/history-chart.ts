@@ -8,6 +8,7 @@ import type { AppContext } from '../../context.js';
 import type { Config } from '../../../../config/env.js';
 import { MARKETPLACES } from '../../../../config/marketplaces.js';
 import { validate } from '../validate.js';
+import { intParam } from '../paginate.js';
 import { userOf } from '../auth.js';
 import { NotFoundError } from '../../../errors/index.js';
 import { ACCOUNT_API_SECURITY, errors, notModified } from '../openapi/responses.js';
@@ -32,26 +33,6 @@ const CHART_CACHE_ENTRIES = 500;
 const CHART_CACHE_BYTES = 32 * 1024 * 1024;
 const CHART_TTL_MS = 5 * 60_000;
 const DAY_MS = 86_400_000;
-
-/** A query-string integer in [min, max]; absent or empty means the default, anything else a 422 on the field. */
-function intParam(min: number, max: number, fallback: number, description: string) {
-  return z
-    .unknown()
-    .optional()
-    .meta({ description, override: { type: 'integer', minimum: min, maximum: max, default: fallback } })
-    .transform((v, ctx): number => {
-      if (v === undefined || v === '') return fallback;
-      const s = typeof v === 'string' ? v.trim() : undefined;
-      if (s === undefined || !/^[+-]?\d+$/.test(s)) {
-        ctx.addIssue({ code: 'custom', message: 'must be an integer.' });
-        return z.NEVER;
-      }
-      const n = Number(s);
-      if (n < min) ctx.addIssue({ code: 'custom', message: `must be at least ${min}.` });
-      else if (n > max) ctx.addIssue({ code: 'custom', message: `must not be greater than ${max}.` });
-      return n;
-    });
-}
 
 export function historyChartInputs(config: Pick<Config, 'countries'>) {
   return {
