@@ -9,8 +9,9 @@
  * zone's midnights and hours. Prices are formatted by Intl.NumberFormat in the marketplace's
  * language and the prices' currency, through an expression function vega calls for axis labels.
  */
-import { Error as ERROR_LEVEL, expressionFunction, logger, parse, View } from 'vega';
-import { compile, type TopLevelSpec } from 'vega-lite';
+import type * as Vega from 'vega';
+import type * as VegaLite from 'vega-lite';
+import type { TopLevelSpec } from 'vega-lite';
 import type { Availability } from './product.js';
 import { wallClock } from '../dates.js';
 
@@ -76,15 +77,27 @@ function timeFormat(locale: string, unit: TickUnit): Intl.DateTimeFormat {
   return f;
 }
 
-expressionFunction(PRICE_FN, (value: unknown, spec: unknown) => {
-  const [currency, locale] = String(spec).split('|');
-  return typeof value === 'number' ? priceFormat(currency!, locale!).format(value) : '';
-});
-expressionFunction(TIME_FN, (value: unknown, spec: unknown) => {
-  const [locale, unit] = String(spec).split('|');
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : NaN;
-  return Number.isFinite(ms) ? timeFormat(locale!, unit as TickUnit).format(ms) : '';
-});
+/**
+ * vega and vega-lite, loaded on the first chart: they are large, and every process that builds the
+ * app (workers, the CLI's commands) would otherwise pay for them at start-up without drawing one.
+ * The label formatters are registered once, as they load.
+ */
+let renderer: Promise<{ vega: typeof Vega; vegaLite: typeof VegaLite }> | undefined;
+function loadRenderer() {
+  renderer ??= Promise.all([import('vega'), import('vega-lite')]).then(([vega, vegaLite]) => {
+    vega.expressionFunction(PRICE_FN, (value: unknown, spec: unknown) => {
+      const [currency, locale] = String(spec).split('|');
+      return typeof value === 'number' ? priceFormat(currency!, locale!).format(value) : '';
+    });
+    vega.expressionFunction(TIME_FN, (value: unknown, spec: unknown) => {
+      const [locale, unit] = String(spec).split('|');
+      const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : NaN;
+      return Number.isFinite(ms) ? timeFormat(locale!, unit as TickUnit).format(ms) : '';
+    });
+    return { vega, vegaLite };
+  });
+  return renderer;
+}
 
 /** Digits after the decimal point of a currency's minor unit (JPY 0, USD 2). */
 export function minorDigits(currency: string): number {
@@ -309,8 +322,12 @@ export function chartSpec(input: PriceChartInput): TopLevelSpec {
 export async function renderPriceChart(input: PriceChartInput): Promise<string> {
   // The layers share one time domain, which vega-lite reports as a conflict it resolves to the
   // same union: only errors are worth a log line.
-  const quiet = logger(ERROR_LEVEL);
-  const view = new View(parse(compile(chartSpec(input), { logger: quiet }).spec), { renderer: 'none', logLevel: ERROR_LEVEL });
+  const { vega, vegaLite } = await loadRenderer();
+  const quiet = vega.logger(vega.Error);
+  const view = new vega.View(vega.parse(vegaLite.compile(chartSpec(input), { logger: quiet }).spec), {
+    renderer: 'none',
+    logLevel: vega.Error,
+  });
   try {
     return await view.toSVG();
   } finally {
