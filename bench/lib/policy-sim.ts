@@ -108,25 +108,6 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
   const unusedByStep: number[] = [];
   for (let t = o.start; t < o.end; t += o.stepMs) {
     const now = new Date(t);
-    if (adaptive && t - tunedAt >= TUNE_EVERY_MS) {
-      const buckets = { p0: new Map<number, number>(), p1: new Map<number, number>() };
-      for (const s of states) {
-        if (s.rate === null || !(s.rate > 0)) continue;
-        const m = s.priority === 1 ? buckets.p1 : buckets.p0;
-        const b = bucketOf(s.rate);
-        m.set(b, (m.get(b) ?? 0) + 1);
-      }
-      const list = (m: Map<number, number>): RateCount[] => [...m].map(([b, count]) => ({ rate: rateOfBucket(b), count }));
-      const input = tuneInputOf(config, { p0: list(buckets.p0), p1: list(buckets.p1) }, o.rate);
-      // As tune-country.ts: the boost from what the last period planned of priority 0.
-      boost = policy === null ? FIRST_BOOST : nextBoost(boost, (plannedP0 * HOUR_MS) / Math.max(1, t - tunedAt), input.budgetPerHour);
-      const tuned = tunePolicy({ ...input, boost });
-      if (tuned) {
-        policy = tuned;
-        plannedP0 = 0;
-        tunedAt = t;
-      }
-    }
     const dueP1: State[] = [];
     const dueP0: State[] = [];
     for (const s of states) if (s.next <= t) (s.priority === 1 ? dueP1 : dueP0).push(s);
@@ -183,6 +164,26 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
         policy: adaptive ? policy : null,
         now,
       })!.getTime();
+    }
+    // As the planner: tuning comes after the pass's batches, every TUNE_EVERY_MS at most.
+    if (adaptive && t - tunedAt >= TUNE_EVERY_MS) {
+      const buckets = { p0: new Map<number, number>(), p1: new Map<number, number>() };
+      for (const s of states) {
+        if (s.rate === null || !(s.rate > 0)) continue;
+        const m = s.priority === 1 ? buckets.p1 : buckets.p0;
+        const b = bucketOf(s.rate);
+        m.set(b, (m.get(b) ?? 0) + 1);
+      }
+      const list = (m: Map<number, number>): RateCount[] => [...m].map(([b, count]) => ({ rate: rateOfBucket(b), count }));
+      const input = tuneInputOf(config, { p0: list(buckets.p0), p1: list(buckets.p1) }, o.rate);
+      // As tune-country.ts: the boost from what the last period planned of priority 0.
+      boost = policy === null ? FIRST_BOOST : nextBoost(boost, (plannedP0 * HOUR_MS) / Math.max(1, t - tunedAt), input.budgetPerHour);
+      const tuned = tunePolicy({ ...input, boost });
+      if (tuned) {
+        policy = tuned;
+        plannedP0 = 0;
+        tunedAt = t;
+      }
     }
   }
   return {

@@ -166,9 +166,9 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
     return { ...idle, budget, credit, queued };
   }
 
-  // A tuning reads every estimate of the country, every TUNE_EVERY_MS at most; one that fails leaves
-  // the pass to rank by changes seen, as before the first tuning.
-  const policy = await tuneCountry(ctx, country, rate, t).catch(() => null);
+  // The pass plans with the policy as last tuned (kept by the process a minute); tuning again, which
+  // reads every estimate of the country, comes after the batches are queued, off their path.
+  const policy = ctx.config.refresh.scheduling === 'adaptive' ? await ctx.policies.read(country, t).catch(() => null) : null;
   const enqueued = { batches: 0, p1: 0, p0: 0 };
   let due: Step['due'] | null = null;
   let recheckAt: number | null = null;
@@ -192,6 +192,8 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
   const left = credit - enqueued.batches;
   await keepCredit(ctx, country, left, t);
   if (policy) await ctx.policies.countPlanned(country, enqueued.p0).catch(() => undefined);
+  // Every TUNE_EVERY_MS at most; one that fails leaves the policy as it was.
+  await tuneCountry(ctx, country, rate, t).catch(() => undefined);
   ctx.metrics.planned.inc({ country, priority: '1' }, enqueued.p1);
   ctx.metrics.planned.inc({ country, priority: '0' }, enqueued.p0);
   return { country, budget, credit: left, queued, enqueued, due, paused: false, recheckAt };
