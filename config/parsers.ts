@@ -62,6 +62,17 @@ export const secretText = z
   .string()
   .regex(/^[\x21-\x7e]+$/, 'must be printable ASCII without spaces or line endings (was a line ending pasted with it?)');
 
+/** A string that holds JSON, parsed; `message` says what it must be when it does not parse. */
+export const jsonText = (message: string) =>
+  z.string().transform((v, ctx) => {
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+  });
+
 /** A decimal number such as `0.5` or `120`. */
 export const decimal = (min: number, max: number) =>
   z

@@ -4,7 +4,7 @@
  * Parsed by loadConfig (env.ts), which reports problems through the same ConfigError lines.
  */
 import { z } from 'zod';
-import { int, secretText, secureUrl, url } from './parsers.js';
+import { int, jsonText, secretText, secureUrl, url } from './parsers.js';
 import { problemLine } from './secrets.js';
 import type { Country } from './countries.js';
 import { MARKETPLACES, partnerTagSuffix } from './marketplaces.js';
@@ -20,17 +20,7 @@ const httpUrl = url(/^https?:$/, 'an http(s)').transform((v) => v.replace(/\/+$/
 /** The Creators API's catalog and token endpoints: the credentials and bearer tokens travel there. */
 const creatorsUrl = secureUrl.transform((v) => v.replace(/\/+$/, ''));
 
-const faultsJson = z
-  .string()
-  .transform((v, ctx) => {
-    try {
-      return JSON.parse(v) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be a JSON object such as {"errorRate":0.1}' });
-      return z.NEVER;
-    }
-  })
-  .pipe(faultsSchema);
+const faultsJson = jsonText('must be a JSON object such as {"errorRate":0.1}').pipe(faultsSchema);
 
 export const upstreamEnvSchema = z.object({
   UPSTREAM: z.enum(['simulator', 'creators'], { error: 'must be simulator or creators' }).default('simulator'),

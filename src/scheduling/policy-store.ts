@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonText } from '../../config/parsers.js';
 import type { Country } from '../catalog/identifiers.js';
 import type { Redis } from '../db/redis.js';
 import { countryTag } from '../db/redis-keys.js';
@@ -16,16 +17,7 @@ const stored = z.object({
   boost: z.coerce.number().min(1).default(1),
   at: z.coerce.number().int(),
   planned: z.coerce.number().int().nonnegative().default(0),
-  prior: z
-    .string()
-    .transform((s, ctx) => {
-      try {
-        return JSON.parse(s) as unknown;
-      } catch {
-        ctx.addIssue({ code: 'custom', message: 'not JSON' });
-        return z.NEVER;
-      }
-    })
+  prior: jsonText('not JSON')
     .pipe(z.array(z.object({ rate: z.number().positive(), count: z.number().positive() })).max(400))
     .optional(),
 });
