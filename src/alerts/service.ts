@@ -74,9 +74,13 @@ export interface SavedAlert extends AlertView {
 
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
 
-/** How long a creation refused at the cap waits for reservations in flight: 20 × 25 ms at most. */
-const RESERVATION_WAITS = 20;
-const RESERVATION_WAIT_MS = 25;
+/**
+ * How long a creation refused at the cap waits for reservations in flight. A reservation ends when
+ * its creation has written (or given up), which on a loaded server can take a second or more, so the
+ * wait is bounded by a deadline, with polls that back off from 25 ms to 200 ms.
+ */
+const RESERVATION_WAIT_MAX_MS = 5_000;
+const RESERVATION_POLL_MS = { first: 25, max: 200 } as const;
 
 /**
  * Alerts of accounts on products, one per account, country, ASIN and kind, each delivering to its
@@ -165,15 +169,16 @@ export class AlertService {
    */
   private async reservePlace(userId: Types.ObjectId, input: NewAlert): Promise<Alert | null> {
     const { maxAlerts } = this.config.accounts;
-    for (let waited = 0; ; waited++) {
+    const deadline = Date.now() + RESERVATION_WAIT_MAX_MS;
+    for (let poll: number = RESERVATION_POLL_MS.first; ; poll = Math.min(RESERVATION_POLL_MS.max, poll * 2)) {
       if (await this.counters.reserve(userId, 'alerts', maxAlerts)) return null;
       const made = await this.existing(userId, input);
       if (made) return made;
       const held = (await this.counters.value(userId, 'alerts')) ?? 0;
-      if (waited >= RESERVATION_WAITS || held <= (await this.alerts.countDocuments({ user_id: userId }))) {
+      if (Date.now() >= deadline || held <= (await this.alerts.countDocuments({ user_id: userId }))) {
         throw new ValidationError({ kind: [`You may hold at most ${maxAlerts} alerts (ACCOUNT_MAX_ALERTS).`] });
       }
-      await new Promise((r) => setTimeout(r, RESERVATION_WAIT_MS));
+      await new Promise((r) => setTimeout(r, poll));
     }
   }
 
