@@ -29,6 +29,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly priceCharts = new Counter({
+    name: 'shelfwatch_price_charts_total',
+    help: 'Price charts this process answered (GET /api/world/asin/{asin}/history.svg), by country and outcome: rendered, or cached (the same product, window and last point drawn before)',
+    labelNames: ['country', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly upstreamItems = new Counter({
     name: 'shelfwatch_upstream_items_total',
     help: 'Items asked of the upstream, by country and outcome (found, not_found, not_accessible)',

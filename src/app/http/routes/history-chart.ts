@@ -107,6 +107,7 @@ export function historyChartRoutes(ctx: AppContext): Router {
   const tz = ctx.config.timeZone;
 
   const draw = async (r: ChartRequest): Promise<Chart> => {
+    ctx.metrics.priceCharts.inc({ country: r.country, outcome: 'rendered' });
     const to = new Date();
     const from = new Date(to.getTime() - r.days * DAY_MS);
     const fields = { at: 1, price: 1, currency: 1, availability: 1, _id: 0 } as const;
@@ -189,7 +190,9 @@ export function historyChartRoutes(ctx: AppContext): Router {
     };
     // A new point (or a new title) names a new chart.
     const key = JSON.stringify([q.country, asin, q.days, q.width, q.height, last?.at.getTime() ?? null, request.title]);
+    const cached = charts.has(key);
     const chart = (await charts.fetch(key, { context: request })) ?? (await draw(request));
+    if (cached) ctx.metrics.priceCharts.inc({ country: q.country, outcome: 'cached' });
     res.set('Content-Type', 'image/svg+xml; charset=utf-8');
     res.set('Cache-Control', 'private, max-age=60');
     res.set('ETag', chart.etag);
