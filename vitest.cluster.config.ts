@@ -28,6 +28,8 @@ export default defineConfig({
       'test/scheduler/roles-in-copies.test.ts',
     ],
     pool: 'forks',
+    // As in vitest.config.ts: one import of the app per worker, not per file.
+    isolate: false,
     // A failover takes ~4 s on an idle machine; a starved CI box can take several times that.
     testTimeout: 90_000,
     hookTimeout: 60_000,

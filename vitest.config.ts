@@ -8,6 +8,10 @@ export default defineConfig({
     exclude: ['test/cluster/**', 'test/browser/**', 'node_modules/**'],
     // Each file builds its own app on its own Redis prefix and database, so files may run in parallel.
     pool: 'forks',
+    // Files share a worker's module cache: every file builds its own context (no module-level
+    // singletons), so only the import is shared, and importing the app once per file cost more
+    // than a minute of CI. A file must not mock modules (vi.mock would leak into the next file).
+    isolate: false,
     // Generous: tests wait on events, and a starved 2-core CI box can be slow to deliver them; a
     // passing test takes no longer for it.
     testTimeout: 90_000,
