@@ -3,6 +3,8 @@ import { Webhook } from 'standardwebhooks';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
+import { OpenApiChecker } from '../helpers/openapi-check.js';
+import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 
 /**
  * Alerts end to end: the real app, workers and simulator, and a real HTTP receiver on loopback
@@ -102,6 +104,10 @@ describe('alert webhooks', () => {
       after: points.at(-1),
     });
     expect(got!.headers['content-type']).toMatch(/^application\/json/);
+    // The delivery is the one the OpenAPI document's `webhooks` describes.
+    const doc = new OpenApiChecker(buildOpenApiDocument(p.ctx.config));
+    expect(doc.checkWebhook('alertDelivery', got!)).toBeUndefined();
+    expect(doc.checkWebhook('alertDelivery', { ...got!, body: JSON.stringify({ ...payload, after: null }) })).toMatch(/after/);
 
     // The same state seen again is no change: no point, no delivery.
     const count = points.length;

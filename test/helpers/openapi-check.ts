@@ -101,6 +101,28 @@ export class OpenApiChecker {
     return `${where}: ${this.ajv.errorsText(validate.errors)} in ${answer.body.slice(0, 300)}`;
   }
 
+  /**
+   * Why a request this instance sent to a receiver breaks the document's `webhooks` entry `name`
+   * (its headers and JSON body), or undefined when it keeps to it.
+   */
+  checkWebhook(name: string, request: { headers: Record<string, unknown>; body: string }): string | undefined {
+    const opPtr = pointer('webhooks', name, 'post');
+    const op = this.at(opPtr);
+    if (!op) return `no webhook ${name} in the document`;
+    for (const p of (op.parameters as Json[] | undefined) ?? []) {
+      if (p.in === 'header' && p.required && request.headers[String(p.name).toLowerCase()] === undefined)
+        return `${name}: header ${String(p.name)} missing`;
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(request.body);
+    } catch {
+      return `${name}: not JSON`;
+    }
+    const validate = this.validatorFor(`openapi#/${opPtr}/${pointer('requestBody', 'content', 'application/json', 'schema')}`);
+    return validate(body) ? undefined : `${name}: ${this.ajv.errorsText(validate.errors)} in ${request.body.slice(0, 300)}`;
+  }
+
   private at(ptr: string): Json | undefined {
     let node: unknown = this.doc;
     for (const part of ptr.split('/')) {

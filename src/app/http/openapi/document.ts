@@ -16,6 +16,7 @@ import { forcedUpdatePaths } from '../routes/forced-update.js';
 import { alertsPaths } from '../routes/alerts.js';
 import { webhooksPaths } from '../routes/webhooks.js';
 import { deliveriesPaths } from '../routes/deliveries.js';
+import { deliveryWebhooks } from './webhooks.js';
 
 /** The document itself and its page (src/app/http/routes/docs.ts). */
 export const docsPaths: ZodOpenApiPathsObject = {
@@ -95,6 +96,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...metricsPaths,
       ...docsPaths,
     },
+    webhooks: deliveryWebhooks(config),
     components: { securitySchemes: SECURITY_SCHEMES },
   });
 }
