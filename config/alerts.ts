@@ -1,9 +1,11 @@
 /**
  * Price history and alerts: how long points are kept, and how webhooks are delivered. Parsed by
- * loadConfig (env.ts); the per-account cap on alerts is in accounts.ts with the other caps.
+ * loadConfig (env.ts); the per-account cap on alerts is in accounts.ts with the other caps, the
+ * SMTP server of e-mail alerts in smtp.ts.
  */
 import { z } from 'zod';
 import { bool, duration, int } from './parsers.js';
+import type { SmtpConfig } from './smtp.js';
 
 /** One retry delay: at most a week, so a typo cannot park a delivery for a year. */
 const retryDelay = duration.pipe(z.number().max(7 * 86_400_000, 'must be at most 7d'));
@@ -62,9 +64,11 @@ export interface AlertsConfig {
   readonly disableAfterMs: number;
   /** Delivery records kept per endpoint; the oldest beyond it are deleted. */
   readonly recordsPerEndpoint: number;
+  /** Where e-mail alerts are sent through (config/smtp.ts); null: e-mail alerts are refused. */
+  readonly smtp: SmtpConfig | null;
 }
 
-export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>): AlertsConfig {
+export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>, smtp: SmtpConfig | null = null): AlertsConfig {
   return Object.freeze({
     historyDays: env.HISTORY_DAYS,
     allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
@@ -74,5 +78,6 @@ export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>): AlertsC
     concurrency: env.WEBHOOK_CONCURRENCY,
     disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
     recordsPerEndpoint: env.WEBHOOK_RECORDS_PER_ENDPOINT,
+    smtp,
   });
 }

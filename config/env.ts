@@ -15,6 +15,7 @@ import { buildRateLimitsConfig, rateLimitsEnvSchema, type RateLimitsConfig } fro
 import { buildOpsConfig, opsEnvSchema, type BoardConfig, type MetricsConfig } from './ops.js';
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
 import { alertsEnvSchema, buildAlertsConfig, type AlertsConfig } from './alerts.js';
+import { buildSmtpConfig, smtpEnvSchema } from './smtp.js';
 import { countryList, DEFAULT_COUNTRIES, type Country } from './countries.js';
 import { trustProxyListProblem } from './trust-proxy.js';
 
@@ -111,7 +112,8 @@ export const envSchema = z
   .extend(rateLimitsEnvSchema.shape)
   .extend(opsEnvSchema.shape)
   .extend(accountsEnvSchema.shape)
-  .extend(alertsEnvSchema.shape);
+  .extend(alertsEnvSchema.shape)
+  .extend(smtpEnvSchema.shape);
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -178,7 +180,7 @@ export interface Config {
   readonly world: { readonly totalTtlMs: number; readonly pageTtlMs: number };
   /** The account API: per-account caps on watches, pending EAN imports and forced updates (config/accounts.ts). */
   readonly accounts: AccountsConfig;
-  /** Price history and alert webhooks (config/alerts.ts). */
+  /** Price history, alert webhooks and the SMTP server of e-mail alerts (config/alerts.ts, config/smtp.ts). */
   readonly alerts: AlertsConfig;
 }
 
@@ -214,7 +216,8 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
   problems.push(...upstream.problems);
   const quota = buildQuotaConfig(env);
   const ops = buildOpsConfig(env);
-  problems.push(...quota.problems, ...ops.problems);
+  const smtp = buildSmtpConfig(env);
+  problems.push(...quota.problems, ...ops.problems, ...smtp.problems);
   const workers = buildWorkersConfig(env, quota.config ?? { quotas: {} as QuotaConfig['quotas'] }, env.NODE_ENV, env.COUNTRIES);
   problems.push(...workers.problems);
   let appKey: Buffer | undefined;
@@ -266,6 +269,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     accountCacheTtlMs: env.ACCOUNT_CACHE_TTL,
     world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL, pageTtlMs: env.WORLD_PAGE_TTL }),
     accounts: buildAccountsConfig(env),
-    alerts: buildAlertsConfig(env),
+    alerts: buildAlertsConfig(env, smtp.config),
   });
 }

@@ -1,12 +1,12 @@
 import { UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
 import { Types } from 'mongoose';
 import type { Config } from '../config/env.js';
-import { WEBHOOK_MAX_RESPONSE_BYTES } from '../config/alerts.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics/registry.js';
 import type { AlertService } from '../src/alerts/service.js';
 import { webhookBody } from '../src/alerts/present.js';
-import { sendWebhook, type HostResolver } from '../src/alerts/send-webhook.js';
+import type { HostResolver } from '../src/alerts/send-webhook.js';
+import { sendOnChannel } from '../src/alerts/channels/dispatch.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { InvalidJobPayloadError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
 import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent } from '../src/alerts/delivery-queue.js';
@@ -57,11 +57,12 @@ async function targetOf(deps: DeliveryDeps, job: Job): Promise<Target> {
 }
 
 /**
- * One attempt of a delivery. A 2xx acknowledges and clears the endpoint's failure span; 410
- * disables the endpoint and ends the delivery; anything else fails the attempt, and BullMQ retries
- * on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing for longer than
- * WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts were all deleted,
- * meanwhile ends without a request (its record says so; a replay can send it later).
+ * One attempt of a delivery, on its endpoint's channel (src/alerts/channels/dispatch.ts). A 2xx
+ * (an accepted e-mail) acknowledges and clears the endpoint's failure span; 410 (a chat service's
+ * "no such webhook") disables the endpoint and ends the delivery; anything else fails the attempt,
+ * and BullMQ retries on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
+ * for longer than WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
+ * were all deleted, meanwhile ends without a request (its record says so; a replay can send it later).
  */
 export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<DeliveryOutcome> {
   const now = deps.now ?? (() => new Date());
@@ -80,7 +81,7 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
 
   const found = await deps.alerts.endpoints.forDelivery(new Types.ObjectId(content.endpoint_id));
   if (!found) return skip('the endpoint no longer exists');
-  const { endpoint, secrets } = found;
+  const { endpoint } = found;
   if (endpoint.disabled_at) return skip(`the endpoint is disabled (${endpoint.disabled_reason ?? 'no reason'}); enable it and replay`);
   const alertIds = content.alerts.map((a) => new Types.ObjectId(a.id));
   if ((await deps.alerts.live(alertIds)).length === 0) return skip('its alerts were deleted or disabled');
@@ -89,19 +90,20 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
   const last = attempts >= (job.opts.attempts ?? 1);
   let status: number | null = null;
   try {
-    const answer = await sendWebhook({
-      url: endpoint.url,
-      secret: secrets,
-      id,
-      timestamp: new Date(),
-      body: JSON.stringify(webhookBody(content, deps.config.timeZone)),
-      timeoutMs: deps.config.alerts.timeoutMs,
-      maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
-      allowPrivate: deps.config.alerts.allowPrivate,
-      resolve: deps.resolve,
-    });
+    const answer = await sendOnChannel(
+      {
+        channel: found.channel,
+        target: found.target,
+        secrets: found.secrets,
+        id,
+        content,
+        test: false,
+        product: () => deps.alerts.productLabel(content.country, content.asin),
+      },
+      { config: deps.config, resolve: deps.resolve },
+    );
     status = answer.status;
-    if (status >= 200 && status < 300) {
+    if (answer.verdict === 'ok') {
       const at = now();
       await deps.alerts.records.recordAttempt(id, { status: 'delivered', attempts, responseCode: status, error: null }, at);
       await deps.alerts.endpoints.recordSuccess(endpoint._id, at);
@@ -109,13 +111,14 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
       deps.metrics.deliveries.inc({ outcome: 'delivered' });
       return { status };
     }
-    if (status === 410) throw new WebhookGoneError('the receiver answered 410 Gone: the endpoint is disabled');
-    throw new WebhookDeliveryError(`the receiver answered ${status}`, status);
+    const reason = answer.reason ?? `the receiver answered ${status}`;
+    if (answer.verdict === 'gone') throw new WebhookGoneError(reason);
+    throw new WebhookDeliveryError(reason, status);
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     if (error instanceof WebhookGoneError) {
-      await deps.alerts.endpoints.recordGone(endpoint, now());
-      await deps.alerts.records.recordAttempt(id, { status: 'gone', attempts, responseCode: 410, error: error.message }, now());
+      await deps.alerts.endpoints.recordGone(endpoint, now(), error.reason);
+      await deps.alerts.records.recordAttempt(id, { status: 'gone', attempts, responseCode: status, error: error.message }, now());
       deps.metrics.deliveries.inc({ outcome: 'gone' });
       throw new BullUnrecoverable(error.message);
     }
@@ -132,7 +135,10 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
       now(),
     );
     deps.metrics.deliveries.inc({ outcome: final ? 'failed' : 'retry' });
-    deps.logger.warn({ delivery: id, attempt: attempts, err: { name: error.name, message: error.message } }, 'webhook delivery failed');
+    deps.logger.warn(
+      { delivery: id, channel: found.channel, attempt: attempts, err: { name: error.name, message: error.message } },
+      'webhook delivery failed',
+    );
     if (disabled) throw new BullUnrecoverable(error.message);
     throw error;
   }

@@ -5,18 +5,40 @@ import { alertModel } from '../models/alert.js';
 import { decryptToken, encryptToken } from '../users/token.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../db/page.js';
+import type { AlertChannel } from '../models/alert.js';
 import { generateWebhookSecret } from './send-webhook.js';
 import type { AccountEvents } from './events.js';
+import { addressOf, keyOf, type AlertTarget } from './channels/target.js';
 
-export type Endpoint = Omit<WebhookEndpointFields, 'secret_sealed' | 'legacy_secrets_sealed'>;
+export type Endpoint = Omit<WebhookEndpointFields, 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
 export type EndpointState = 'active' | 'failing' | 'disabled';
 
 export function endpointState(e: Pick<Endpoint, 'disabled_at' | 'failing_since'>): EndpointState {
   return e.disabled_at ? 'disabled' : e.failing_since ? 'failing' : 'active';
 }
 
+/** Endpoints stored before channels have none: they are webhooks. */
+export function channelOf(e: Pick<Endpoint, 'channel'>): AlertChannel {
+  return e.channel ?? 'webhook';
+}
+
+/** The endpoint's target as answers and events show it: a chat webhook's URL only redacted. */
+export function shownUrl(e: Pick<Endpoint, 'url' | 'shown_url'>): string {
+  return e.shown_url ?? e.url;
+}
+
+/** What a delivery needs to reach an endpoint, its sealed parts opened. */
+export interface DeliveryEndpoint {
+  readonly endpoint: Endpoint;
+  readonly channel: AlertChannel;
+  /** The URL to POST to (webhook and chat channels), or the address to mail (e-mail). */
+  readonly target: string;
+  /** The webhook's signing secrets, its own first; none for the other channels, which are not signed. */
+  readonly secrets: string[];
+}
+
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
-const SECRETS = '+secret_sealed +legacy_secrets_sealed';
+const SECRETS = '+secret_sealed +legacy_secrets_sealed +target_sealed';
 const GONE_REASON = 'the receiver answered 410 Gone';
 
 /** An alert as stored before endpoints existed: its own URL and sealed secret, no endpoint. */
@@ -40,8 +62,8 @@ function spanText(ms: number): string {
 }
 
 /**
- * The accounts' webhook endpoints: one per account and URL, holding the signing secret and the
- * delivery health. Creating an alert upserts its endpoint; deliveries read and update it. Calls made
+ * The accounts' endpoints: one per account, channel and target (a URL, an address), holding what
+ * reaching it takes (sealed) and the delivery health. Creating an alert upserts its endpoint; deliveries read and update it. Calls made
  * from a delivery have deadlines (maxTimeMS on reads, DELIVERY_DB_TIMEOUT_MS on writes), so a
  * stalled MongoDB fails the attempt instead of holding the worker's slot.
  */
@@ -61,20 +83,27 @@ export class WebhookEndpoints {
   }
 
   /**
-   * The account's endpoint for `url` and its secret, made if the account has none. A new endpoint
-   * takes the secret of the account's alert of before endpoints existed on that URL, if there is
-   * one (its receiver already verifies with it), else a new one. Concurrent calls meet at the
-   * unique (user_id, url) index: the one that loses reads the winner's.
+   * The account's endpoint for `target` and its signing secret (null for the channels that do not
+   * sign), made if the account has none. A new webhook endpoint takes the secret of the account's
+   * alert of before endpoints existed on that URL, if there is one (its receiver already verifies
+   * with it), else a new one; a chat endpoint seals its URL. Concurrent calls meet at the unique
+   * (user_id, url) index, `url` being the target's key: the one that loses reads the winner's.
    */
-  async upsert(userId: Types.ObjectId, url: string): Promise<{ endpoint: Endpoint; secret: string }> {
-    const existing = await this.endpoints.findOne({ user_id: userId, url }).select(SECRETS).lean();
+  async upsert(userId: Types.ObjectId, target: AlertTarget): Promise<{ endpoint: Endpoint; secret: string | null }> {
+    const { channel, key, shown } = keyOf(target, this.appKey);
+    const existing = await this.endpoints.findOne({ user_id: userId, url: key }).select(SECRETS).lean();
     if (existing) return this.withSecret(existing);
+    if (target.channel === 'email') return this.withSecret(await this.insertOrRead(userId, key, { channel }));
+    if (target.channel !== 'webhook') {
+      const sealed = encryptToken(target.url, this.appKey);
+      return this.withSecret(await this.insertOrRead(userId, key, { channel, target_sealed: sealed, shown_url: shown }));
+    }
     const legacy = await this.alerts
-      .findOne({ user_id: userId, webhook_url: url, endpoint_id: null, secret_sealed: mongoose.trusted({ $exists: true }) })
+      .findOne({ user_id: userId, webhook_url: key, endpoint_id: null, secret_sealed: mongoose.trusted({ $exists: true }) })
       .select('+secret_sealed')
       .lean();
     const sealed = legacy?.secret_sealed ?? encryptToken(generateWebhookSecret(), this.appKey);
-    return this.withSecret(await this.insertOrRead(userId, url, sealed));
+    return this.withSecret(await this.insertOrRead(userId, key, { channel, secret_sealed: sealed }));
   }
 
   /**
@@ -91,9 +120,9 @@ export class WebhookEndpoints {
     if (!doc) return null;
     if (doc.endpoint_id) return this.byId(doc.endpoint_id);
     const sealed = doc.secret_sealed ?? encryptToken(generateWebhookSecret(), this.appKey);
-    const endpoint = await this.insertOrRead(doc.user_id, doc.webhook_url, sealed);
+    const endpoint = await this.insertOrRead(doc.user_id, doc.webhook_url, { channel: 'webhook', secret_sealed: sealed });
     const secret = decryptToken(sealed, this.appKey);
-    const known = [endpoint.secret_sealed, ...(endpoint.legacy_secrets_sealed ?? [])].map((s) => decryptToken(s, this.appKey));
+    const known = this.secretsOf(endpoint);
     if (!known.includes(secret)) {
       await this.write(this.endpoints.updateOne({ _id: endpoint._id }, { $addToSet: { legacy_secrets_sealed: sealed } }).exec());
     }
@@ -102,7 +131,7 @@ export class WebhookEndpoints {
         .updateOne({ _id: doc._id, endpoint_id: null }, { $set: { endpoint_id: endpoint._id }, $unset: { secret_sealed: 1 } })
         .exec(),
     );
-    const { secret_sealed: _s, legacy_secrets_sealed: _l, ...plain } = endpoint;
+    const { secret_sealed: _s, legacy_secrets_sealed: _l, target_sealed: _t, ...plain } = endpoint;
     return plain;
   }
 
@@ -162,13 +191,16 @@ export class WebhookEndpoints {
     return new Map(found.map((e) => [e._id.toHexString(), e]));
   }
 
-  /** The endpoint and every secret a delivery signs with (its own first); null when it is gone. */
-  async forDelivery(id: Types.ObjectId): Promise<{ endpoint: Endpoint; secrets: string[] } | null> {
+  /** The endpoint with its target and every secret a delivery signs with (its own first); null when it is gone. */
+  async forDelivery(id: Types.ObjectId): Promise<DeliveryEndpoint | null> {
     const doc = await this.endpoints.findById(id).select(SECRETS).maxTimeMS(DELIVERY_DB_TIMEOUT_MS).lean();
     if (!doc) return null;
-    const { secret_sealed, legacy_secrets_sealed, ...endpoint } = doc;
-    const secrets = [secret_sealed, ...(legacy_secrets_sealed ?? [])].map((s) => decryptToken(s, this.appKey));
-    return { endpoint, secrets };
+    const secrets = this.secretsOf(doc);
+    const { secret_sealed: _s, legacy_secrets_sealed: _l, target_sealed, ...endpoint } = doc;
+    const channel = channelOf(endpoint);
+    const target =
+      channel === 'webhook' ? endpoint.url : channel === 'email' ? addressOf(endpoint.url) : decryptToken(target_sealed ?? '', this.appKey);
+    return { endpoint, channel, target, secrets };
   }
 
   /** A 2xx: the endpoint is healthy again. */
@@ -190,10 +222,10 @@ export class WebhookEndpoints {
     return null;
   }
 
-  /** A 410 Gone: disabled at once (with its event). */
-  async recordGone(endpoint: Endpoint, now: Date): Promise<string> {
-    await this.disableWhere({}, endpoint, GONE_REASON, now);
-    return GONE_REASON;
+  /** A 410 Gone, or a chat service's "no such webhook": disabled at once (with its event). */
+  async recordGone(endpoint: Endpoint, now: Date, reason = GONE_REASON): Promise<string> {
+    await this.disableWhere({}, endpoint, reason, now);
+    return reason;
   }
 
   /** Adds `n` new delivery records to the endpoint's count; answers the count. */
@@ -225,21 +257,25 @@ export class WebhookEndpoints {
       user_id: endpoint.user_id,
       type: 'endpoint.disabled',
       endpoint_id: endpoint._id,
-      url: endpoint.url,
+      url: shownUrl(endpoint),
       reason,
       at: now,
     });
     return true;
   }
 
-  private async insertOrRead(userId: Types.ObjectId, url: string, sealed: string): Promise<WebhookEndpointFields> {
+  private async insertOrRead(
+    userId: Types.ObjectId,
+    url: string,
+    fields: Pick<WebhookEndpointFields, 'channel' | 'secret_sealed' | 'target_sealed' | 'shown_url'>,
+  ): Promise<WebhookEndpointFields> {
     for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const doc = await this.write(
           this.endpoints
             .findOneAndUpdate(
               { user_id: userId, url },
-              { $setOnInsert: { secret_sealed: sealed, legacy_secrets_sealed: [] } },
+              { $setOnInsert: { ...fields, legacy_secrets_sealed: [] } },
               { upsert: true, returnDocument: 'after', setDefaultsOnInsert: true },
             )
             .select(SECRETS)
@@ -255,9 +291,15 @@ export class WebhookEndpoints {
     throw new Error(`the endpoint of ${url} was neither inserted nor found`);
   }
 
-  private withSecret(doc: WebhookEndpointFields): { endpoint: Endpoint; secret: string } {
-    const { secret_sealed, legacy_secrets_sealed: _l, ...endpoint } = doc;
-    return { endpoint, secret: decryptToken(secret_sealed, this.appKey) };
+  private withSecret(doc: WebhookEndpointFields): { endpoint: Endpoint; secret: string | null } {
+    const { secret_sealed, legacy_secrets_sealed: _l, target_sealed: _t, ...endpoint } = doc;
+    return { endpoint, secret: secret_sealed === undefined ? null : decryptToken(secret_sealed, this.appKey) };
+  }
+
+  /** Every secret the endpoint signs with, its own first: none for a channel that does not sign. */
+  private secretsOf(doc: Pick<WebhookEndpointFields, 'secret_sealed' | 'legacy_secrets_sealed'>): string[] {
+    const sealed = [...(doc.secret_sealed === undefined ? [] : [doc.secret_sealed]), ...(doc.legacy_secrets_sealed ?? [])];
+    return sealed.map((s) => decryptToken(s, this.appKey));
   }
 
   private write<T>(p: Promise<T>): Promise<T> {

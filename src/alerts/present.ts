@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { countrySchema } from '../catalog/identifiers.js';
 import { historyPointRecordSchema, presentPoint } from '../catalog/history.js';
 import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../dates.js';
-import { ALERT_KINDS, ALERT_REFERENCES } from '../models/alert.js';
+import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES } from '../models/alert.js';
 import { DELIVERY_STATUSES } from '../models/delivery.js';
 import { ACCOUNT_EVENT_TYPES } from '../models/account-event.js';
 import type { AlertView } from './service.js';
-import { endpointState, type Endpoint } from './endpoints.js';
+import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoints.js';
+import { addressOf } from './channels/target.js';
 import type { DeliveryRecord } from './delivery-records.js';
 import type { AccountEvent } from './events.js';
 import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
@@ -44,9 +45,16 @@ export const alertRecordSchema = z
       .nullable()
       .meta({ description: 'price_below: no second firing within this long of the last (e.g. "6h"); null: no such wait.' }),
     paused: z.boolean().meta({ description: 'true: the alert fires nothing until resumed (PATCH /api/alerts/{id}).' }),
-    webhook_url: z.string(),
+    channel: z.enum(ALERT_CHANNELS).meta({
+      description: 'Where deliveries go: webhook (signed generic webhook), slack, discord, teams (their incoming webhooks) or email.',
+    }),
+    webhook_url: z.string().nullable().meta({
+      description:
+        "The webhook's URL; for slack, discord and teams the URL redacted (it is a credential, kept sealed: scheme, host and its last four characters); null for email.",
+    }),
+    email: z.string().nullable().meta({ description: 'channel email: the address; else null.' }),
     endpoint_id: z.string().nullable().meta({
-      description: 'The webhook endpoint it delivers to (GET /api/webhooks); null for an alert of before endpoints not yet moved to one.',
+      description: 'The endpoint it delivers to (GET /api/webhooks); null for an alert of before endpoints not yet moved to one.',
     }),
     active: z.boolean().meta({ description: 'false while its endpoint is disabled (a 410 Gone, or failures for WEBHOOK_DISABLE_AFTER).' }),
     disabled_reason: z.string().nullable(),
@@ -59,9 +67,9 @@ export type AlertRecord = z.infer<typeof alertRecordSchema>;
 /** Creation's answer: the alert and its endpoint's signing secret. */
 export const createdAlertSchema = alertRecordSchema
   .extend({
-    secret: z.string().meta({
+    secret: z.string().nullable().meta({
       description:
-        "The signing secret (Standard Webhooks, whsec_…) of the account's endpoint for webhook_url: the same for every alert of the account on that URL.",
+        "channel webhook: the signing secret (Standard Webhooks, whsec_…) of the account's endpoint for webhook_url, the same for every alert of the account on that URL. null for the other channels, which are not signed.",
     }),
   })
   .meta({ id: 'CreatedAlert' });
@@ -98,7 +106,11 @@ export const deliveryRecordSchema = z
 export const webhookEndpointRecordSchema = z
   .object({
     id: z.string(),
-    url: z.string(),
+    channel: z.enum(ALERT_CHANNELS),
+    url: z.string().meta({
+      description:
+        "The webhook's URL; a chat webhook's URL redacted (scheme, host and its last four characters); mailto:address for email.",
+    }),
     state: z.enum(['active', 'failing', 'disabled']).meta({
       description: 'disabled: no deliveries until POST /api/webhooks/{id}/enable; failing: the last attempt failed; else active.',
     }),
@@ -168,6 +180,7 @@ export function webhookBody(content: DeliveryContent, timeZone: string, opts: { 
 }
 
 export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string): AlertRecord {
+  const channel = a.channel ?? 'webhook';
   return {
     id: a._id.toHexString(),
     asin: a.asin,
@@ -182,7 +195,9 @@ export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string
     rearm_above: a.rearm_above ?? null,
     rearm_after: a.rearm_after ?? null,
     paused: a.paused ?? false,
-    webhook_url: a.webhook_url,
+    channel,
+    webhook_url: channel === 'email' ? null : a.webhook_url,
+    email: channel === 'email' ? addressOf(a.webhook_url) : null,
     endpoint_id: a.endpoint_id?.toHexString() ?? null,
     active: !a.disabled_at && !endpoint?.disabled_at,
     disabled_reason: a.disabled_reason ?? endpoint?.disabled_reason ?? null,
@@ -209,7 +224,8 @@ export function presentDelivery(d: DeliveryRecord, timeZone: string): z.infer<ty
 export function presentEndpoint(e: Endpoint, timeZone: string): z.infer<typeof webhookEndpointRecordSchema> {
   return {
     id: e._id.toHexString(),
-    url: e.url,
+    channel: channelOf(e),
+    url: shownUrl(e),
     state: endpointState(e),
     failing_since: formatNullableDateTime(e.failing_since, timeZone),
     disabled_at: formatNullableDateTime(e.disabled_at, timeZone),

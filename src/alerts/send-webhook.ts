@@ -23,8 +23,20 @@ export interface WebhookSignatureHeaders {
 /** Resolves a host name to every address it has (dns.lookup with `all`, by default). */
 export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
-export interface WebhookRequest {
+/** One JSON POST to a URL an account gave (a webhook, a chat service's incoming webhook). */
+export interface JsonPost {
   url: string;
+  body: string;
+  /** Sent beside content-type, content-length and user-agent. */
+  headers?: Readonly<Record<string, string>>;
+  timeoutMs: number;
+  maxResponseBytes: number;
+  allowPrivate: boolean;
+  /** Tests: where names resolve (the system's resolver otherwise). */
+  resolve?: HostResolver;
+}
+
+export interface WebhookRequest extends Omit<JsonPost, 'headers'> {
   /**
    * The signing secret, or several: the endpoint's, then any an alert of before endpoints had. Each
    * signs, and the signatures go together in `webhook-signature`, so a receiver that knows any one verifies.
@@ -34,12 +46,6 @@ export interface WebhookRequest {
   id: string;
   /** When this attempt is made: receivers refuse a timestamp more than 5 minutes off their clock. */
   timestamp: Date;
-  body: string;
-  timeoutMs: number;
-  maxResponseBytes: number;
-  allowPrivate: boolean;
-  /** Tests: where names resolve (the system's resolver otherwise). */
-  resolve?: HostResolver;
 }
 
 export interface WebhookResponse {
@@ -120,14 +126,20 @@ export function guardedLookup(resolve: HostResolver = systemResolver): LookupFun
  */
 const CARRYING_IPV4 = ['::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96', '2002::/16'];
 
-/**
- * POSTs `req.body` once, signed. Resolves with whatever status arrived (redirects are not
- * followed: a 3xx is a status like any other); rejects with WebhookTargetRefusedError for an
- * address we do not call, and WebhookDeliveryError (status null) for a network failure or for no
- * complete answer within `timeoutMs`. At most `maxResponseBytes` of the answer are read, and
- * discarded: a receiver that streams without end must not hold the worker.
- */
+/** POSTs `req.body` once, signed (Standard Webhooks), as postJson does. */
 export function sendWebhook(req: WebhookRequest): Promise<WebhookResponse> {
+  const { secret, id, timestamp, ...post } = req;
+  return postJson({ ...post, headers: { ...signWebhook(secret, id, timestamp, req.body) } });
+}
+
+/**
+ * POSTs `req.body` once. Resolves with whatever status arrived (redirects are not followed: a 3xx
+ * is a status like any other); rejects with WebhookTargetRefusedError for an address we do not
+ * call, and WebhookDeliveryError (status null) for a network failure or for no complete answer
+ * within `timeoutMs`. At most `maxResponseBytes` of the answer are read, and discarded: a receiver
+ * that streams without end must not hold the worker.
+ */
+export function postJson(req: JsonPost): Promise<WebhookResponse> {
   const started = performance.now();
   const url = new URL(req.url);
   const transport = url.protocol === 'https:' ? https : http;
@@ -155,7 +167,7 @@ export function sendWebhook(req: WebhookRequest): Promise<WebhookResponse> {
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(req.body),
         'user-agent': 'shelfwatch-webhooks/1',
-        ...signWebhook(req.secret, req.id, req.timestamp, req.body),
+        ...req.headers,
       },
       // agent: false gives a one-off plain agent; the filtering one is made per request, with no keep-alive.
       agent: req.allowPrivate ? false : useAgent(url.href, { allowIPAddressList: CARRYING_IPV4 }),

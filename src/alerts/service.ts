@@ -9,7 +9,9 @@ import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { WatchService } from '../watch/service.js';
 import { AccountCounters } from '../accounts/counters.js';
 import { checkWebhookTarget, type WebhookLookup } from './webhook-target.js';
-import { WebhookEndpoints, type Endpoint } from './endpoints.js';
+import { shownUrl, WebhookEndpoints, type Endpoint } from './endpoints.js';
+import type { AlertTarget } from './channels/target.js';
+import type { ProductLabel } from './channels/message.js';
 import { DeliveryRecords, type DeliveryRecord } from './delivery-records.js';
 import { AccountEvents } from './events.js';
 import { AlertSequences } from './sequences.js';
@@ -27,7 +29,7 @@ export interface AlertView {
   readonly endpoint: Endpoint | null;
 }
 
-export interface NewAlert {
+interface AlertOptions {
   readonly asin: string;
   readonly country: Country;
   readonly kind: AlertKind;
@@ -43,14 +45,20 @@ export interface NewAlert {
   readonly days?: number | null;
   readonly rearmAbove?: number | null;
   readonly rearmAfter?: { readonly text: string; readonly ms: number } | null;
-  readonly webhookUrl: string;
+}
+
+/** An alert as posted: where it delivers is a target on a channel, or a URL alone (a generic webhook, as before channels). */
+export type NewAlert = AlertOptions & ({ readonly target: AlertTarget } | { readonly webhookUrl: string });
+
+function targetOf(input: NewAlert): AlertTarget {
+  return 'target' in input ? input.target : { channel: 'webhook', url: input.webhookUrl };
 }
 
 /**
  * The options a POST sets on an alert, new or existing. A POST re-arms it (src/alerts/triggers.ts);
  * when it last fired stays, so `rearm_after` still holds.
  */
-function optionsOf(input: NewAlert) {
+function optionsOf(input: AlertOptions) {
   return {
     price: input.price,
     percent: input.percent,
@@ -68,8 +76,8 @@ function optionsOf(input: NewAlert) {
 /** What POST /api/alerts did: made a new alert (201) or updated the account's alert of that product and kind (200). */
 export interface SavedAlert extends AlertView {
   readonly created: boolean;
-  /** The endpoint's signing secret: the same for every alert of the account on that URL. */
-  readonly secret: string;
+  /** The endpoint's signing secret: the same for every alert of the account on that URL; null for a channel that does not sign. */
+  readonly secret: string | null;
 }
 
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
@@ -116,27 +124,24 @@ export class AlertService {
 
   /**
    * Creates the account's alert on the product and kind, or updates the one it has (threshold and
-   * URL): posting an alert twice is one alert. Checks where the URL resolves first, and takes a
-   * place under ACCOUNT_MAX_ALERTS before inserting (given back if the insert fails), so concurrent
-   * creations cannot pass the cap. Concurrent identical creations meet at the unique index: the
-   * loser reads the winner's alert and applies its input to it. A duplicate key from the watch,
-   * product or endpoint a concurrent creation is writing at the same moment (no alert yet to read)
-   * makes it start over, once or twice: by then the other has written them.
+   * target): posting an alert twice is one alert. Checks the target first (where a URL resolves;
+   * that e-mail is configured at all), and takes a place under ACCOUNT_MAX_ALERTS before inserting
+   * (given back if the insert fails), so concurrent creations cannot pass the cap. Concurrent
+   * identical creations meet at the unique index: the loser reads the winner's alert and applies its
+   * input to it. A duplicate key from the watch, product or endpoint a concurrent creation is
+   * writing at the same moment (no alert yet to read) makes it start over, once or twice: by then
+   * the other has written them.
    */
   async create(userId: Types.ObjectId, input: NewAlert, attempt = 0): Promise<SavedAlert> {
-    try {
-      await checkWebhookTarget(input.webhookUrl, { allowPrivate: this.config.alerts.allowPrivate, lookup: this.lookup });
-    } catch (err) {
-      if (err instanceof WebhookTargetRefusedError) throw new ValidationError({ webhook_url: [err.message] });
-      throw err;
-    }
+    const target = targetOf(input);
+    await this.checkTarget(target);
     const existing = await this.existing(userId, input);
     if (existing) return this.update(existing, input);
     const made = await this.reservePlace(userId, input);
     if (made) return this.update(made, input);
     try {
       await this.watches.ensureAsinWatched(userId, input.asin);
-      const { endpoint, secret } = await this.endpoints.upsert(userId, input.webhookUrl);
+      const { endpoint, secret } = await this.endpoints.upsert(userId, target);
       const doc = await this.alerts.create({
         user_id: userId,
         asin: input.asin,
@@ -144,7 +149,8 @@ export class AlertService {
         kind: input.kind,
         ...optionsOf(input),
         ...(await this.currentPrice(input)),
-        webhook_url: input.webhookUrl,
+        channel: target.channel,
+        webhook_url: shownUrl(endpoint),
         endpoint_id: endpoint._id,
         disabled_at: null,
         disabled_reason: null,
@@ -157,6 +163,25 @@ export class AlertService {
       const winner = await this.existing(userId, input);
       if (winner) return this.update(winner, input);
       if (attempt < 2) return this.create(userId, input, attempt + 1);
+      throw err;
+    }
+  }
+
+  /**
+   * A URL must resolve to public addresses (unless WEBHOOK_ALLOW_PRIVATE), as it will be checked
+   * again at every attempt; e-mail needs the operator's SMTP server. 422 otherwise.
+   */
+  private async checkTarget(target: AlertTarget): Promise<void> {
+    if (target.channel === 'email') {
+      if (this.config.alerts.smtp) return;
+      throw new ValidationError({
+        channel: ['E-mail alerts are off on this server: its operator has not configured SMTP (SMTP_URL and SMTP_FROM).'],
+      });
+    }
+    try {
+      await checkWebhookTarget(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup: this.lookup });
+    } catch (err) {
+      if (err instanceof WebhookTargetRefusedError) throw new ValidationError({ webhook_url: [err.message] });
       throw err;
     }
   }
@@ -187,13 +212,14 @@ export class AlertService {
   }
 
   /**
-   * The account's alert of that product and kind takes the input's threshold and URL. An alert of
+   * The account's alert of that product and kind takes the input's threshold and target. An alert of
    * before endpoints moves to its endpoint first (keeping its secret there); one that a 410
    * disabled under the old per-alert rule is enabled again: posting it is asking for it.
    */
   private async update(alert: Alert, input: NewAlert): Promise<SavedAlert> {
     if (!alert.endpoint_id) await this.endpoints.adopt(alert);
-    const { endpoint, secret } = await this.endpoints.upsert(alert.user_id, input.webhookUrl);
+    const target = targetOf(input);
+    const { endpoint, secret } = await this.endpoints.upsert(alert.user_id, target);
     const updated = await this.alerts
       .findOneAndUpdate(
         { _id: alert._id },
@@ -201,7 +227,8 @@ export class AlertService {
           $set: {
             ...optionsOf(input),
             ...(await this.currentPrice(input)),
-            webhook_url: input.webhookUrl,
+            channel: target.channel,
+            webhook_url: shownUrl(endpoint),
             endpoint_id: endpoint._id,
             disabled_at: null,
             disabled_reason: null,
@@ -305,6 +332,16 @@ export class AlertService {
       buybox: p.buybox,
       rank: p.rank,
     }));
+  }
+
+  /** The product's title and page, as chat and e-mail deliveries name it; nulls when the service has none yet. */
+  async productLabel(country: Country, asin: string): Promise<ProductLabel> {
+    const product = await productModel(this.conn)
+      .findOne({ country, asin })
+      .select({ title: 1, url: 1 })
+      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
+      .lean();
+    return { title: product?.title ?? null, url: product?.url ?? null };
   }
 
   /** The product's price now, as an at_creation alert takes it; nulls when it has none yet. */

@@ -1,19 +1,20 @@
 /**
- * The test button (POST /api/alerts/{id}/test): one signed sample webhook to the alert's endpoint,
- * now, outside the deliveries' queue, by the same sendWebhook (the same address guard, signing and
- * WEBHOOK_TIMEOUT) as real deliveries, and the receiver's answer reported back.
+ * The test button (POST /api/alerts/{id}/test): one sample delivery to the alert's endpoint, now,
+ * outside the deliveries' queue, on its channel by the same sendOnChannel (the same address guard,
+ * signing and WEBHOOK_TIMEOUT) as real deliveries, and the receiver's answer reported back.
  */
 import { randomBytes } from 'node:crypto';
 import type { Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
-import { DELIVERY_DB_TIMEOUT_MS, WEBHOOK_MAX_RESPONSE_BYTES } from '../../config/alerts.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
+import { MARKETPLACES } from '../../config/marketplaces.js';
 import { historyPointModel } from '../models/history-point.js';
 import type { Point } from '../catalog/history.js';
 import type { Logger } from '../logger.js';
 import type { Alert, AlertService } from './service.js';
 import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
-import { webhookBody } from './present.js';
-import { sendWebhook, type HostResolver } from './send-webhook.js';
+import type { HostResolver } from './send-webhook.js';
+import { sendOnChannel } from './channels/dispatch.js';
 
 export interface TestDeliveryDeps {
   readonly conn: Parameters<typeof historyPointModel>[0];
@@ -24,7 +25,7 @@ export interface TestDeliveryDeps {
   readonly resolve?: HostResolver;
 }
 
-/** What the receiver answered: its status (null when none arrived), or why the attempt failed. */
+/** What the receiver answered: its status (an SMTP reply code for e-mail; null when none arrived), or why the attempt failed. */
 export interface TestDeliveryResult {
   readonly status: number | null;
   readonly ok: boolean;
@@ -47,7 +48,7 @@ const toPayload = (p: Point): PayloadPoint => ({
  * still gets a sample of what its alert will send.
  */
 function samplePoints(alert: Alert, now: Date): { before: PayloadPoint; after: PayloadPoint } {
-  const base = { currency: alert.country === 'JP' ? 'JPY' : 'USD', availability: 'in_stock' as const, buybox: true, rank: 1000 };
+  const base = { currency: MARKETPLACES[alert.country].currency, availability: 'in_stock' as const, buybox: true, rank: 1000 };
   const at = now.getTime();
   const before = { ...base, at: at - 3_600_000, price: 10_000 };
   switch (alert.kind) {
@@ -97,7 +98,7 @@ async function sampleContent(deps: TestDeliveryDeps, alert: Alert, endpointId: T
 /**
  * Sends the account's alert a test delivery; null when the account has no such alert. The attempt
  * is not recorded and changes nothing: no delivery record, no failure span or disabling of the
- * endpoint (a 410 is reported, not acted on), no `last_delivery_at`, no metrics. A disabled
+ * endpoint (a 410, or a chat service's "no such webhook", is reported, not acted on), no `last_delivery_at`, no metrics. A disabled
  * endpoint is tested too (checking a receiver before enabling it is what the button is for).
  * A receiver that fails, hangs or is refused by the address guard answers `ok: false`.
  */
@@ -116,25 +117,19 @@ export async function sendTestDelivery(
   const content = await sampleContent(deps, view.alert, found.endpoint._id, now);
   const started = performance.now();
   try {
-    const answer = await sendWebhook({
-      url: found.endpoint.url,
-      secret: found.secrets,
-      id: webhookId,
-      timestamp: now,
-      body: JSON.stringify(webhookBody(content, deps.config.timeZone, { test: true })),
-      timeoutMs: deps.config.alerts.timeoutMs,
-      maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
-      allowPrivate: deps.config.alerts.allowPrivate,
-      resolve: deps.resolve,
-    });
-    const ok = answer.status >= 200 && answer.status < 300;
-    return {
-      status: answer.status,
-      ok,
-      durationMs: answer.durationMs,
-      error: ok ? null : `the receiver answered ${answer.status}`,
-      webhookId,
-    };
+    const answer = await sendOnChannel(
+      {
+        channel: found.channel,
+        target: found.target,
+        secrets: found.secrets,
+        id: webhookId,
+        content,
+        test: true,
+        product: () => deps.alerts.productLabel(view.alert.country, view.alert.asin),
+      },
+      { config: deps.config, resolve: deps.resolve },
+    );
+    return { status: answer.status, ok: answer.verdict === 'ok', durationMs: answer.durationMs, error: answer.reason, webhookId };
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     deps.logger.info({ alert: alertId, err: { name: error.name, message: error.message } }, 'test webhook failed');

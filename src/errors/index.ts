@@ -337,10 +337,10 @@ export class WebhookTargetRefusedError extends RetryableError {
 
 /** A webhook attempt that did not get a 2xx: a network error, a timeout or another status. */
 export class WebhookDeliveryError extends RetryableError {
-  override readonly name = 'WebhookDeliveryError';
+  override readonly name: string = 'WebhookDeliveryError';
   constructor(
     message: string,
-    /** The receiver's status code, when it answered at all. */
+    /** The receiver's status code, when it answered at all (an SMTP reply code for e-mail). */
     readonly status: number | null,
     options?: { cause?: unknown },
   ) {
@@ -348,7 +348,21 @@ export class WebhookDeliveryError extends RetryableError {
   }
 }
 
-/** The receiver answered 410 Gone: it wants no more deliveries, so the alert is disabled. */
+/**
+ * An e-mail the SMTP server did not accept, or could not be reached for. A delivery failure like a
+ * webhook's, retried on the same schedule; `status` is the server's reply code when it gave one.
+ */
+export class EmailDeliveryError extends WebhookDeliveryError {
+  override readonly name = 'EmailDeliveryError';
+}
+
+/**
+ * The receiver said it wants no more deliveries (410 Gone; a chat service's "this webhook no longer
+ * exists"), so the endpoint is disabled. `reason` is what the endpoint's record and event say.
+ */
 export class WebhookGoneError extends UnrecoverableError {
   override readonly name = 'WebhookGoneError';
+  constructor(readonly reason: string) {
+    super(`${reason}: the endpoint is disabled`);
+  }
 }

@@ -8,6 +8,20 @@ export type AlertKind = (typeof ALERT_KINDS)[number];
 export const ALERT_REFERENCES = ['previous', 'lowest', 'highest', 'at_creation'] as const;
 export type AlertReference = (typeof ALERT_REFERENCES)[number];
 
+/**
+ * Where an alert's deliveries go: the signed generic webhook, a chat service's incoming webhook
+ * (src/alerts/channels/), or e-mail through the operator's SMTP server.
+ */
+export const ALERT_CHANNELS = ['webhook', 'slack', 'discord', 'teams', 'email'] as const;
+export type AlertChannel = (typeof ALERT_CHANNELS)[number];
+/** The channels whose target is a chat service's webhook URL: a credential in itself, kept sealed. */
+export const CHAT_CHANNELS = ['slack', 'discord', 'teams'] as const;
+export type ChatChannel = (typeof CHAT_CHANNELS)[number];
+
+export function isChatChannel(channel: AlertChannel): channel is ChatChannel {
+  return (CHAT_CHANNELS as readonly string[]).includes(channel);
+}
+
 /** The unique index that makes an account's alerts one per country, ASIN and kind. */
 export const ALERT_PER_PRODUCT_INDEX = 'alert_per_product_kind';
 
@@ -56,6 +70,12 @@ export interface AlertFields {
   armed?: boolean;
   last_fired_at?: Date | null;
   last_fired_key?: string | null;
+  /** Absent on alerts of before channels: webhook. */
+  channel?: AlertChannel;
+  /**
+   * Where it delivers, as answers show it: a webhook's URL; a chat webhook's URL redacted (the URL
+   * itself is sealed on the endpoint, never stored in the clear); `mailto:` and the address for e-mail.
+   */
   webhook_url: string;
   /** null (or absent) only on an alert stored before endpoints existed and not yet moved to one. */
   endpoint_id?: Types.ObjectId | null;
@@ -92,6 +112,7 @@ export const alertSchema = new Schema<AlertFields>(
     armed: { type: Boolean, default: true },
     last_fired_at: { type: Date, default: null },
     last_fired_key: { type: String, default: null },
+    channel: { type: String, enum: ALERT_CHANNELS, default: 'webhook' },
     webhook_url: { type: String, required: true },
     endpoint_id: { type: Schema.Types.ObjectId, default: null },
     secret_sealed: { type: String, select: false },

@@ -1,17 +1,29 @@
 import { Schema, type Connection, type Model, type Types } from 'mongoose';
+import { ALERT_CHANNELS, type AlertChannel } from './alert.js';
 
 /**
- * Where one account's webhooks go: one per (account, URL), whatever number of alerts use it. The
- * endpoint holds the signing secret (sealed under APP_KEY, as alerts held theirs before) and the
- * delivery health that decides whether it still gets deliveries.
+ * Where one account's deliveries go: one per (account, channel, target), whatever number of alerts
+ * use it. The endpoint holds what reaching the target takes, sealed under APP_KEY (a webhook's
+ * signing secret, a chat webhook's URL) and the delivery health that decides whether it still gets
+ * deliveries, the same for every channel.
  */
 export interface WebhookEndpointFields {
   _id: Types.ObjectId;
   user_id: Types.ObjectId;
-  /** The URL as webhookUrlSchema normalised it (`URL.href`), so one receiver is one endpoint. */
+  /** Absent on endpoints of before channels: webhook. */
+  channel?: AlertChannel;
+  /**
+   * The endpoint's key, unique per account: a webhook's URL as webhookUrlSchema normalised it
+   * (`URL.href`), so one receiver is one endpoint; `mailto:` and the address for e-mail; for a chat
+   * channel `<channel>:` and a keyed hash of its URL (src/alerts/channels/target.ts), never the URL.
+   */
   url: string;
-  /** The `whsec_` secret that signs every delivery, sealed. */
-  secret_sealed: string;
+  /** A chat channel's webhook URL, sealed: the URL is the credential. */
+  target_sealed?: string;
+  /** A chat channel's URL as answers show it, redacted; absent when `url` is what they show. */
+  shown_url?: string;
+  /** The `whsec_` secret that signs every delivery, sealed; only the generic webhook signs. */
+  secret_sealed?: string;
   /**
    * Secrets of alerts made before endpoints existed, sealed, when they differ from `secret_sealed`:
    * deliveries carry a signature under each, so a receiver set up with any of them still verifies.
@@ -36,8 +48,11 @@ export interface WebhookEndpointFields {
 export const webhookEndpointSchema = new Schema<WebhookEndpointFields>(
   {
     user_id: { type: Schema.Types.ObjectId, required: true },
+    channel: { type: String, enum: ALERT_CHANNELS, default: 'webhook' },
     url: { type: String, required: true },
-    secret_sealed: { type: String, required: true, select: false },
+    target_sealed: { type: String, select: false },
+    shown_url: { type: String },
+    secret_sealed: { type: String, select: false },
     legacy_secrets_sealed: { type: [String], default: [], select: false },
     disabled_at: { type: Date, default: null },
     disabled_reason: { type: String, default: null },
@@ -53,7 +68,7 @@ export const webhookEndpointSchema = new Schema<WebhookEndpointFields>(
   },
 );
 
-// One endpoint per account and URL: concurrent alert creations on one URL meet here.
+// One endpoint per account and key (channel and target): concurrent alert creations on one target meet here.
 webhookEndpointSchema.index({ user_id: 1, url: 1 }, { unique: true });
 // An account's list, newest first.
 webhookEndpointSchema.index({ user_id: 1, created_at: -1, _id: -1 });

@@ -112,6 +112,7 @@ describe('one alert per account, country, ASIN and kind', () => {
     expect(endpoints.body.data.map((e: { url: string }) => e.url).sort()).toEqual([HOOK, OTHER_HOOK]);
     expect(endpoints.body.data[0]).toEqual({
       id: expect.any(String),
+      channel: 'webhook',
       url: expect.any(String),
       state: 'active',
       failing_since: null,

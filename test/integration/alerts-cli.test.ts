@@ -34,7 +34,7 @@ describe('alerts:list --email', () => {
           percent: null,
           webhookUrl: 'https://93.184.216.34/hook',
         });
-        secrets.push(made.secret);
+        secrets.push(made.secret!);
       }
     } finally {
       await ctx.resources.close();

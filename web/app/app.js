@@ -200,13 +200,21 @@ function describeAlert(a) {
   return 'any change';
 }
 
+const CHANNEL_NAMES = { webhook: 'Webhook', slack: 'Slack', discord: 'Discord', teams: 'Teams', email: 'E-mail' };
+
+/** Where the alert delivers: a chat webhook's URL comes redacted from the API. */
+function channelLabel(alert) {
+  const channel = alert.channel ?? 'webhook';
+  return `${CHANNEL_NAMES[channel] ?? channel}: ${channel === 'email' ? alert.email : alert.webhook_url}`;
+}
+
 async function testAlert(alert, button, result) {
   button.disabled = true;
   result.textContent = 'Sending a test delivery…';
   result.classList.remove('error');
   try {
     const { data } = await api(`alerts/${enc(alert.id)}/test`, { method: 'POST' });
-    const answered = data.status === null ? 'no answer' : `HTTP ${data.status}`;
+    const answered = data.status === null ? 'no answer' : `${alert.channel === 'email' ? 'SMTP' : 'HTTP'} ${data.status}`;
     result.textContent = `Receiver answered ${answered} in ${data.duration_ms} ms: ${data.ok ? 'OK' : `failed (${data.error})`}.`;
     result.classList.toggle('error', !data.ok);
   } catch (err) {
@@ -221,9 +229,7 @@ async function showAlert(alert, list) {
   const article = el('article', null, { 'data-alert': alert.id });
   const headingId = `alert-${alert.id}`;
   article.append(el('h3', `${alert.asin} (${alert.country}): ${describeAlert(alert)}`, { id: headingId }));
-  article.append(
-    el('p', `Webhook: ${alert.webhook_url}${alert.active ? '' : ` (inactive: ${alert.disabled_reason ?? 'endpoint disabled'})`}`),
-  );
+  article.append(el('p', `${channelLabel(alert)}${alert.active ? '' : ` (inactive: ${alert.disabled_reason ?? 'endpoint disabled'})`}`));
   const button = el('button', 'Test', { type: 'button', 'aria-describedby': headingId });
   const result = el('p', '', { class: 'result', role: 'status', 'aria-live': 'polite' });
   button.addEventListener('click', () => testAlert(alert, button, result));

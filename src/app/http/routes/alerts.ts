@@ -6,10 +6,11 @@ import { durationOrZero } from '../../../../config/parsers.js';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { bodyFields, validate } from '../validate.js';
-import { NotFoundError } from '../../../errors/index.js';
+import { NotFoundError, ValidationError } from '../../../errors/index.js';
 import { asinSchema, type Country } from '../../../catalog/identifiers.js';
-import { ALERT_KINDS, ALERT_REFERENCES } from '../../../models/alert.js';
+import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from '../../../models/alert.js';
 import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
+import type { AlertTarget } from '../../../alerts/channels/target.js';
 import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
 import { sendTestDelivery } from '../../../alerts/test-delivery.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
@@ -35,6 +36,18 @@ const rearmAfter = z
   .transform((text) => ({ text, ms: durationOrZero.parse(text) }))
   .refine((v) => v.ms >= 1_000 && v.ms <= MAX_REARM_AFTER_MS, REARM_AFTER_MESSAGE)
   .meta({ override: { type: 'string', pattern: '^\\d+(ms|s|m|h|d)?$' } });
+
+const EMAIL_MESSAGE = 'must be a valid e-mail address.';
+/** One address; its domain in lower case, so that one mailbox is one endpoint however it is written. */
+const emailAddress = z
+  .string({ error: EMAIL_MESSAGE })
+  .trim()
+  .max(254, { error: 'must not be greater than 254 characters.' })
+  .pipe(z.email({ error: EMAIL_MESSAGE }))
+  .transform((v) => {
+    const at = v.lastIndexOf('@');
+    return `${v.slice(0, at)}${v.slice(at).toLowerCase()}`;
+  });
 
 /** Which kinds take which option: anything else posted with another kind is refused. */
 const OPTION_KINDS = {
@@ -98,11 +111,33 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
         description:
           'true: the alert fires nothing until resumed (false, the default). Resuming fires nothing for changes made while paused.',
       }),
-      webhook_url: webhookUrlSchema(config.alerts.allowPrivate).meta({
-        description: 'Where the signed POST goes: https; it must not resolve to a private, loopback or link-local address.',
+      channel: z
+        .enum(ALERT_CHANNELS, { error: `must be one of ${ALERT_CHANNELS.join(', ')}.` })
+        .optional()
+        .meta({
+          description:
+            'Where deliveries go. webhook (default): a POST signed with Standard Webhooks to webhook_url, its body a WebhookPayload. slack, discord, teams: a message in the shape that service’s incoming webhook takes (Slack {text, blocks}; Discord {content, embeds}; Teams a message with an Adaptive Card, for a Workflows or incoming webhook) to webhook_url, that service’s webhook URL, which is kept sealed and shown redacted. email: a plain-text and HTML message to `email` through the server’s SMTP (422 when its operator has not configured one).',
+        }),
+      webhook_url: webhookUrlSchema(config.alerts.allowPrivate).optional().meta({
+        description:
+          'Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https; it must not resolve to a private, loopback or link-local address.',
       }),
+      email: emailAddress.optional().meta({ description: 'Channel email (required for it, and only for it): the address.' }),
     })
     .superRefine((a, ctx) => {
+      const channel = a.channel ?? 'webhook';
+      if (channel === 'email') {
+        if (a.email === undefined) ctx.addIssue({ code: 'custom', path: ['email'], message: 'is required for channel email.' });
+        if (a.webhook_url !== undefined) {
+          ctx.addIssue({ code: 'custom', path: ['webhook_url'], message: 'is not for channel email (its address goes in email).' });
+        }
+      } else {
+        if (a.webhook_url === undefined) {
+          const message = a.channel === undefined ? 'is required.' : `is required for channel ${channel}.`;
+          ctx.addIssue({ code: 'custom', path: ['webhook_url'], message });
+        }
+        if (a.email !== undefined) ctx.addIssue({ code: 'custom', path: ['email'], message: 'is only for channel email.' });
+      }
       for (const [field, kinds] of Object.entries(OPTION_KINDS) as [keyof typeof OPTION_KINDS, readonly string[]][]) {
         if (a[field] !== undefined && !kinds.includes(a.kind)) {
           ctx.addIssue({ code: 'custom', path: [field], message: `is only for ${kinds.join(' and ')}.` });
@@ -143,21 +178,36 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
   };
 }
 
+/** Where a validated body delivers: its schema made sure the channel's field is there. */
+function targetOf(a: { channel?: AlertChannel; webhook_url?: string; email?: string }): AlertTarget {
+  const channel = a.channel ?? 'webhook';
+  if (channel === 'email') {
+    if (a.email === undefined) throw new ValidationError({ email: ['The email field is required for channel email.'] });
+    return { channel, address: a.email };
+  }
+  if (a.webhook_url === undefined)
+    throw new ValidationError({ webhook_url: [`The webhook url field is required for channel ${channel}.`] });
+  return { channel, url: a.webhook_url };
+}
+
 const alertAnswer = z.object({ data: alertRecordSchema }).meta({ id: 'AlertAnswer' });
 const createdAnswer = z.object({ data: createdAlertSchema }).meta({ id: 'CreatedAlertAnswer' });
 const alertPage = pagedSchema(alertRecordSchema, 'AlertPage');
 const testedAnswer = z
   .object({
     data: z.object({
-      status: z
-        .number()
-        .int()
-        .nullable()
-        .meta({ description: "The receiver's HTTP status; null when none arrived (refused, network error, timeout)." }),
-      ok: z.boolean().meta({ description: 'The receiver answered 2xx (as a real delivery would count it acknowledged).' }),
+      status: z.number().int().nullable().meta({
+        description:
+          "The receiver's HTTP status; for email the SMTP server's reply code (250: accepted); null when none arrived (refused, network error, timeout).",
+      }),
+      ok: z.boolean().meta({
+        description: 'The receiver answered 2xx, or the SMTP server accepted the e-mail (as a real delivery would count it acknowledged).',
+      }),
       duration_ms: z.number().int().meta({ description: 'From the start of the attempt to its answer or failure.' }),
       error: z.string().nullable().meta({ description: 'Why it is not ok; null when it is.' }),
-      webhook_id: z.string().meta({ description: 'The webhook-id the test was sent with (test.…; a test is not a delivery).' }),
+      webhook_id: z.string().meta({
+        description: 'The webhook-id the test was sent with (test.…; a test is not a delivery); for email, the Message-ID’s left part.',
+      }),
     }),
   })
   .meta({ id: 'AlertTestAnswer' });
@@ -182,7 +232,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         ...common,
         operationId: 'createAlert',
         summary:
-          'Create an alert: a signed webhook when a product changes as described (watches the ASIN if needed); one per country, ASIN and kind',
+          'Create an alert: a signed webhook, a chat message or an e-mail when a product changes as described (watches the ASIN if needed); one per country, ASIN and kind',
         requestBody: {
           required: true,
           content: { 'application/json': { schema: body }, 'application/x-www-form-urlencoded': { schema: body } },
@@ -190,7 +240,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         responses: {
           201: limited("The new alert, with its endpoint's signing secret.", createdAnswer),
           200: limited(
-            'The account had an alert of this country, ASIN and kind: it now has this threshold and URL; with its endpoint’s signing secret.',
+            'The account had an alert of this country, ASIN and kind: it now has these options and target; with its endpoint’s signing secret.',
             createdAnswer,
           ),
           ...errors(401, 413, 415, 422, 429),
@@ -237,9 +287,9 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         ...common,
         operationId: 'testAlert',
         summary:
-          "Send a signed sample webhook to the alert's endpoint now (one attempt within WEBHOOK_TIMEOUT, not queued, not recorded) and answer what the receiver did",
+          "Send a sample delivery on the alert's channel now (one attempt within WEBHOOK_TIMEOUT, not queued, not recorded) and answer what the receiver did",
         description:
-          "The body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks and timeout. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the error. Nothing is recorded and the endpoint's health is not changed; a disabled endpoint is tested too.",
+          "On channel webhook the body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks and timeout. On the chat channels and email it is the message a real delivery would send for those points, marked [Test]. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the error. Nothing is recorded and the endpoint's health is not changed; a disabled endpoint is tested too.",
         requestParams: { path: input.id },
         requestBody: {
           required: false,
@@ -284,7 +334,7 @@ export function alertRoutes(ctx: AppContext): Router {
       paused: a.paused ?? false,
       rearmAbove: a.rearm_above ?? null,
       rearmAfter: a.rearm_after ?? null,
-      webhookUrl: a.webhook_url,
+      target: targetOf(a),
     });
     if (saved.created && a.fire_on_create) {
       // The alert is made: a delivery that cannot be queued now is logged, not the request's failure.

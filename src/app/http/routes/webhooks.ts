@@ -28,7 +28,8 @@ export const webhooksPaths: ZodOpenApiPathsObject = (() => {
       get: {
         ...common,
         operationId: 'listWebhookEndpoints',
-        summary: "The caller's webhook endpoints (one per URL its alerts use), newest first, with their delivery health",
+        summary:
+          "The caller's endpoints (one per channel and target its alerts use: a URL, an address), newest first, with their delivery health",
         requestParams: { query: listQuery },
         responses: { 200: limited('A page of endpoints.', endpointPage), ...errors(401, 422, 429) },
       },

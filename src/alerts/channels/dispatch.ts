@@ -1,0 +1,80 @@
+/**
+ * One attempt of a delivery on its endpoint's channel: the only place the channels differ. The
+ * delivery job and the test button call this, and judge every channel's answer the same way
+ * (types.ts), so retries, disabling, records and fairness are the webhook's for all of them. Every
+ * URL goes through postJson's address guard; e-mail goes to the operator's SMTP server.
+ */
+import type { Config } from '../../../config/env.js';
+import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../config/alerts.js';
+import type { AlertChannel } from '../../models/alert.js';
+import type { DeliveryContent } from '../delivery-queue.js';
+import { webhookBody } from '../present.js';
+import { postJson, sendWebhook, type HostResolver, type WebhookResponse } from '../send-webhook.js';
+import { alertMessage, type ProductLabel } from './message.js';
+import { emailContent, sendEmail } from './email.js';
+import { slack } from './slack.js';
+import { discord } from './discord.js';
+import { teams } from './teams.js';
+import type { ChannelAnswer, ChatService } from './types.js';
+
+const CHAT: Readonly<Record<'slack' | 'discord' | 'teams', ChatService>> = { slack, discord, teams };
+
+/** The generic webhook's one "gone" status, worded as before channels existed. */
+const WEBHOOK_GONE: Readonly<Record<number, string>> = { 410: 'Gone' };
+
+export interface ChannelSend {
+  readonly channel: AlertChannel;
+  /** The URL to POST to, or the address to mail. */
+  readonly target: string;
+  /** The webhook's signing secrets (the other channels are not signed). */
+  readonly secrets: readonly string[];
+  /** The delivery's id: the webhook-id, and the e-mail's Message-ID. */
+  readonly id: string;
+  readonly content: DeliveryContent;
+  /** A sample from the test button. */
+  readonly test: boolean;
+  /** The product's title and page, read only by the channels that write to a person. */
+  readonly product: () => Promise<ProductLabel>;
+}
+
+export interface ChannelOptions {
+  readonly config: Pick<Config, 'alerts' | 'timeZone'>;
+  /** Tests: where hosts resolve at connection time. */
+  readonly resolve?: HostResolver;
+}
+
+function judged(answer: WebhookResponse, gone: Readonly<Record<number, string>>, wording: (why: string) => string): ChannelAnswer {
+  const { status, durationMs } = answer;
+  if (status >= 200 && status < 300) return { status, durationMs, verdict: 'ok', reason: null };
+  const why = gone[status];
+  if (why !== undefined) return { status, durationMs, verdict: 'gone', reason: `the receiver answered ${status}${wording(why)}` };
+  return { status, durationMs, verdict: 'failed', reason: `the receiver answered ${status}` };
+}
+
+/**
+ * Sends `send` once. Resolves with the receiver's answer, judged; rejects (WebhookDeliveryError,
+ * WebhookTargetRefusedError, EmailDeliveryError) when no answer came: a refused address, a network
+ * failure, a timeout, an SMTP refusal.
+ */
+export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Promise<ChannelAnswer> {
+  const { alerts, timeZone } = opts.config;
+  const post = {
+    url: send.target,
+    timeoutMs: alerts.timeoutMs,
+    maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
+    allowPrivate: alerts.allowPrivate,
+    resolve: opts.resolve,
+  };
+  if (send.channel === 'webhook') {
+    const body = JSON.stringify(webhookBody(send.content, timeZone, { test: send.test }));
+    const answer = await sendWebhook({ ...post, body, secret: send.secrets, id: send.id, timestamp: new Date() });
+    return judged(answer, WEBHOOK_GONE, (why) => ` ${why}`);
+  }
+  const message = alertMessage(send.content, await send.product(), timeZone, send.test);
+  if (send.channel === 'email') {
+    return sendEmail(alerts.smtp, { to: send.target, deliveryId: send.id, content: emailContent(message), timeoutMs: alerts.timeoutMs });
+  }
+  const service = CHAT[send.channel];
+  const answer = await postJson({ ...post, body: JSON.stringify(service.payload(message)) });
+  return judged(answer, service.gone, (why) => `: ${why}`);
+}
