@@ -14,7 +14,8 @@
  * forced update that asks meanwhile takes the earliest one still in the future, and each later
  * booked caller moves one slot on (the last to the next free slot), told so in the `moved` hash
  * when it confirms. So a forced update takes the next slot of its country, booked or not, and the
- * pace stays exactly what it was.
+ * pace stays exactly what it was. A reservation moves once at most: after that, forced updates
+ * book the slots after it.
  *
  * Numbers leave Lua as strings: Redis turns a Lua number into an integer, which would truncate
  * fractional milliseconds (a 500/s quota has a 2 ms interval).
@@ -191,19 +192,29 @@ local booked = '0'
 local nextTat = math.max(tat, start) + interval
 if best == ARGV[11] then
   local held = redis.call('ZRANGE', KEYS[5], 0, -1, 'WITHSCORES')
-  if #held > 0 then
-    -- Take the earliest reservation's start; every reservation moves to the next one's, the last
-    -- to the free slot this ask would have had.
-    local free = start
-    start = tonumber(held[2])
-    for i = 1, #held, 2 do
-      local to = free
-      if i + 2 <= #held then to = tonumber(held[i + 3]) end
-      redis.call('ZADD', KEYS[5], string.format('%.4f', to), held[i])
-      redis.call('HSET', KEYS[6], held[i], string.format('%.4f', to))
+  -- A reservation is moved on once at most (marked '<id>#' in moved): one that was moved keeps its
+  -- new start, so a stream of forced updates cannot push a scheduled caller back again and again,
+  -- which would starve it for as long as the stream lasts.
+  local ids = {}
+  local slots = {}
+  for i = 1, #held, 2 do
+    if redis.call('HEXISTS', KEYS[6], held[i] .. '#') == 0 then
+      ids[#ids + 1] = held[i]
+      slots[#slots + 1] = tonumber(held[i + 1])
+    end
+  end
+  if #ids > 0 then
+    -- Take the earliest movable reservation's start; each movable one moves to the next one's, the
+    -- last to the free slot this ask would have had.
+    slots[#slots + 1] = start
+    start = slots[1]
+    for k = 1, #ids do
+      local to = string.format('%.4f', slots[k + 1])
+      redis.call('ZADD', KEYS[5], to, ids[k])
+      redis.call('HSET', KEYS[6], ids[k], to, ids[k] .. '#', '1')
     end
     redis.call('PEXPIRE', KEYS[6], math.ceil(burst * interval + 60000))
-  -- With none held, it books the next free slot at once when it is within an interval (nobody
+  -- With none to move, it books the next free slot at once when it is within an interval (nobody
   -- books further ahead): from its first ask on, no other caller can take that slot.
   elseif start - now > math.max(ahead, interval) then
     return {'wait', tostring(start - now - math.max(ahead, interval)), 'rate'}
@@ -241,6 +252,7 @@ if to then
   if tonumber(to) > now then return {'moved', tostring(tonumber(to) - now), to} end
 end
 redis.call('ZREM', KEYS[1], ARGV[2])
+redis.call('HDEL', KEYS[2], ARGV[2] .. '#')
 return {'go'}
 `;
 

@@ -329,6 +329,29 @@ describe('classes share the pace (fair queuing between them)', () => {
     expect(Math.min(...all.slice(1).map((t, i) => t - all[i]!))).toBeGreaterThan(100 - 0.01);
   });
 
+  it('moves a booked start on once at most: a stream of forced updates does not starve a scheduled caller', async () => {
+    // One process, as a worker with both kinds of job: its line serves forced updates back to back,
+    // and a lone refresh, once booked, is no longer a waiter that the fair queuing would count.
+    const g = governor(redisA, { perSecond: 20 }, { share: 0.3 });
+    const until = performance.now() + 1_500;
+    const stream = Promise.all(
+      Array.from({ length: 10 }, async () => {
+        while (performance.now() < until) await g.permit('JP', 'forced');
+      }),
+    );
+    const waits: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      const asked = performance.now();
+      await g.permit('JP', 'refresh');
+      waits.push(performance.now() - asked);
+    }
+    await stream;
+    // Its turn comes within a few intervals of 50 ms (about 150 ms seen; refresh's weight is above
+    // forced's), not when the stream ends (1.9 s seen when a booked start could be moved again and again).
+    expect(Math.max(...waits)).toBeLessThan(450);
+  });
+
   it('keeps imports and crawls within their shares of the day', async () => {
     const g = governor(redisA, { perSecond: 1_000, perDay: 20 }, { share: 0.3 });
     for (let i = 0; i < 2; i++) await g.permit('JP', 'import');

@@ -64,9 +64,17 @@ describe('fair to every account', () => {
     await new Promise((r) => setImmediate(r));
 
     // The quiet account's 6 batches are planned while the flood is in line.
-    const refreshed = completions(p.workers.workers.get('JP')!, 6);
+    const w = p.workers.workers.get('JP')!;
+    const t0 = Date.now();
+    // What the refresh jobs did when, against the flood's answers: the failure message shows it.
+    const trace: string[] = [];
+    w.on('active', (j) => trace.push(`active ${j.name} +${Date.now() - t0}ms answered=${answered}`));
+    w.on('completed', (j) => trace.push(`done ${j.name} +${Date.now() - t0}ms answered=${answered}`));
+    w.on('failed', (j, err) => trace.push(`failed ${j?.name} +${Date.now() - t0}ms answered=${answered}: ${err.message}`));
+    const refreshed = completions(w, 6);
     const plan = await planCountry(p.planner, 'JP');
     const before = answered;
+    trace.push(`planned +${Date.now() - t0}ms answered=${answered}`);
     expect(plan.enqueued.p1).toBe(60);
     // Most of the flood is still in line behind the batches.
     expect(before).toBeLessThan(FLOOD - 40);
@@ -74,7 +82,13 @@ describe('fair to every account', () => {
     // Their 6 calls went out beside a few of the flood's (one in four while both wait, the flood's
     // whole pace until the workers have taken the batches, and answers still on their way: 2 to 12
     // seen), not behind the rest of it (in line order, all 80 or more still waiting).
-    expect(answered - before).toBeLessThan(30);
+    const jobs = (await p.ctx.metrics.jobs.get()).values.filter((v) => String(v.labels.name).startsWith('refresh'));
+    const calls = (await p.ctx.metrics.upstreamCalls.get()).values;
+    trace.push(
+      `jobs ${JSON.stringify(jobs.map((v) => [v.labels, v.value]))}`,
+      `calls ${JSON.stringify(calls.map((v) => [v.labels, v.value]))}`,
+    );
+    expect(answered - before, trace.join('\n')).toBeLessThan(30);
     expect(await productModel(p.ctx.mongo).countDocuments({ asin: mongoose.trusted({ $in: mine }), last_attempt_at: null })).toBe(0);
     const statuses = await Promise.all(flood);
     expect(statuses.every((s) => s === 200)).toBe(true);
