@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -28,8 +29,9 @@ export default defineConfig({
       'test/scheduler/roles-in-copies.test.ts',
     ],
     pool: 'forks',
-    // As in vitest.config.ts: one import of the app per worker, not per file.
+    // As in vitest.config.ts: one import of the app per worker, not per file, and two files at once at least.
     isolate: false,
+    maxWorkers: Math.max(2, availableParallelism()),
     // A failover takes ~4 s on an idle machine; a starved CI box can take several times that.
     testTimeout: 90_000,
     hookTimeout: 60_000,

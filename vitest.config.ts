@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
@@ -12,6 +13,9 @@ export default defineConfig({
     // singletons), so only the import is shared, and importing the app once per file cost more
     // than a minute of CI. A file must not mock modules (vi.mock would leak into the next file).
     isolate: false,
+    // The files mostly wait (on Redis, MongoDB, child processes, receivers), so at least two run at
+    // once even on a 2-core machine, where vitest's default (cores − 1) would run them one by one.
+    maxWorkers: Math.max(2, availableParallelism()),
     // Generous: tests wait on events, and a starved 2-core CI box can be slow to deliver them; a
     // passing test takes no longer for it.
     testTimeout: 90_000,
