@@ -19,6 +19,7 @@ export const alertRecordSchema = z
     country: countrySchema,
     kind: z.enum(ALERT_KINDS),
     price: z.number().int().nullable().meta({ description: 'price_below: the threshold in minor units.' }),
+    rank: z.number().int().nullable().meta({ description: 'rank_below / rank_above: the sales rank watched.' }),
     percent: z
       .number()
       .int()
@@ -187,6 +188,7 @@ export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string
     country: a.country,
     kind: a.kind,
     price: a.price,
+    rank: a.rank ?? null,
     percent: a.percent,
     amount: a.amount ?? null,
     reference: a.kind === 'price_drop' || a.kind === 'price_rise' ? (a.reference ?? 'previous') : null,

@@ -35,6 +35,8 @@ interface AlertOptions {
   readonly kind: AlertKind;
   readonly price: number | null;
   readonly percent: number | null;
+  /** rank_below / rank_above: the sales rank watched. */
+  readonly rank?: number | null;
   /** price_drop / price_rise: the least move in minor units (exactly one of percent and amount). */
   readonly amount?: number | null;
   /** Default false. */
@@ -62,6 +64,7 @@ function optionsOf(input: AlertOptions) {
   return {
     price: input.price,
     percent: input.percent,
+    rank: input.rank ?? null,
     amount: input.amount ?? null,
     reference: input.reference ?? 'previous',
     days: input.days ?? null,

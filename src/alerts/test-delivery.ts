@@ -66,6 +66,18 @@ function samplePoints(alert: Alert, now: Date): { before: PayloadPoint; after: P
     }
     case 'back_in_stock':
       return { before: { ...before, price: null, availability: 'out_of_stock', buybox: false }, after: { ...base, at, price: 10_000 } };
+    case 'out_of_stock':
+      return { before, after: { ...base, at, price: null, availability: 'out_of_stock', buybox: false } };
+    case 'buybox_change':
+      return { before, after: { ...base, at, price: 10_500, buybox: false } };
+    case 'rank_below': {
+      const rank = alert.rank ?? 1000;
+      return { before: { ...before, rank: rank + 100 }, after: { ...base, at, price: 10_000, rank: Math.max(1, rank - 1) } };
+    }
+    case 'rank_above': {
+      const rank = alert.rank ?? 1000;
+      return { before: { ...before, rank }, after: { ...base, at, price: 10_000, rank: rank + 100 } };
+    }
     case 'any_change':
       return { before, after: { ...base, at, price: 10_000, rank: 900 } };
   }

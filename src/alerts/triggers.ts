@@ -2,7 +2,12 @@ import type { AlertFields } from '../models/alert.js';
 import type { ProductChange } from '../catalog/history.js';
 
 export type AlertRule = Pick<AlertFields, 'kind' | 'price' | 'percent'> &
-  Partial<Pick<AlertFields, 'amount' | 'reference' | 'rearm_above' | 'rearm_after_ms'>>;
+  Partial<Pick<AlertFields, 'amount' | 'reference' | 'rearm_above' | 'rearm_after_ms' | 'rank'>>;
+
+/** Whether a sales rank is in the band rank_below watches: at or better than (at most) the alert's rank. */
+function inTopBand(alert: AlertRule, rank: number | null): boolean {
+  return rank !== null && alert.rank !== null && alert.rank !== undefined && rank <= alert.rank;
+}
 
 /** Whether a price moved from `from` to `to` by the alert's percent or amount, down (price_drop) or up (price_rise). */
 function moved(alert: AlertRule, from: number, to: number): boolean {
@@ -22,8 +27,11 @@ export function usesReference(alert: AlertRule): boolean {
 
 /**
  * Whether a change is one the alert describes. Prices compare only in one currency. Every kind but
- * `price_below` needs a state before the change; `price_below` also fires on a product's first
- * observation, when it is already below. It fires when the price goes below the threshold, not
+ * `price_below` and `rank_below` needs a state before the change; those two also fire on a
+ * product's first observation, when it is already below. `rank_below` / `rank_above` watch the
+ * sales rank cross the alert's `rank` (into the top band of ranks at most `rank`, out of it),
+ * `out_of_stock` the product leave stock, `buybox_change` the price shown become or stop being the
+ * Buy Box winner's. It fires when the price goes below the threshold, not
  * again while it stays there. `price_drop` and `price_rise` compare against the point before, by
  * `percent` or by `amount` (minor units), whichever the alert has; with another `reference`
  * (lowest, highest, at_creation) against that price, firing when the move is reached and not
@@ -54,6 +62,17 @@ export function firesOn(
     }
     case 'back_in_stock':
       return before !== null && before.availability !== 'in_stock' && after.availability === 'in_stock';
+    case 'out_of_stock':
+      return before !== null && before.availability === 'in_stock' && after.availability !== 'in_stock';
+    case 'buybox_change':
+      // Only between two points with a price: a stock-out is out_of_stock's, not a Buy Box change.
+      return before !== null && before.price !== null && after.price !== null && before.buybox !== after.buybox;
+    case 'rank_below':
+      // Into the band from outside it (or from no rank), like price_below: not again while it stays.
+      return inTopBand(alert, after.rank) && (before === null || !inTopBand(alert, before.rank));
+    case 'rank_above':
+      // Out of the band: a rank worse than the alert's, from one within it.
+      return before !== null && inTopBand(alert, before.rank) && after.rank !== null && !inTopBand(alert, after.rank);
     case 'any_change':
       return before !== null;
   }
@@ -114,8 +133,9 @@ export function sameState(a: ArmState, b: ArmState): boolean {
 /**
  * Whether the alert's condition already holds on the product's current point (`after`, with the
  * point before it), as fire_on_create asks: price_below when the price is below the threshold,
- * back_in_stock when in stock, price_drop / price_rise when the last change was such a move (or,
- * against a reference, when the price is that far from it). any_change never holds.
+ * back_in_stock when in stock (out_of_stock when not), rank_below / rank_above when the rank is in
+ * / out of the band, price_drop / price_rise and buybox_change when the last change was such a move
+ * (or, against a reference, when the price is that far from it). any_change never holds.
  */
 export function holdsNow(alert: AlertRule, change: Pick<ProductChange, 'before' | 'after'>, reference: number | null = null): boolean {
   const { after } = change;
@@ -124,6 +144,14 @@ export function holdsNow(alert: AlertRule, change: Pick<ProductChange, 'before' 
       return after.price !== null && alert.price !== null && after.price < alert.price;
     case 'back_in_stock':
       return after.availability === 'in_stock';
+    case 'out_of_stock':
+      return after.availability !== 'in_stock';
+    case 'rank_below':
+      return inTopBand(alert, after.rank);
+    case 'rank_above':
+      return after.rank !== null && !inTopBand(alert, after.rank);
+    case 'buybox_change':
+      return firesOn(alert, change);
     case 'price_drop':
     case 'price_rise':
       if (usesReference(alert)) return after.price !== null && reference !== null && moved(alert, reference, after.price);

@@ -1,7 +1,17 @@
 import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
 import type { Country } from '../catalog/identifiers.js';
 
-export const ALERT_KINDS = ['price_below', 'price_drop', 'price_rise', 'back_in_stock', 'any_change'] as const;
+export const ALERT_KINDS = [
+  'price_below',
+  'price_drop',
+  'price_rise',
+  'back_in_stock',
+  'out_of_stock',
+  'buybox_change',
+  'rank_below',
+  'rank_above',
+  'any_change',
+] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 /** What price_drop and price_rise compare the new price against (src/alerts/triggers.ts). */
@@ -41,6 +51,8 @@ export interface AlertFields {
   kind: AlertKind;
   /** price_below: the threshold in minor units. */
   price: number | null;
+  /** rank_below / rank_above: the sales rank the alert watches the product cross (absent on older alerts). */
+  rank?: number | null;
   /** price_drop / price_rise: the least move against the last point, in percent (or `amount`). */
   percent: number | null;
   /** price_drop / price_rise: the least move against the last point, in minor units (or `percent`). Absent on older alerts. */
@@ -100,6 +112,7 @@ export const alertSchema = new Schema<AlertFields>(
     kind: { type: String, enum: ALERT_KINDS, required: true },
     price: { type: Number, default: null },
     percent: { type: Number, default: null },
+    rank: { type: Number, default: null },
     amount: { type: Number, default: null },
     reference: { type: String, enum: ALERT_REFERENCES, default: 'previous' },
     days: { type: Number, default: null },

@@ -197,6 +197,50 @@ describe('re-arming through the delivery queue', () => {
   });
 });
 
+describe('availability, Buy Box and sales-rank kinds', () => {
+  it('rank needs rank_below / rank_above and is refused for other kinds; the answer carries it', async () => {
+    const missing = await create(a, { asin: 'B0OPTRANK0', kind: 'rank_below' });
+    expect(missing.status).toBe(422);
+    expect(missing.body.errors).toHaveProperty('rank');
+    const wrong = await create(a, { asin: 'B0OPTRANK0', kind: 'price_below', price: 100, rank: 10 });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body.errors.rank).toEqual(['The rank field is only for rank_below and rank_above.']);
+    expect(await alertModel(t.ctx.mongo).countDocuments({ asin: 'B0OPTRANK0' })).toBe(0);
+    const made = await create(a, { asin: 'B0OPTRANK0', kind: 'rank_above', rank: 5000 });
+    expect(made.status).toBe(201);
+    expect(made.body.data).toMatchObject({ kind: 'rank_above', rank: 5000, price: null });
+  });
+
+  it('a sales rank crossing its band, a Buy Box change and a stock-out fire through the queue', async () => {
+    const asin = 'B0OPTRANK1';
+    await create(a, { asin, kind: 'rank_below', rank: 1000 });
+    await create(a, { asin, kind: 'rank_above', rank: 1000 });
+    await create(a, { asin, kind: 'buybox_change' });
+    await create(a, { asin, kind: 'out_of_stock' });
+    const at = (hour: number) => new Date(base + hour * HOUR);
+    // Each change is one delivery to the endpoint, listing the alerts it fired.
+    const kindsFired = async (change: ProductChange): Promise<string[]> => {
+      const before = await t.ctx.deliveries.queue.getJobs(['wait', 'prioritized', 'delayed']);
+      await t.ctx.deliveries.enqueueFor([change]);
+      const after = await t.ctx.deliveries.queue.getJobs(['wait', 'prioritized', 'delayed']);
+      const seen = new Set(before.map((j) => j.id));
+      return after
+        .filter((j) => !seen.has(j.id))
+        .flatMap((j) => (j.data as { alerts: { kind: string }[] }).alerts.map((x) => x.kind))
+        .sort();
+    };
+    expect(await kindsFired(changeOf(asin, { rank: 1500, at: at(0) }, { rank: 900, at: at(1) }))).toEqual(['rank_below']);
+    expect(await kindsFired(changeOf(asin, { rank: 900, at: at(1) }, { rank: 800, at: at(2) }))).toEqual([]);
+    expect(await kindsFired(changeOf(asin, { rank: 800, at: at(2) }, { rank: 1200, at: at(3) }))).toEqual(['rank_above']);
+    expect(await kindsFired(changeOf(asin, { rank: 1200, at: at(3) }, { rank: 1200, buybox: false, price: 1100, at: at(4) }))).toEqual([
+      'buybox_change',
+    ]);
+    expect(
+      await kindsFired(changeOf(asin, { rank: 1200, at: at(4) }, { rank: 1200, price: null, availability: 'out_of_stock', at: at(5) })),
+    ).toEqual(['out_of_stock']);
+  });
+});
+
 describe('drops and rises against a reference, through the delivery queue and the history', () => {
   const DAY = 24 * HOUR;
   /** Day i's change of the product, its point written to the history first (as a refresh writes it). */

@@ -53,6 +53,61 @@ describe('firesOn', () => {
   });
 });
 
+describe('availability, Buy Box and sales rank', () => {
+  it('out_of_stock: from in stock to any other availability', () => {
+    const out = rule('out_of_stock');
+    expect(firesOn(out, { before: point(), after: point({ availability: 'out_of_stock', price: null }) })).toBe(true);
+    expect(firesOn(out, { before: point(), after: point({ availability: 'backorder' }) })).toBe(true);
+    expect(firesOn(out, { before: point({ availability: 'preorder' }), after: point({ availability: 'out_of_stock' }) })).toBe(false);
+    expect(firesOn(out, { before: null, after: point({ availability: 'out_of_stock' }) })).toBe(false);
+    expect(holdsNow(out, { before: null, after: point({ availability: 'out_of_stock' }) })).toBe(true);
+    expect(holdsNow(out, { before: null, after: point() })).toBe(false);
+  });
+
+  it('buybox_change: the price becomes or stops being the Buy Box winner’s, between two prices', () => {
+    const bb = rule('buybox_change');
+    expect(firesOn(bb, { before: point(), after: point({ buybox: false, price: 1050 }) })).toBe(true);
+    expect(firesOn(bb, { before: point({ buybox: false }), after: point() })).toBe(true);
+    expect(firesOn(bb, { before: point(), after: point({ price: 900 }) })).toBe(false);
+    // A stock-out is not a Buy Box change.
+    expect(firesOn(bb, { before: point(), after: point({ buybox: false, price: null, availability: 'out_of_stock' }) })).toBe(false);
+    expect(firesOn(bb, { before: null, after: point() })).toBe(false);
+  });
+
+  it('rank_below: into the band (rank at most the alert’s) from outside it, not again while it stays', () => {
+    const top = rule('rank_below', { rank: 100 });
+    expect(firesOn(top, { before: point({ rank: 150 }), after: point({ rank: 100 }) })).toBe(true);
+    expect(firesOn(top, { before: point({ rank: null }), after: point({ rank: 5 }) })).toBe(true);
+    expect(firesOn(top, { before: null, after: point({ rank: 5 }) })).toBe(true);
+    expect(firesOn(top, { before: point({ rank: 90 }), after: point({ rank: 50 }) })).toBe(false);
+    expect(firesOn(top, { before: point({ rank: 150 }), after: point({ rank: 101 }) })).toBe(false);
+    expect(firesOn(top, { before: point({ rank: 150 }), after: point({ rank: null }) })).toBe(false);
+    expect(holdsNow(top, { before: null, after: point({ rank: 99 }) })).toBe(true);
+  });
+
+  it('rank_above: out of the band, from within it; a band is the two kinds on one rank', () => {
+    const out = rule('rank_above', { rank: 100 });
+    expect(firesOn(out, { before: point({ rank: 100 }), after: point({ rank: 101 }) })).toBe(true);
+    expect(firesOn(out, { before: point({ rank: 120 }), after: point({ rank: 300 }) })).toBe(false);
+    expect(firesOn(out, { before: point({ rank: 50 }), after: point({ rank: null }) })).toBe(false);
+    expect(firesOn(out, { before: null, after: point({ rank: 500 }) })).toBe(false);
+    expect(holdsNow(out, { before: null, after: point({ rank: 500 }) })).toBe(true);
+    // Ranks 80 → 150 → 60 → 70 → 120: each edge fires once per crossing.
+    const ranks = [80, 150, 60, 70, 120];
+    const top = rule('rank_below', { rank: 100 });
+    const crossings = ranks.slice(1).map((r, i) => {
+      const change = { before: point({ rank: ranks[i]! }), after: point({ rank: r }) };
+      return [firesOn(top, change), firesOn(out, change)];
+    });
+    expect(crossings).toEqual([
+      [false, true],
+      [true, false],
+      [false, false],
+      [false, true],
+    ]);
+  });
+});
+
 describe('price_rise and absolute thresholds', () => {
   it('price_rise: at least the percent against the last point, in one currency', () => {
     const rise = rule('price_rise', { percent: 10 });

@@ -195,8 +195,14 @@ async function loadProducts() {
 
 function describeAlert(a) {
   if (a.kind === 'price_below') return `price below ${a.price} (minor units)`;
-  if (a.kind === 'price_drop') return `price drops by ${a.percent} %`;
+  const move = a.percent !== null ? `${a.percent} %` : `${a.amount} (minor units)`;
+  if (a.kind === 'price_drop') return `price drops by ${move}`;
+  if (a.kind === 'price_rise') return `price rises by ${move}`;
   if (a.kind === 'back_in_stock') return 'back in stock';
+  if (a.kind === 'out_of_stock') return 'out of stock';
+  if (a.kind === 'buybox_change') return 'Buy Box changes';
+  if (a.kind === 'rank_below') return `sales rank ${a.rank} or better`;
+  if (a.kind === 'rank_above') return `sales rank worse than ${a.rank}`;
   return 'any change';
 }
 

@@ -44,6 +44,10 @@ const KIND_WORDS: Readonly<Record<AlertKind, string>> = {
   price_drop: 'Price drop',
   price_rise: 'Price rise',
   back_in_stock: 'Back in stock',
+  out_of_stock: 'Out of stock',
+  buybox_change: 'Buy Box change',
+  rank_below: 'Sales rank into the band',
+  rank_above: 'Sales rank out of the band',
   any_change: 'Change',
 };
 

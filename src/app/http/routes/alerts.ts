@@ -57,6 +57,7 @@ const OPTION_KINDS = {
   percent: ['price_drop', 'price_rise'],
   amount: ['price_drop', 'price_rise'],
   reference: ['price_drop', 'price_rise'],
+  rank: ['rank_below', 'rank_above'],
 } as const;
 
 /** What creating an alert reads; the webhook URL's rule depends on WEBHOOK_ALLOW_PRIVATE. */
@@ -77,6 +78,10 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
       price: wholeNumber(1, 1_000_000_000_000)
         .optional()
         .meta({ description: 'price_below: the threshold in minor units (yen, cents); the alert fires when the price goes below it.' }),
+      rank: wholeNumber(1, 100_000_000).optional().meta({
+        description:
+          'rank_below / rank_above (required for them): the sales rank watched. rank_below fires when the rank comes to this or better (a smaller number) from worse or none; rank_above when it goes worse than this from this or better. Two alerts make a band.',
+      }),
       percent: wholeNumber(1, 1_000, 'must be a whole number from 1 to 99 for price_drop, from 1 to 1000 for price_rise.').optional().meta({
         description:
           'price_drop (1–99) / price_rise (1–1000): fires when the price falls / rises at least this many percent against the last point. Exactly one of percent and amount.',
@@ -105,7 +110,7 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
       }),
       fire_on_create: flag.optional().meta({
         description:
-          'true: when the new alert’s condition already holds on the product’s current point (price_below: below the threshold; back_in_stock: in stock; price_drop / price_rise: the last change was such a move, or the price is that far from the lowest / highest), one delivery of that point is queued at creation. Not for any_change nor reference at_creation. Default false; only a creation (201) fires.',
+          'true: when the new alert’s condition already holds on the product’s current point (price_below: below the threshold; back_in_stock: in stock; out_of_stock: not in stock; rank_below / rank_above: the rank within / outside the band; price_drop / price_rise and buybox_change: the last change was such a move, or the price is that far from the lowest / highest), one delivery of that point is queued at creation. Not for any_change nor reference at_creation. Default false; only a creation (201) fires.',
       }),
       paused: flag.optional().meta({
         description:
@@ -153,6 +158,8 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
       if (a.days !== undefined && a.reference !== 'lowest' && a.reference !== 'highest') {
         ctx.addIssue({ code: 'custom', path: ['days'], message: 'is only for reference lowest and highest.' });
       }
+      if ((a.kind === 'rank_below' || a.kind === 'rank_above') && a.rank === undefined)
+        ctx.addIssue({ code: 'custom', path: ['rank'], message: `is required for ${a.kind}.` });
       if (a.kind === 'price_below' && a.price === undefined)
         ctx.addIssue({ code: 'custom', path: ['price'], message: 'is required for price_below.' });
       if (a.kind === 'price_drop' || a.kind === 'price_rise') {
@@ -328,6 +335,7 @@ export function alertRoutes(ctx: AppContext): Router {
       kind: a.kind,
       price: a.price ?? null,
       percent: a.percent ?? null,
+      rank: a.rank ?? null,
       amount: a.amount ?? null,
       reference: a.reference ?? 'previous',
       days: a.days ?? null,
