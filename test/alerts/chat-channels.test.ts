@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
-import { changeOf, startTestDeliveryWorker, type TestDeliveryWorker } from '../helpers/deliveries.js';
+import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
 import { sendOnChannel } from '../../src/alerts/channels/dispatch.js';
 import { WebhookTargetRefusedError } from '../../src/errors/index.js';
@@ -38,11 +38,6 @@ afterAll(async () => {
   await rx?.close();
 });
 
-async function account(email: string, on = t) {
-  const { user, token } = await on.ctx.users.create({ name: email, email });
-  return { id: user._id, headers: { Authorization: `Bearer ${token}` } };
-}
-
 interface AlertAnswer {
   id: string;
   channel: string;
@@ -69,18 +64,9 @@ async function describeProduct(asin: string, title: string, url: string | null =
 
 const json = (r: Received) => JSON.parse(r.body) as Record<string, unknown>;
 
-const deliveriesOf = async (headers: Record<string, string>, alertId: string) =>
-  (await t.http.get(`/api/alerts/${alertId}/deliveries`).set(headers)).body.data as {
-    id: string;
-    status: string;
-    attempts: number;
-    response_code: number | null;
-    last_error: string | null;
-  }[];
-
 describe('the payload each chat service accepts', () => {
   it('Slack gets {text, blocks}, Discord {content, embeds}, Teams a message with an Adaptive Card; no signature headers', async () => {
-    const a = await account('shapes@example.com');
+    const a = await testAccount(t, 'shapes@example.com');
     const asin = 'B0CHATSHP1';
     rx.script('/discord/1/tok', [204]);
     rx.script('/teams/workflow', [202]);
@@ -168,7 +154,7 @@ describe('the payload each chat service accepts', () => {
       [teams, 202],
     ] as const) {
       const [rec] = await until(`${alert.channel} delivered`, async () => {
-        const list = await deliveriesOf(a.headers, alert.id);
+        const list = await deliveriesOf(t, a.headers, alert.id);
         return list[0]?.status === 'delivered' ? list : undefined;
       });
       expect(rec).toMatchObject({ status: 'delivered', attempts: 1, response_code: code });
@@ -176,7 +162,7 @@ describe('the payload each chat service accepts', () => {
   });
 
   it('a product the service has no title for is named by its ASIN and linked on its marketplace', async () => {
-    const a = await account('untitled@example.com');
+    const a = await testAccount(t, 'untitled@example.com');
     const asin = 'B0CHATNOTT';
     await createAlert(a.headers, { asin, kind: 'back_in_stock', channel: 'slack', webhook_url: `${rx.url}/slack/untitled` });
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { price: null, availability: 'out_of_stock' }, { price: 2_500 })]);
@@ -188,7 +174,7 @@ describe('the payload each chat service accepts', () => {
 
 describe('a chat webhook URL is a secret', () => {
   it('is stored sealed, never in the clear, and every answer shows it redacted', async () => {
-    const a = await account('sealed@example.com');
+    const a = await testAccount(t, 'sealed@example.com');
     const token = 'XyZzY-sealed-hook-token-0123456789';
     const url = `${rx.url}/services/T0SEALED/B0SEALED/${token}`;
     const created = await createAlert(a.headers, { asin: 'B0CHATSEAL', kind: 'any_change', channel: 'slack', webhook_url: url });
@@ -226,7 +212,7 @@ describe('a chat webhook URL is a secret', () => {
     // A delivery reaches the real URL, though nothing holds it in the clear: not the database, not the job, not a log line.
     await t.ctx.deliveries.enqueueFor([changeOf('B0CHATSEAL', { rank: 1 }, { rank: 2 })]);
     await rx.waitFor(`/services/T0SEALED/B0SEALED/${token}`, 1);
-    await until('delivered', async () => (await deliveriesOf(a.headers, created.id))[0]?.status === 'delivered');
+    await until('delivered', async () => (await deliveriesOf(t, a.headers, created.id))[0]?.status === 'delivered');
     const db = t.ctx.mongo.db!;
     for (const { name } of await db.listCollections().toArray()) {
       const docs = await db.collection(name).find({}).toArray();
@@ -241,7 +227,7 @@ describe('a chat webhook URL is a secret', () => {
 
 describe('the address guard', () => {
   it('refuses a chat URL that is not https or points at a private or loopback address, at creation', async () => {
-    const a = await account('guard@example.com', guarded);
+    const a = await testAccount(guarded, 'guard@example.com');
     const post = (body: Record<string, unknown>) =>
       guarded.http
         .post('/api/alerts')
@@ -292,7 +278,7 @@ describe('the address guard', () => {
 
 describe('the test button', () => {
   it('sends each chat channel a sample marked [Test], records nothing, and reports a gone hook without acting on it', async () => {
-    const a = await account('test-button@example.com');
+    const a = await testAccount(t, 'test-button@example.com');
     const asin = 'B0CHATTEST';
     const slack = await createAlert(a.headers, {
       asin,
@@ -327,7 +313,7 @@ describe('the test button', () => {
     });
     const endpoint = await t.http.get(`/api/webhooks/${discord.endpoint_id}`).set(a.headers);
     expect(endpoint.body.data).toMatchObject({ state: 'active', disabled_at: null });
-    for (const alert of [slack, teams, discord]) expect(await deliveriesOf(a.headers, alert.id)).toEqual([]);
+    for (const alert of [slack, teams, discord]) expect(await deliveriesOf(t, a.headers, alert.id)).toEqual([]);
   });
 });
 
@@ -339,14 +325,14 @@ describe("a chat service's answers", () => {
     ['discord', 401, 'the receiver answered 401: the Discord webhook token is no longer valid'],
     ['teams', 404, 'the receiver answered 404: the Teams workflow or webhook no longer exists'],
   ] as const)('%s answering %i disables the endpoint at once, like a 410, with its event', async (channel, code, reason) => {
-    const a = await account(`gone-${channel}-${code}@example.com`);
+    const a = await testAccount(t, `gone-${channel}-${code}@example.com`);
     const asin = `B0GONE${channel.slice(0, 1).toUpperCase()}${code}`;
     const path = `/gone/${channel}/${code}/secret-part`;
     rx.script(path, [code]);
     const alert = await createAlert(a.headers, { asin, kind: 'any_change', channel, webhook_url: `${rx.url}${path}` });
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 1 }, { rank: 2 })]);
     const [rec] = await until('gone', async () => {
-      const list = await deliveriesOf(a.headers, alert.id);
+      const list = await deliveriesOf(t, a.headers, alert.id);
       return list[0]?.status === 'gone' ? list : undefined;
     });
     expect(rec).toMatchObject({ attempts: 1, response_code: code, last_error: `${reason}: the endpoint is disabled` });
@@ -363,7 +349,7 @@ describe("a chat service's answers", () => {
   });
 
   it('any other failure is retried on the schedule, and the same message arrives again', async () => {
-    const a = await account('retry-chat@example.com');
+    const a = await testAccount(t, 'retry-chat@example.com');
     rx.script('/retry/teams', [500, 429]);
     const alert = await createAlert(a.headers, {
       asin: 'B0CHATRTRY',
@@ -376,7 +362,7 @@ describe("a chat service's answers", () => {
     expect(tries.map((r) => r.status)).toEqual([500, 429, 200]);
     expect(new Set(tries.map((r) => r.body)).size).toBe(1);
     const [rec] = await until('delivered', async () => {
-      const list = await deliveriesOf(a.headers, alert.id);
+      const list = await deliveriesOf(t, a.headers, alert.id);
       return list[0]?.status === 'delivered' ? list : undefined;
     });
     expect(rec).toMatchObject({ attempts: 3, response_code: 200 });
@@ -390,9 +376,9 @@ describe('what POST /api/alerts takes', () => {
     [{ channel: 'sms', webhook_url: 'https://93.184.216.34/x' }, 'channel', /one of webhook, slack, discord, teams, email/],
     [{}, 'webhook_url', /^The webhook url field is required\.$/],
   ])('%j is refused on %s', async (body, field, message) => {
-    const a = await account(
-      `fields-${field}-${Object.keys(body).length}-${String((body as { channel?: string }).channel)}@example.com`,
+    const a = await testAccount(
       guarded,
+      `fields-${field}-${Object.keys(body).length}-${String((body as { channel?: string }).channel)}@example.com`,
     );
     const res = await guarded.http
       .post('/api/alerts')

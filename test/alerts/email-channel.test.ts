@@ -3,7 +3,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { SmtpReceiver } from '../helpers/smtp-receiver.js';
 import { until } from '../helpers/until.js';
 import { configProblems } from '../helpers/config.js';
-import { changeOf, startTestDeliveryWorker, type TestDeliveryWorker } from '../helpers/deliveries.js';
+import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
 import { loadConfig } from '../../config/env.js';
 
@@ -37,11 +37,6 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-async function account(email: string, on = t) {
-  const { user, token } = await on.ctx.users.create({ name: email, email });
-  return { id: user._id, headers: { Authorization: `Bearer ${token}` } };
-}
-
 async function createEmailAlert(headers: Record<string, string>, body: Record<string, unknown>) {
   const res = await t.http
     .post('/api/alerts')
@@ -58,18 +53,9 @@ async function createEmailAlert(headers: Record<string, string>, body: Record<st
   };
 }
 
-const deliveriesOf = async (headers: Record<string, string>, alertId: string) =>
-  (await t.http.get(`/api/alerts/${alertId}/deliveries`).set(headers)).body.data as {
-    id: string;
-    status: string;
-    attempts: number;
-    response_code: number | null;
-    last_error: string | null;
-  }[];
-
 describe('an e-mail alert', () => {
   it('delivers one message per change, naming the product and the change in its subject and body', async () => {
-    const a = await account('mail-owner@example.com');
+    const a = await testAccount(t, 'mail-owner@example.com');
     const asin = 'B0MAILDRP1';
     const alert = await createEmailAlert(a.headers, { asin, kind: 'price_drop', percent: 5, email: ' Buyer@Example.COM ' });
     expect(alert).toMatchObject({ channel: 'email', email: 'Buyer@example.com', webhook_url: null, secret: null });
@@ -84,12 +70,12 @@ describe('an e-mail alert', () => {
     expect(await t.ctx.deliveries.enqueueFor([changeOf(asin, { price: 1_980 }, { price: 1_780 })])).toBe(1);
     const [mail] = await smtp.waitFor('Buyer@example.com', 1);
     const [rec] = await until('delivered', async () => {
-      const list = await deliveriesOf(a.headers, alert.id);
+      const list = await deliveriesOf(t, a.headers, alert.id);
       return list[0]?.status === 'delivered' ? list : undefined;
     });
     expect(rec).toMatchObject({ attempts: 1, response_code: 250, last_error: null });
     // Both alerts fired; one change is one message.
-    expect((await deliveriesOf(a.headers, again.id)).map((d) => d.id)).toEqual([rec!.id]);
+    expect((await deliveriesOf(t, a.headers, again.id)).map((d) => d.id)).toEqual([rec!.id]);
     await new Promise((r) => setTimeout(r, 300));
     expect(smtp.received.filter((m) => m.to.includes('Buyer@example.com'))).toHaveLength(1);
 
@@ -108,7 +94,7 @@ describe('an e-mail alert', () => {
   });
 
   it('sends the same Message-ID again when the server refused the first attempt', async () => {
-    const a = await account('mail-retry@example.com');
+    const a = await testAccount(t, 'mail-retry@example.com');
     const asin = 'B0MAILRTRY';
     const alert = await createEmailAlert(a.headers, { asin, kind: 'back_in_stock', email: 'retry@example.com' });
     smtp.refuse(451);
@@ -120,7 +106,7 @@ describe('an e-mail alert', () => {
     expect(second!.headers.subject).toBe(first!.headers.subject);
     expect(second!.headers.subject).toBe(`Back in stock: ${asin} (JP) out of stock → ￥3,000`);
     const [rec] = await until('delivered', async () => {
-      const list = await deliveriesOf(a.headers, alert.id);
+      const list = await deliveriesOf(t, a.headers, alert.id);
       return list[0]?.status === 'delivered' ? list : undefined;
     });
     expect(rec).toMatchObject({ attempts: 2, response_code: 250 });
@@ -128,14 +114,14 @@ describe('an e-mail alert', () => {
   });
 
   it('records what the server said when it keeps refusing, and fails like a webhook after the last retry', async () => {
-    const a = await account('mail-refused@example.com');
+    const a = await testAccount(t, 'mail-refused@example.com');
     const asin = 'B0MAILFAIL';
     const alert = await createEmailAlert(a.headers, { asin, kind: 'any_change', email: 'refused@example.com' });
     smtp.refuse(550, 550, 550, 550);
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 1 }, { rank: 2 })]);
     await smtp.waitFor('refused@example.com', 4);
     const [rec] = await until('failed', async () => {
-      const list = await deliveriesOf(a.headers, alert.id);
+      const list = await deliveriesOf(t, a.headers, alert.id);
       return list[0]?.status === 'failed' ? list : undefined;
     });
     expect(rec).toMatchObject({ attempts: 4, response_code: 550 });
@@ -144,7 +130,7 @@ describe('an e-mail alert', () => {
   });
 
   it('the test button sends a sample marked [Test] and answers the server’s reply, recording nothing', async () => {
-    const a = await account('mail-test@example.com');
+    const a = await testAccount(t, 'mail-test@example.com');
     const alert = await createEmailAlert(a.headers, { asin: 'B0MAILTEST', kind: 'price_below', price: 5_000, email: 'tester@example.com' });
     const res = await t.http.post(`/api/alerts/${alert.id}/test`).set(a.headers);
     expect(res.status).toBe(200);
@@ -153,7 +139,7 @@ describe('an e-mail alert', () => {
     expect(mail!.headers.subject).toBe('[Test] Price below threshold: B0MAILTEST (JP) ￥5,100 → ￥4,900 (−3.9%)');
     expect(mail!.headers['message-id']).toBe(`<${res.body.data.webhook_id}@shelfwatch.test>`);
     expect(mail!.text).toContain("This is a test from the alert's Test button");
-    expect(await deliveriesOf(a.headers, alert.id)).toEqual([]);
+    expect(await deliveriesOf(t, a.headers, alert.id)).toEqual([]);
 
     smtp.refuse(554);
     const refused = await t.http.post(`/api/alerts/${alert.id}/test`).set(a.headers);
@@ -165,7 +151,7 @@ describe('an e-mail alert', () => {
   });
 
   it('needs an address, and takes no webhook_url', async () => {
-    const a = await account('mail-fields@example.com');
+    const a = await testAccount(t, 'mail-fields@example.com');
     const post = (body: Record<string, unknown>) =>
       t.http
         .post('/api/alerts')
@@ -188,7 +174,7 @@ describe('without SMTP', () => {
     const bare = await createTestContext({ COUNTRIES: 'JP', RATE_LIMIT_API: '0' });
     try {
       expect(bare.config.alerts.smtp).toBeNull();
-      const a = await account('no-smtp@example.com', bare);
+      const a = await testAccount(bare, 'no-smtp@example.com');
       const res = await bare.http
         .post('/api/alerts')
         .set(a.headers)

@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import type { Types } from 'mongoose';
 import { Webhook } from 'standardwebhooks';
 import type { ProductChange, Point } from '../../src/catalog/history.js';
 import { closeRedis, createRedis } from '../../src/db/redis.js';
@@ -55,4 +56,19 @@ export function verified(secret: string, got: Received): Record<string, unknown>
 /** Jobs still to run in the deliveries queue. */
 export async function pendingJobs(t: TestContext): Promise<Job[]> {
   return t.ctx.deliveries.queue.getJobs(['wait', 'prioritized', 'delayed', 'active']);
+}
+
+/** A new account of the test's app: its id and the headers that authenticate as it. */
+export async function testAccount(t: TestContext, email: string): Promise<{ id: Types.ObjectId; headers: Record<string, string> }> {
+  const { user, token } = await t.ctx.users.create({ name: email, email });
+  return { id: user._id, headers: { Authorization: `Bearer ${token}` } };
+}
+
+/** An alert's delivery records, as GET /api/alerts/{id}/deliveries answers them to its account. */
+export async function deliveriesOf(
+  t: TestContext,
+  headers: Record<string, string>,
+  alertId: string,
+): Promise<{ id: string; status: string; attempts: number; response_code: number | null; last_error: string | null }[]> {
+  return (await t.http.get(`/api/alerts/${alertId}/deliveries`).set(headers)).body.data;
 }
