@@ -129,7 +129,8 @@ export function tunePolicy(input: TuneInput): TunedPolicy | null {
   // keeps KEEP_GAIN of the freshness gain the freshness policy predicts, found by bisection.
   const best = tuned(1);
   const floor = even.freshness + KEEP_GAIN * Math.max(0, best.predicted.freshness - even.freshness);
-  if (tuned(0).predicted.freshness >= floor) return tuned(0);
+  const changes = tuned(0);
+  if (changes.predicted.freshness >= floor) return changes;
   let lo = 0;
   let hi = 1;
   for (let i = 0; i < WEIGHT_ROUNDS; i++) {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
-import { changeOf, startTestDeliveryWorker, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
+import { changeOf, startTestDeliveryWorker, verified, type TestDeliveryWorker, createAlert, testAccount } from '../helpers/deliveries.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 import { alertSequenceModel } from '../../src/alerts/sequences.js';
 
@@ -33,27 +33,18 @@ afterAll(async () => {
   await rx?.close();
 });
 
-async function account(email: string) {
-  const { user, token } = await t.ctx.users.create({ name: email, email });
-  return { id: user._id, headers: { Authorization: `Bearer ${token}` } };
-}
-
-async function createAlert(headers: Record<string, string>, body: Record<string, unknown>) {
-  const res = await t.http
-    .post('/api/alerts')
-    .set(headers)
-    .send({ country: 'JP', ...body });
-  expect([200, 201], JSON.stringify(res.body)).toContain(res.status);
-  return res.body.data as { id: string; secret: string; endpoint_id: string };
-}
-
 const testAlert = (headers: Record<string, string>, id: string) => t.http.post(`/api/alerts/${id}/test`).set(headers);
 
 describe('POST /api/alerts/{id}/test', () => {
   it('sends a signed sample marked as a test, now, and answers what the receiver said', async () => {
-    const a = await account('test-ok@example.com');
+    const a = await testAccount(t, 'test-ok@example.com');
     rx.script('/test-ok', [204]);
-    const alert = await createAlert(a.headers, { asin: 'B0TESTOK01', kind: 'price_below', price: 5_000, webhook_url: `${rx.url}/test-ok` });
+    const alert = await createAlert(t, a.headers, {
+      asin: 'B0TESTOK01',
+      kind: 'price_below',
+      price: 5_000,
+      webhook_url: `${rx.url}/test-ok`,
+    });
     const res = await testAlert(a.headers, alert.id);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.data).toMatchObject({ status: 204, ok: true, error: null });
@@ -80,9 +71,9 @@ describe('POST /api/alerts/{id}/test', () => {
   });
 
   it('a receiver answering 500 is ok:false with its status, and the endpoint stays healthy', async () => {
-    const a = await account('test-500@example.com');
+    const a = await testAccount(t, 'test-500@example.com');
     rx.script('/test-500', [500]);
-    const alert = await createAlert(a.headers, { asin: 'B0TEST5001', kind: 'any_change', webhook_url: `${rx.url}/test-500` });
+    const alert = await createAlert(t, a.headers, { asin: 'B0TEST5001', kind: 'any_change', webhook_url: `${rx.url}/test-500` });
     const res = await testAlert(a.headers, alert.id);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ status: 500, ok: false, error: 'the receiver answered 500' });
@@ -91,9 +82,9 @@ describe('POST /api/alerts/{id}/test', () => {
   });
 
   it('a receiver that hangs past WEBHOOK_TIMEOUT is ok:false with the error, not a 5xx', async () => {
-    const a = await account('test-hang@example.com');
+    const a = await testAccount(t, 'test-hang@example.com');
     rx.delay('/test-hang', TIMEOUT_MS * 3);
-    const alert = await createAlert(a.headers, { asin: 'B0TESTHANG', kind: 'back_in_stock', webhook_url: `${rx.url}/test-hang` });
+    const alert = await createAlert(t, a.headers, { asin: 'B0TESTHANG', kind: 'back_in_stock', webhook_url: `${rx.url}/test-hang` });
     const started = Date.now();
     const res = await testAlert(a.headers, alert.id);
     expect(res.status).toBe(200);
@@ -104,9 +95,9 @@ describe('POST /api/alerts/{id}/test', () => {
   });
 
   it("answers 404 for another account's alert and an unknown id, 401 without a token", async () => {
-    const a = await account('test-owner@example.com');
-    const b = await account('test-other@example.com');
-    const alert = await createAlert(a.headers, { asin: 'B0TESTOWNR', kind: 'any_change', webhook_url: `${rx.url}/test-owner` });
+    const a = await testAccount(t, 'test-owner@example.com');
+    const b = await testAccount(t, 'test-other@example.com');
+    const alert = await createAlert(t, a.headers, { asin: 'B0TESTOWNR', kind: 'any_change', webhook_url: `${rx.url}/test-owner` });
     for (const res of [
       await testAlert(b.headers, alert.id),
       await testAlert(a.headers, '0123456789abcdef01234567'),
@@ -126,9 +117,9 @@ describe('sequence numbers per alert and product', () => {
   const sequenceOf = (secret: string, got: Parameters<typeof verified>[1]) => verified(secret, got).sequence;
 
   it('count 1, 2, 3 for one alert and product, separately for another product, and once per change', async () => {
-    const a = await account('seq@example.com');
-    const one = await createAlert(a.headers, { asin: 'B0SEQONE01', kind: 'any_change', webhook_url: `${rx.url}/seq` });
-    const two = await createAlert(a.headers, { asin: 'B0SEQTWO01', kind: 'any_change', webhook_url: `${rx.url}/seq` });
+    const a = await testAccount(t, 'seq@example.com');
+    const one = await createAlert(t, a.headers, { asin: 'B0SEQONE01', kind: 'any_change', webhook_url: `${rx.url}/seq` });
+    const two = await createAlert(t, a.headers, { asin: 'B0SEQTWO01', kind: 'any_change', webhook_url: `${rx.url}/seq` });
     const first = changeOf('B0SEQONE01', { rank: 1 }, { rank: 2 });
     await t.ctx.deliveries.enqueueFor([first]);
     await t.ctx.deliveries.enqueueFor([changeOf('B0SEQTWO01', { rank: 1 }, { rank: 2 })]);
@@ -157,11 +148,11 @@ describe('sequence numbers per alert and product', () => {
   });
 
   it('each alert fired at one endpoint by one change carries its own number', async () => {
-    const a = await account('seq-multi@example.com');
+    const a = await testAccount(t, 'seq-multi@example.com');
     const asin = 'B0SEQMULTI';
-    const any = await createAlert(a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/seq-multi` });
+    const any = await createAlert(t, a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/seq-multi` });
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 1 }, { rank: 2 })]);
-    const back = await createAlert(a.headers, { asin, kind: 'back_in_stock', webhook_url: `${rx.url}/seq-multi` });
+    const back = await createAlert(t, a.headers, { asin, kind: 'back_in_stock', webhook_url: `${rx.url}/seq-multi` });
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { availability: 'out_of_stock' }, { availability: 'in_stock' })]);
     const got = await rx.waitFor('/seq-multi', 2);
     const both = got.find((r) => (verified(any.secret, r).alerts as unknown[]).length === 2)!;
@@ -176,10 +167,10 @@ describe('sequence numbers per alert and product', () => {
   });
 
   it('a retried delivery carries the same number on every attempt, and a replay too', async () => {
-    const a = await account('seq-retry@example.com');
+    const a = await testAccount(t, 'seq-retry@example.com');
     const asin = 'B0SEQRETRY';
     rx.script('/seq-retry', [500]);
-    const alert = await createAlert(a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/seq-retry` });
+    const alert = await createAlert(t, a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/seq-retry` });
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 1 }, { rank: 2 })]);
     await rx.waitFor('/seq-retry', 2);
     rx.script('/seq-retry', [500, 500, 500]);

@@ -3,7 +3,15 @@ import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
-import { changeOf, pendingJobs, startTestDeliveryWorker, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
+import {
+  changeOf,
+  pendingJobs,
+  startTestDeliveryWorker,
+  verified,
+  type TestDeliveryWorker,
+  createAlert,
+  testAccount,
+} from '../helpers/deliveries.js';
 import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
@@ -42,32 +50,18 @@ afterAll(async () => {
   await rx?.close();
 });
 
-async function account(email: string) {
-  const { user, token } = await t.ctx.users.create({ name: email, email });
-  return { id: user._id, headers: { Authorization: `Bearer ${token}` } };
-}
-
-async function createAlert(headers: Record<string, string>, body: Record<string, unknown>) {
-  const res = await t.http
-    .post('/api/alerts')
-    .set(headers)
-    .send({ country: 'JP', ...body });
-  expect([200, 201], JSON.stringify(res.body)).toContain(res.status);
-  return res.body.data as { id: string; secret: string; endpoint_id: string };
-}
-
 const deliveryOf = async (headers: Record<string, string>, id: string) =>
   (await t.http.get(`/api/deliveries/${id}`).set(headers)).body.data;
 
 describe('one delivery per endpoint and change', () => {
   it('lists every alert of the account on that URL that the change fired; other URLs and accounts get their own', async () => {
-    const a = await account('dedupe-a@example.com');
-    const b = await account('dedupe-b@example.com');
+    const a = await testAccount(t, 'dedupe-a@example.com');
+    const b = await testAccount(t, 'dedupe-b@example.com');
     const asin = 'B0DLVDEDUP';
-    const anyChange = await createAlert(a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/dedupe` });
-    const backInStock = await createAlert(a.headers, { asin, kind: 'back_in_stock', webhook_url: `${rx.url}/dedupe` });
-    const below = await createAlert(a.headers, { asin, kind: 'price_below', price: 5_000, webhook_url: `${rx.url}/dedupe-other` });
-    const theirs = await createAlert(b.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/dedupe` });
+    const anyChange = await createAlert(t, a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/dedupe` });
+    const backInStock = await createAlert(t, a.headers, { asin, kind: 'back_in_stock', webhook_url: `${rx.url}/dedupe` });
+    const below = await createAlert(t, a.headers, { asin, kind: 'price_below', price: 5_000, webhook_url: `${rx.url}/dedupe-other` });
+    const theirs = await createAlert(t, b.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/dedupe` });
     // One endpoint per account and URL, and its secret in every answer on that URL.
     expect(backInStock.endpoint_id).toBe(anyChange.endpoint_id);
     expect(backInStock.secret).toBe(anyChange.secret);
@@ -122,9 +116,9 @@ describe('one delivery per endpoint and change', () => {
 
 describe('a batch whose history points are still being written', () => {
   it('reads its alerts meanwhile but records and queues nothing until the points are written, and nothing if they fail', async () => {
-    const a = await account('after-points@example.com');
+    const a = await testAccount(t, 'after-points@example.com');
     const asin = 'B0DLVAFTER';
-    await createAlert(a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/after-points` });
+    await createAlert(t, a.headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/after-points` });
     const records = () => deliveryModel(t.ctx.mongo).countDocuments({ user_id: a.id });
     // What the connection sends, by collection: the reads must go before the points are written.
     const sent: string[] = [];
@@ -158,9 +152,9 @@ describe('a batch whose history points are still being written', () => {
 
 describe('replay', () => {
   it('sends an undelivered delivery again with the same webhook-id, after its job is gone', async () => {
-    const a = await account('replay@example.com');
+    const a = await testAccount(t, 'replay@example.com');
     rx.script('/replay', [500, 500, 500, 500, 500]);
-    const alert = await createAlert(a.headers, { asin: 'B0DLVREPLY', kind: 'any_change', webhook_url: `${rx.url}/replay` });
+    const alert = await createAlert(t, a.headers, { asin: 'B0DLVREPLY', kind: 'any_change', webhook_url: `${rx.url}/replay` });
     await t.ctx.deliveries.enqueueFor([changeOf('B0DLVREPLY', {}, { rank: 5 })]);
     const tries = await rx.waitFor('/replay', 5);
     const id = tries[0]!.headers['webhook-id'] as string;
@@ -195,9 +189,9 @@ describe('replay', () => {
   });
 
   it('replays every undelivered delivery of the account at once, and refuses a pending one', async () => {
-    const a = await account('bulk@example.com');
+    const a = await testAccount(t, 'bulk@example.com');
     rx.script('/bulk', Array(10).fill(500));
-    const alert = await createAlert(a.headers, { asin: 'B0DLVBULK1', kind: 'any_change', webhook_url: `${rx.url}/bulk` });
+    const alert = await createAlert(t, a.headers, { asin: 'B0DLVBULK1', kind: 'any_change', webhook_url: `${rx.url}/bulk` });
     await t.ctx.deliveries.enqueueFor([changeOf('B0DLVBULK1', {}, { rank: 1 }), changeOf('B0DLVBULK1', {}, { rank: 2 })]);
     await until('both failed', async () => {
       const res = await t.http.get('/api/deliveries?status=failed').set(a.headers);
@@ -214,10 +208,10 @@ describe('replay', () => {
   });
 
   it('refuses a delivery still pending, and another account’s', async () => {
-    const a = await account('pending@example.com');
-    const b = await account('pending-other@example.com');
+    const a = await testAccount(t, 'pending@example.com');
+    const b = await testAccount(t, 'pending-other@example.com');
     rx.delay('/slow', 1_500);
-    await createAlert(a.headers, { asin: 'B0DLVSLOW1', kind: 'any_change', webhook_url: `${rx.url}/slow` });
+    await createAlert(t, a.headers, { asin: 'B0DLVSLOW1', kind: 'any_change', webhook_url: `${rx.url}/slow` });
     await t.ctx.deliveries.enqueueFor([changeOf('B0DLVSLOW1', {}, { rank: 9 })]);
     const [got] = await rx.waitFor('/slow', 1);
     const id = got!.headers['webhook-id'] as string;
@@ -238,9 +232,9 @@ describe('replay', () => {
 
 describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
   it('is disabled at its next failure, with an event the account reads, and gets no more deliveries until enabled', async () => {
-    const a = await account('span@example.com');
+    const a = await testAccount(t, 'span@example.com');
     rx.script('/down', Array(50).fill(500));
-    const alert = await createAlert(a.headers, { asin: 'B0DLVSPAN1', kind: 'any_change', webhook_url: `${rx.url}/down` });
+    const alert = await createAlert(t, a.headers, { asin: 'B0DLVSPAN1', kind: 'any_change', webhook_url: `${rx.url}/down` });
     await t.ctx.deliveries.enqueueFor([changeOf('B0DLVSPAN1', {}, { rank: 7 })]);
     const [first] = await rx.waitFor('/down', 1);
     const id = first!.headers['webhook-id'] as string;
@@ -308,9 +302,9 @@ describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
   });
 
   it('a 410 disables the endpoint at once, with its event', async () => {
-    const a = await account('gone@example.com');
+    const a = await testAccount(t, 'gone@example.com');
     rx.script('/gone', [410]);
-    const alert = await createAlert(a.headers, { asin: 'B0DLVGONE1', kind: 'any_change', webhook_url: `${rx.url}/gone` });
+    const alert = await createAlert(t, a.headers, { asin: 'B0DLVGONE1', kind: 'any_change', webhook_url: `${rx.url}/gone` });
     await t.ctx.deliveries.enqueueFor([changeOf('B0DLVGONE1', {}, { rank: 3 })]);
     const event = await until('event', async () => (await t.http.get('/api/events').set(a.headers)).body.data[0]);
     expect(event).toMatchObject({ type: 'endpoint.disabled', endpoint_id: alert.endpoint_id, reason: 'the receiver answered 410 Gone' });
@@ -322,8 +316,8 @@ describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
 
 describe('records', () => {
   it('keep at most WEBHOOK_RECORDS_PER_ENDPOINT per endpoint, the newest', async () => {
-    const a = await account('records@example.com');
-    const alert = await createAlert(a.headers, { asin: 'B0DLVRECS1', kind: 'any_change', webhook_url: `${rx.url}/records` });
+    const a = await testAccount(t, 'records@example.com');
+    const alert = await createAlert(t, a.headers, { asin: 'B0DLVRECS1', kind: 'any_change', webhook_url: `${rx.url}/records` });
     for (let i = 0; i < 14; i++) {
       await t.ctx.deliveries.enqueueFor([changeOf('B0DLVRECS1', {}, { rank: 1_000 + i })]);
       await new Promise((r) => setTimeout(r, 5));
@@ -345,7 +339,7 @@ describe('records', () => {
 
 describe('alerts stored before endpoints existed', () => {
   it('move to one endpoint per URL when first needed; deliveries are signed with each of their secrets', async () => {
-    const a = await account('legacy@example.com');
+    const a = await testAccount(t, 'legacy@example.com');
     const [s1, s2] = [generateWebhookSecret(), generateWebhookSecret()];
     const alerts = alertModel(t.ctx.mongo);
     const url = `${rx.url}/legacy`;
@@ -383,12 +377,12 @@ describe('alerts stored before endpoints existed', () => {
       expect((await t.http.get(`/api/alerts/${id}`).set(a.headers)).body.data.endpoint_id).toBe(endpointId);
     expect(await alerts.collection.countDocuments({ user_id: a.id, secret_sealed: { $exists: true } })).toBe(0);
     // A new alert on that URL answers the endpoint's secret: the first old alert's.
-    const made = await createAlert(a.headers, { asin: 'B0DLVLEGC2', kind: 'any_change', webhook_url: url });
+    const made = await createAlert(t, a.headers, { asin: 'B0DLVLEGC2', kind: 'any_change', webhook_url: url });
     expect(made.secret).toBe(s1);
   });
 
   it('a job queued before endpoints existed is still delivered, to its alert’s endpoint', async () => {
-    const a = await account('legacy-job@example.com');
+    const a = await testAccount(t, 'legacy-job@example.com');
     const secret = generateWebhookSecret();
     const url = `${rx.url}/legacy-job`;
     const { insertedId } = await alertModel(t.ctx.mongo).collection.insertOne({

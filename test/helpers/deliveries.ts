@@ -1,4 +1,5 @@
 import type { Job } from 'bullmq';
+import { expect } from 'vitest';
 import type { Types } from 'mongoose';
 import { Webhook } from 'standardwebhooks';
 import type { ProductChange, Point } from '../../src/catalog/history.js';
@@ -71,4 +72,18 @@ export async function deliveriesOf(
   alertId: string,
 ): Promise<{ id: string; status: string; attempts: number; response_code: number | null; last_error: string | null }[]> {
   return (await t.http.get(`/api/alerts/${alertId}/deliveries`).set(headers)).body.data;
+}
+
+/** Posts an alert of the account (country JP unless the body says) and answers its record; a 200 or 201 is expected. */
+export async function createAlert(
+  t: TestContext,
+  headers: Record<string, string>,
+  body: Record<string, unknown>,
+): Promise<{ id: string; secret: string; endpoint_id: string }> {
+  const res = await t.http
+    .post('/api/alerts')
+    .set(headers)
+    .send({ country: 'JP', ...body });
+  expect([200, 201], JSON.stringify(res.body)).toContain(res.status);
+  return res.body.data as { id: string; secret: string; endpoint_id: string };
 }
