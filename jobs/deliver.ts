@@ -72,6 +72,9 @@ async function targetOf(deps: DeliveryDeps, job: Job): Promise<Target> {
  * and BullMQ retries on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
  * for longer than WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
  * were all deleted, meanwhile ends without a request (its record says so; a replay can send it later).
+ * So does an e-mail the address gate refused (not confirmed, a daily cap: src/alerts/email-addresses.ts),
+ * without touching the endpoint's health; a permanent SMTP refusal fails at once and counts toward
+ * the address's bouncing.
  */
 export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<DeliveryOutcome> {
   const now = deps.now ?? (() => new Date());

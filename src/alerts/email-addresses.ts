@@ -226,7 +226,7 @@ export class EmailAddresses implements EmailGate {
 
   /** The account's record of the address, made `pending` if it has none (concurrent callers meet at the unique index). */
   private async ensure(userId: Types.ObjectId, address: string): Promise<Record_> {
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0; attempt < 2; attempt++) {
       try {
         const doc = await this.write(
           this.records
@@ -240,9 +240,11 @@ export class EmailAddresses implements EmailGate {
         );
         if (doc) return doc;
       } catch (err) {
+        // Two upserts of one new record: the loser's insert hits the unique index; read the winner's.
         if (!isDuplicateKey(err) || attempt > 0) throw err;
       }
     }
+    throw new Error('the e-mail address record was neither inserted nor found');
   }
 
   /**

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { createTestContext, TEST_APP_KEY, type TestContext } from '../helpers/context.js';
@@ -289,6 +290,24 @@ describe('a link that is not valid', () => {
         expect(res.text, what).not.toContain('<script');
       }
     }
+    expect(await statusOf(a.headers, alert.id)).toBe('pending');
+
+    // Any other text where the token goes: a 4xx page, never a 5xx, and nothing changes.
+    await fc.assert(
+      fc.asyncProperty(
+        fc.oneof(fc.string({ minLength: 1, maxLength: 300 }), fc.constantFrom(token.slice(0, -1), `${token}.x`, token.replace(/^c/, 'u'))),
+        fc.constantFrom('confirm', 'unsubscribe'),
+        fc.constantFrom('get', 'post') as fc.Arbitrary<'get' | 'post'>,
+        async (text, purpose, method) => {
+          const res = await t.http[method](`/email/${purpose}/${encodeURIComponent(text)}`)
+            .type('form')
+            .send('List-Unsubscribe=One-Click');
+          expect(res.status, text).toBeGreaterThanOrEqual(400);
+          expect(res.status, text).toBeLessThan(500);
+        },
+      ),
+      { numRuns: 150 },
+    );
     expect(await statusOf(a.headers, alert.id)).toBe('pending');
   });
 });
