@@ -33,6 +33,13 @@ export const alertsEnvSchema = z.object({
   WEBHOOK_CONCURRENCY: int(1, 1_000).default(32),
   WEBHOOK_DISABLE_AFTER: duration.default(5 * 86_400_000),
   WEBHOOK_RECORDS_PER_ENDPOINT: int(10, 1_000_000).default(1_000),
+  // E-mails (alerts, tests, confirmations) one account may send a UTC day, and to one of its addresses; 0: no cap.
+  EMAIL_MAX_PER_ACCOUNT_PER_DAY: int(0, 1_000_000).default(200),
+  EMAIL_MAX_PER_ADDRESS_PER_DAY: int(0, 1_000_000).default(50),
+  // Permanent refusals (5xx to RCPT or DATA) in a row after which an address is bounced.
+  EMAIL_BOUNCE_LIMIT: int(1, 100).default(3),
+  // How long a confirmation link works.
+  EMAIL_CONFIRM_TTL: duration.pipe(z.number().max(30 * 86_400_000, 'must be at most 30d')).default(7 * 86_400_000),
 });
 
 /** What a delivery reads of a receiver's answer at most: it only needs the status. */
@@ -66,6 +73,19 @@ export interface AlertsConfig {
   readonly recordsPerEndpoint: number;
   /** Where e-mail alerts are sent through (config/smtp.ts); null: e-mail alerts are refused. */
   readonly smtp: SmtpConfig | null;
+  /** What an account may mail (src/alerts/email-addresses.ts). */
+  readonly email: EmailLimits;
+}
+
+export interface EmailLimits {
+  /** Mails an account sends a UTC day, every kind counted; 0: no cap. */
+  readonly perAccountPerDay: number;
+  /** Mails an account sends one address a UTC day; 0: no cap. */
+  readonly perAddressPerDay: number;
+  /** Permanent refusals in a row that make an address `bounced`. */
+  readonly bounceLimit: number;
+  /** How long a confirmation link works. */
+  readonly confirmTtlMs: number;
 }
 
 export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>, smtp: SmtpConfig | null = null): AlertsConfig {
@@ -79,5 +99,11 @@ export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>, smtp: Sm
     disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
     recordsPerEndpoint: env.WEBHOOK_RECORDS_PER_ENDPOINT,
     smtp,
+    email: Object.freeze({
+      perAccountPerDay: env.EMAIL_MAX_PER_ACCOUNT_PER_DAY,
+      perAddressPerDay: env.EMAIL_MAX_PER_ADDRESS_PER_DAY,
+      bounceLimit: env.EMAIL_BOUNCE_LIMIT,
+      confirmTtlMs: env.EMAIL_CONFIRM_TTL,
+    }),
   });
 }

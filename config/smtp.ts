@@ -4,6 +4,7 @@
  * are refused at creation.
  */
 import { z } from 'zod';
+import { isLoopbackHost } from './parsers.js';
 
 const URL_MESSAGE = 'must be an smtp:// or smtps:// URL such as smtps://user:password@mail.example.com:465';
 
@@ -12,6 +13,11 @@ export interface SmtpConfig {
   readonly port: number;
   /** smtps: TLS from the first byte; smtp: STARTTLS whenever the server offers it. */
   readonly secure: boolean;
+  /**
+   * smtp: refuse to send (and to log in) unless the server upgrades with STARTTLS, so a stripped
+   * STARTTLS cannot make the client send the password in clear. Off only as SMTP_ALLOW_PLAINTEXT says.
+   */
+  readonly requireTls: boolean;
   /** Both or neither: the server's login. */
   readonly auth: { readonly user: string; readonly pass: string } | undefined;
   readonly from: { readonly name: string | undefined; readonly address: string };
@@ -69,15 +75,39 @@ const mailbox = z.string().transform((v, ctx) => {
   return { name: name || undefined, address };
 });
 
+/**
+ * Where an smtp:// server may be spoken to in plain text (no STARTTLS): `loopback` (a relay on this
+ * machine, where nothing crosses a network), `true` (any host: a relay on a private network the
+ * operator trusts) or `false` (nowhere, loopback included).
+ */
+const allowPlaintext = z.enum(['false', 'loopback', 'true'], { error: 'must be false, loopback or true' });
+export type PlaintextRule = z.infer<typeof allowPlaintext>;
+
 export const smtpEnvSchema = z.object({
   SMTP_URL: smtpUrl.optional(),
   SMTP_FROM: mailbox.optional(),
+  SMTP_ALLOW_PLAINTEXT: allowPlaintext.default('loopback'),
 });
 
-export function buildSmtpConfig(env: z.infer<typeof smtpEnvSchema>): { config: SmtpConfig | null; problems: string[] } {
+/** Whether an smtp:// connection to `host` must be upgraded with STARTTLS before anything is sent. */
+export function requiresTls(host: string, rule: PlaintextRule): boolean {
+  if (rule === 'true') return false;
+  if (rule === 'false') return true;
+  return !(isLoopbackHost(host) || host === '::1');
+}
+
+export function buildSmtpConfig(env: z.infer<typeof smtpEnvSchema> & { APP_URL?: string }): {
+  config: SmtpConfig | null;
+  problems: string[];
+} {
   if ((env.SMTP_URL === undefined) !== (env.SMTP_FROM === undefined)) {
     return { config: null, problems: ['SMTP_URL and SMTP_FROM must be set together (or neither, to turn e-mail alerts off)'] };
   }
   if (!env.SMTP_URL || !env.SMTP_FROM) return { config: null, problems: [] };
-  return { config: Object.freeze({ ...env.SMTP_URL, from: Object.freeze(env.SMTP_FROM) }), problems: [] };
+  if (env.APP_URL === undefined) {
+    // Every mail carries links (confirm, unsubscribe) that must reach this server from a mailbox.
+    return { config: null, problems: ['APP_URL must be set with SMTP_URL: confirmation and unsubscribe links in e-mails start with it'] };
+  }
+  const requireTls = !env.SMTP_URL.secure && requiresTls(env.SMTP_URL.host, env.SMTP_ALLOW_PLAINTEXT);
+  return { config: Object.freeze({ ...env.SMTP_URL, requireTls, from: Object.freeze(env.SMTP_FROM) }), problems: [] };
 }

@@ -8,7 +8,14 @@ import { webhookBody } from '../src/alerts/present.js';
 import type { HostResolver } from '../src/alerts/send-webhook.js';
 import { sendOnChannel } from '../src/alerts/channels/dispatch.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
-import { InvalidJobPayloadError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
+import {
+  EmailDeliveryError,
+  EmailNotSentError,
+  InvalidJobPayloadError,
+  WebhookDeliveryError,
+  WebhookGoneError,
+} from '../src/errors/index.js';
+import type { EmailAddresses } from '../src/alerts/email-addresses.js';
 import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent } from '../src/alerts/delivery-queue.js';
 
 export interface DeliveryDeps {
@@ -21,6 +28,8 @@ export interface DeliveryDeps {
   readonly now?: () => Date;
   /** Tests: where webhook hosts resolve at connection time. */
   readonly resolve?: HostResolver;
+  /** The e-mail addresses' consent, caps and bounces; without it no e-mail is sent. */
+  readonly emailAddresses?: EmailAddresses;
 }
 
 export type DeliveryOutcome = { status: number } | { skipped: string };
@@ -63,6 +72,9 @@ async function targetOf(deps: DeliveryDeps, job: Job): Promise<Target> {
  * and BullMQ retries on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
  * for longer than WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
  * were all deleted, meanwhile ends without a request (its record says so; a replay can send it later).
+ * So does an e-mail the address gate refused (not confirmed, a daily cap: src/alerts/email-addresses.ts),
+ * without touching the endpoint's health; a permanent SMTP refusal fails at once and counts toward
+ * the address's bouncing.
  */
 export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<DeliveryOutcome> {
   const now = deps.now ?? (() => new Date());
@@ -100,11 +112,12 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
         test: false,
         product: () => deps.alerts.productLabel(content.country, content.asin),
       },
-      { config: deps.config, resolve: deps.resolve },
+      { config: deps.config, resolve: deps.resolve, mail: deps.emailAddresses },
     );
     status = answer.status;
     if (answer.verdict === 'ok') {
       const at = now();
+      if (found.channel === 'email') await deps.emailAddresses?.recordAccepted(content.user_id, found.target);
       await deps.alerts.records.recordAttempt(id, { status: 'delivered', attempts, responseCode: status, error: null }, at);
       await deps.alerts.endpoints.recordSuccess(endpoint._id, at);
       await deps.alerts.stampDelivered(alertIds, at);
@@ -116,6 +129,8 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
     throw new WebhookDeliveryError(reason, status);
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
+    // Not offered to the SMTP server at all: the receiver did not fail, so the endpoint's health stays.
+    if (error instanceof EmailNotSentError) return skip(error.message);
     if (error instanceof WebhookGoneError) {
       await deps.alerts.endpoints.recordGone(endpoint, now(), error.reason);
       await deps.alerts.records.recordAttempt(id, { status: 'gone', attempts, responseCode: status, error: error.message }, now());
@@ -123,14 +138,22 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
       throw new BullUnrecoverable(error.message);
     }
     const disabled = await deps.alerts.endpoints.recordFailure(endpoint, now(), deps.config.alerts.disableAfterMs);
-    const final = last || disabled !== null;
+    // A 5xx to RCPT TO or DATA refuses the same mail again on every retry: it fails now, and counts toward bouncing.
+    const permanent = error instanceof EmailDeliveryError && error.permanent;
+    const bounced = permanent && (await deps.emailAddresses?.recordBounce(content.user_id, found.target)) === true;
+    const final = last || disabled !== null || permanent;
     await deps.alerts.records.recordAttempt(
       id,
       {
         status: final ? 'failed' : 'pending',
         attempts,
         responseCode: error instanceof WebhookDeliveryError ? error.status : status,
-        error: disabled ? `${error.message}; the endpoint is now disabled: ${disabled}` : error.message,
+        error: [
+          error.message,
+          ...(permanent ? ['a permanent refusal: not retried'] : []),
+          ...(bounced ? ['the address is now bounced (EMAIL_BOUNCE_LIMIT)'] : []),
+          ...(disabled ? [`the endpoint is now disabled: ${disabled}`] : []),
+        ].join('; '),
       },
       now(),
     );
@@ -139,7 +162,7 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
       { delivery: id, channel: found.channel, attempt: attempts, err: { name: error.name, message: error.message } },
       'webhook delivery failed',
     );
-    if (disabled) throw new BullUnrecoverable(error.message);
+    if (disabled || permanent) throw new BullUnrecoverable(error.message);
     throw error;
   }
 }

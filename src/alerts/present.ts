@@ -5,6 +5,7 @@ import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime 
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES } from '../models/alert.js';
 import { DELIVERY_STATUSES } from '../models/delivery.js';
 import { ACCOUNT_EVENT_TYPES } from '../models/account-event.js';
+import { EMAIL_STATES, type EmailState } from '../models/email-address.js';
 import type { AlertView } from './service.js';
 import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoints.js';
 import { addressOf } from './channels/target.js';
@@ -54,6 +55,10 @@ export const alertRecordSchema = z
         "The webhook's URL; for slack, discord and teams the URL redacted (it is a credential, kept sealed: scheme, host and its last four characters); null for email.",
     }),
     email: z.string().nullable().meta({ description: 'channel email: the address; else null.' }),
+    email_status: z.enum(EMAIL_STATES).nullable().meta({
+      description:
+        "channel email: where the address stands with this account. pending: a confirmation link was mailed to it (at most one a day); nothing else is mailed to it until its owner opens the link and presses Confirm. confirmed: alert and test mails go to it. unsubscribed: its owner used a mail's unsubscribe link (List-Unsubscribe, RFC 8058). bounced: its mail server refused mail permanently EMAIL_BOUNCE_LIMIT times in a row. Posting the alert again mails an address not confirmed a new confirmation link; only its owner's confirmation makes it confirmed. null for the other channels.",
+    }),
     endpoint_id: z.string().nullable().meta({
       description: 'The endpoint it delivers to (GET /api/webhooks); null for an alert of before endpoints not yet moved to one.',
     }),
@@ -180,7 +185,8 @@ export function webhookBody(content: DeliveryContent, timeZone: string, opts: { 
   };
 }
 
-export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string): AlertRecord {
+/** `emailStatus`: the address's state for an e-mail alert (EmailAddresses.statusesFor); null when not known. */
+export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string, emailStatus: EmailState | null = null): AlertRecord {
   const channel = a.channel ?? 'webhook';
   return {
     id: a._id.toHexString(),
@@ -200,6 +206,7 @@ export function presentAlert({ alert: a, endpoint }: AlertView, timeZone: string
     channel,
     webhook_url: channel === 'email' ? null : a.webhook_url,
     email: channel === 'email' ? addressOf(a.webhook_url) : null,
+    email_status: channel === 'email' ? emailStatus : null,
     endpoint_id: a.endpoint_id?.toHexString() ?? null,
     active: !a.disabled_at && !endpoint?.disabled_at,
     disabled_reason: a.disabled_reason ?? endpoint?.disabled_reason ?? null,

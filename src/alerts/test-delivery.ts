@@ -15,6 +15,8 @@ import type { Alert, AlertService } from './service.js';
 import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
 import type { HostResolver } from './send-webhook.js';
 import { sendOnChannel } from './channels/dispatch.js';
+import { EmailNotSentError } from '../errors/index.js';
+import { testRefusalAnswer, type EmailAddresses } from './email-addresses.js';
 
 export interface TestDeliveryDeps {
   readonly conn: Parameters<typeof historyPointModel>[0];
@@ -23,6 +25,8 @@ export interface TestDeliveryDeps {
   readonly logger: Logger;
   /** Tests: where webhook hosts resolve at connection time. */
   readonly resolve?: HostResolver;
+  /** The e-mail gate (consent and daily caps); without it no test e-mail is sent. */
+  readonly emailAddresses?: EmailAddresses;
 }
 
 /** What the receiver answered: its status (an SMTP reply code for e-mail; null when none arrived), or why the attempt failed. */
@@ -139,10 +143,12 @@ export async function sendTestDelivery(
         test: true,
         product: () => deps.alerts.productLabel(view.alert.country, view.alert.asin),
       },
-      { config: deps.config, resolve: deps.resolve },
+      { config: deps.config, resolve: deps.resolve, mail: deps.emailAddresses },
     );
     return { status: answer.status, ok: answer.verdict === 'ok', durationMs: answer.durationMs, error: answer.reason, webhookId };
   } catch (err) {
+    // An address that has not said yes, or a spent cap: the request's answer (409, 429), not the receiver's.
+    if (err instanceof EmailNotSentError) throw testRefusalAnswer(err);
     const error = err instanceof Error ? err : new Error(String(err));
     deps.logger.info({ alert: alertId, err: { name: error.name, message: error.message } }, 'test webhook failed');
     const status = (error as { status?: unknown }).status;

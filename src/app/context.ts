@@ -26,6 +26,7 @@ import { WorldCatalog } from '../catalog/world-catalog.js';
 import { AlertService } from '../alerts/service.js';
 import { dedupeAlertsForIndex } from '../alerts/migrate.js';
 import { DeliveryQueue } from '../alerts/delivery-queue.js';
+import { EmailAddresses } from '../alerts/email-addresses.js';
 import { FairTags } from '../fairness/fair-tags.js';
 import { AccountWeights } from '../accounts/weights.js';
 import { RefreshPolicies } from '../scheduling/policy-store.js';
@@ -64,6 +65,8 @@ export interface AppContext extends JobContext {
   readonly notices: ChangeNotices;
   /** True when this process started MongoDB and Redis itself. */
   readonly embedded: boolean;
+  /** E-mail addresses' consent, daily caps and bounces: every mail passes it (src/alerts/email-addresses.ts). */
+  readonly emailAddresses: EmailAddresses;
 }
 
 export interface ContextOptions {
@@ -195,6 +198,12 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       d.close(),
     );
     const policies = new RefreshPolicies(redis, redisPrefix);
+    // Confirmation mails under way finish (or give up) before MongoDB closes.
+    const emailAddresses = resources.own(
+      'confirmation mails',
+      new EmailAddresses({ conn: mongo, redis, redisPrefix, config, appKey: ep.appKey, logger }),
+      (e) => e.settled(),
+    );
     const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights, policies };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
     const forcedUpdates = resources.own(
@@ -225,6 +234,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
       notices,
       embedded: ep.embedded,
+      emailAddresses,
     };
   } catch (err) {
     await resources.close();

@@ -354,6 +354,39 @@ export class WebhookDeliveryError extends RetryableError {
  */
 export class EmailDeliveryError extends WebhookDeliveryError {
   override readonly name = 'EmailDeliveryError';
+  /**
+   * The server refused the recipient or the message for good (a 5xx reply to RCPT TO or DATA):
+   * retrying sends the same refused mail again, so the delivery fails at once.
+   */
+  get permanent(): boolean {
+    return this.status !== null && this.status >= 500 && this.refusedAt !== null;
+  }
+  constructor(
+    message: string,
+    status: number | null,
+    options?: { cause?: unknown },
+    /** The SMTP command the refusal answered, when it was RCPT TO or DATA. */
+    readonly refusedAt: 'RCPT TO' | 'DATA' | null = null,
+  ) {
+    super(message, status, options);
+  }
+}
+
+/**
+ * Why an e-mail was not even offered to the SMTP server: its address has not said yes (pending),
+ * said stop (unsubscribed), bounces (bounced), or a daily cap is spent. Never retried: a delivery
+ * ends `failed` with the reason (replayable once the reason is gone); the test button answers 409 or 429.
+ */
+export class EmailNotSentError extends UnrecoverableError {
+  override readonly name = 'EmailNotSentError';
+  constructor(
+    message: string,
+    readonly reason: 'pending' | 'unsubscribed' | 'bounced' | 'account_cap' | 'address_cap',
+    /** For a cap: when the count starts again. */
+    readonly retryAfterSeconds: number | null = null,
+  ) {
+    super(message);
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import { deliveryModel } from './delivery.js';
 import { webhookEndpointModel } from './webhook-endpoint.js';
 import { accountEventModel } from './account-event.js';
 import { accountCounterModel } from './account-counter.js';
+import { emailAddressModel } from './email-address.js';
 
 /**
  * Registers every model on a connection, so that index builds (`syncIndexes`) see them all.
@@ -29,4 +30,5 @@ export function registerModels(conn: Connection): void {
   webhookEndpointModel(conn);
   accountEventModel(conn);
   accountCounterModel(conn);
+  emailAddressModel(conn);
 }

@@ -6,11 +6,13 @@ import { configProblems } from '../helpers/config.js';
 import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
 import { loadConfig } from '../../config/env.js';
+import { confirmAddress, CONFIRM_SUBJECT } from '../helpers/email-consent.js';
 
 /**
  * E-mail alerts through a real SMTP server on loopback (smtp-server), by the real DeliveryQueue and
  * delivery worker: one message per change with the product and the change in its subject and
- * body, a Message-ID that a retry repeats, the test button, and a clear 422 without SMTP.
+ * body, a Message-ID that a retry repeats, the test button, and a clear 422 without SMTP. Each
+ * address is confirmed by its owner first (test/alerts/email-consent.test.ts covers the consent).
  */
 const SMTP_USER = 'shelf-mailer';
 const SMTP_PASSWORD = 'smtp-pass/with:odd@chars';
@@ -27,6 +29,7 @@ beforeAll(async () => {
     WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
     WEBHOOK_TIMEOUT: '5s',
     RATE_LIMIT_API: '0',
+    APP_URL: 'https://shelfwatch.test',
   });
   worker = await startTestDeliveryWorker(t, 'email-channel');
 });
@@ -45,6 +48,7 @@ async function createEmailAlert(headers: Record<string, string>, body: Record<st
   expect([200, 201], JSON.stringify(res.body)).toContain(res.status);
   return res.body.data as {
     id: string;
+    email_status: string | null;
     endpoint_id: string;
     channel: string;
     email: string | null;
@@ -58,17 +62,19 @@ describe('an e-mail alert', () => {
     const a = await testAccount(t, 'mail-owner@example.com');
     const asin = 'B0MAILDRP1';
     const alert = await createEmailAlert(a.headers, { asin, kind: 'price_drop', percent: 5, email: ' Buyer@Example.COM ' });
-    expect(alert).toMatchObject({ channel: 'email', email: 'Buyer@example.com', webhook_url: null, secret: null });
+    expect(alert).toMatchObject({ channel: 'email', email: 'Buyer@example.com', webhook_url: null, secret: null, email_status: 'pending' });
+    await confirmAddress(t, smtp, 'Buyer@example.com');
     const endpoint = (await t.http.get(`/api/webhooks/${alert.endpoint_id}`).set(a.headers)).body.data;
     expect(endpoint).toMatchObject({ channel: 'email', url: 'mailto:Buyer@example.com', state: 'active' });
     // The same address however written is the same endpoint.
     const again = await createEmailAlert(a.headers, { asin, kind: 'any_change', email: 'Buyer@EXAMPLE.com' });
     expect(again.endpoint_id).toBe(alert.endpoint_id);
+    expect(again.email_status).toBe('confirmed');
     const title = 'Kettle <1.2 L> & "more"';
     await productModel(t.ctx.mongo).updateOne({ country: 'JP', asin }, { $set: { title, url: null } });
 
     expect(await t.ctx.deliveries.enqueueFor([changeOf(asin, { price: 1_980 }, { price: 1_780 })])).toBe(1);
-    const [mail] = await smtp.waitFor('Buyer@example.com', 1);
+    const mail = (await smtp.waitFor('Buyer@example.com', 2)).find((m) => m.headers.subject !== CONFIRM_SUBJECT);
     const [rec] = await until('delivered', async () => {
       const list = await deliveriesOf(t, a.headers, alert.id);
       return list[0]?.status === 'delivered' ? list : undefined;
@@ -77,13 +83,15 @@ describe('an e-mail alert', () => {
     // Both alerts fired; one change is one message.
     expect((await deliveriesOf(t, a.headers, again.id)).map((d) => d.id)).toEqual([rec!.id]);
     await new Promise((r) => setTimeout(r, 300));
-    expect(smtp.received.filter((m) => m.to.includes('Buyer@example.com'))).toHaveLength(1);
+    expect(smtp.received.filter((m) => m.to.includes('Buyer@example.com') && m.headers.subject !== CONFIRM_SUBJECT)).toHaveLength(1);
 
     expect(mail).toMatchObject({ from: 'alerts@shelfwatch.test', to: ['Buyer@example.com'], user: SMTP_USER, code: 250 });
     expect(mail!.headers.subject).toBe(`Price drop, Change: ${title} (JP) ￥1,980 → ￥1,780 (−10.1%)`);
     expect(mail!.headers.from).toBe('Shelfwatch Alerts <alerts@shelfwatch.test>');
     expect(mail!.headers['message-id']).toBe(`<${rec!.id}@shelfwatch.test>`);
     expect(mail!.headers['auto-submitted']).toBe('auto-generated');
+    expect(mail!.headers['list-unsubscribe']).toMatch(/^<https:\/\/shelfwatch\.test\/email\/unsubscribe\/[^>]+>$/);
+    expect(mail!.headers['list-unsubscribe-post']).toBe('List-Unsubscribe=One-Click');
     expect(mail!.text).toContain(`Price drop, Change: ${title}`);
     expect(mail!.text).toMatch(/Change: +￥1,980 → ￥1,780 \(−10\.1%\)/);
     expect(mail!.text).toContain(`ASIN:        ${asin}`);
@@ -97,9 +105,10 @@ describe('an e-mail alert', () => {
     const a = await testAccount(t, 'mail-retry@example.com');
     const asin = 'B0MAILRTRY';
     const alert = await createEmailAlert(a.headers, { asin, kind: 'back_in_stock', email: 'retry@example.com' });
+    await confirmAddress(t, smtp, 'retry@example.com');
     smtp.refuse(451);
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { price: null, availability: 'out_of_stock' }, { price: 3_000 })]);
-    const mails = await smtp.waitFor('retry@example.com', 2);
+    const mails = (await smtp.waitFor('retry@example.com', 3)).filter((m) => m.headers.subject !== CONFIRM_SUBJECT);
     expect(mails.map((m) => m.code)).toEqual([451, 250]);
     const [first, second] = mails;
     expect(second!.headers['message-id']).toBe(first!.headers['message-id']);
@@ -113,29 +122,31 @@ describe('an e-mail alert', () => {
     expect(first!.headers['message-id']).toBe(`<${rec!.id}@shelfwatch.test>`);
   });
 
-  it('records what the server said when it keeps refusing, and fails like a webhook after the last retry', async () => {
+  it('records what the server said when it keeps deferring, and fails like a webhook after the last retry', async () => {
     const a = await testAccount(t, 'mail-refused@example.com');
     const asin = 'B0MAILFAIL';
     const alert = await createEmailAlert(a.headers, { asin, kind: 'any_change', email: 'refused@example.com' });
-    smtp.refuse(550, 550, 550, 550);
+    await confirmAddress(t, smtp, 'refused@example.com');
+    smtp.refuse(451, 451, 451, 451);
     await t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 1 }, { rank: 2 })]);
-    await smtp.waitFor('refused@example.com', 4);
+    await smtp.waitFor('refused@example.com', 5);
     const [rec] = await until('failed', async () => {
       const list = await deliveriesOf(t, a.headers, alert.id);
       return list[0]?.status === 'failed' ? list : undefined;
     });
-    expect(rec).toMatchObject({ attempts: 4, response_code: 550 });
-    expect(rec!.last_error).toMatch(/^the SMTP server did not take the e-mail: 550 /);
+    expect(rec).toMatchObject({ attempts: 4, response_code: 451 });
+    expect(rec!.last_error).toMatch(/^the SMTP server did not take the e-mail: 451 /);
     expect((await t.http.get(`/api/webhooks/${alert.endpoint_id}`).set(a.headers)).body.data.state).toBe('failing');
   });
 
   it('the test button sends a sample marked [Test] and answers the server’s reply, recording nothing', async () => {
     const a = await testAccount(t, 'mail-test@example.com');
     const alert = await createEmailAlert(a.headers, { asin: 'B0MAILTEST', kind: 'price_below', price: 5_000, email: 'tester@example.com' });
+    await confirmAddress(t, smtp, 'tester@example.com');
     const res = await t.http.post(`/api/alerts/${alert.id}/test`).set(a.headers);
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({ status: 250, ok: true, error: null, webhook_id: expect.stringMatching(/^test\./) });
-    const [mail] = await smtp.waitFor('tester@example.com', 1);
+    const mail = (await smtp.waitFor('tester@example.com', 2)).find((m) => m.headers.subject !== CONFIRM_SUBJECT);
     expect(mail!.headers.subject).toBe('[Test] Price below threshold: B0MAILTEST (JP) ￥5,100 → ￥4,900 (−3.9%)');
     expect(mail!.headers['message-id']).toBe(`<${res.body.data.webhook_id}@shelfwatch.test>`);
     expect(mail!.text).toContain("This is a test from the alert's Test button");
@@ -197,17 +208,19 @@ describe('without SMTP', () => {
 
 describe('SMTP_URL and SMTP_FROM', () => {
   it('are read from smtp(s):// URLs with the login percent-encoded', () => {
-    const base = { NODE_ENV: 'test' };
+    const base = { NODE_ENV: 'test', APP_URL: 'https://shelfwatch.example' };
     expect(loadConfig({ ...base, SMTP_URL: 'smtps://u%40x:p%2Fw@mail.example.com', SMTP_FROM: 'a@b.example' }).alerts.smtp).toEqual({
       host: 'mail.example.com',
       port: 465,
       secure: true,
+      requireTls: false,
       auth: { user: 'u@x', pass: 'p/w' },
       from: { name: undefined, address: 'a@b.example' },
     });
     expect(loadConfig({ ...base, SMTP_URL: 'smtp://relay.internal', SMTP_FROM: '"Shelf Watch" <a@b.example>' }).alerts.smtp).toMatchObject({
       port: 587,
       secure: false,
+      requireTls: true,
       auth: undefined,
       from: { name: 'Shelf Watch', address: 'a@b.example' },
     });

@@ -66,6 +66,8 @@ function parts(raw: string, into: Record<string, string> = {}): Record<string, s
  */
 export class SmtpReceiver {
   readonly received: ReceivedMail[] = [];
+  /** Every login a client tried, accepted or not (the user name): a client that refused plain text tries none. */
+  readonly logins: string[] = [];
   readonly #events = new EventEmitter();
   readonly #refusals: number[] = [];
   #server: SMTPServer | undefined;
@@ -83,6 +85,7 @@ export class SmtpReceiver {
       allowInsecureAuth: true,
       logger: false,
       onAuth: (auth, _session, callback) => {
+        this.logins.push(auth.username ?? '');
         if (auth.username === this.user && auth.password === this.password) return callback(null, { user: auth.username });
         return callback(new Error('Invalid username or password'));
       },

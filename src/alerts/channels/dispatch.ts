@@ -2,7 +2,8 @@
  * One attempt of a delivery on its endpoint's channel: the only place the channels differ. The
  * delivery job and the test button call this, and judge every channel's answer the same way
  * (types.ts), so retries, disabling, records and fairness are the webhook's for all of them. Every
- * URL goes through postJson's address guard; e-mail goes to the operator's SMTP server.
+ * URL goes through postJson's address guard; e-mail goes to the operator's SMTP server, to an
+ * address its owner confirmed and within the daily caps (the gate, email-addresses.ts).
  */
 import type { Config } from '../../../config/env.js';
 import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../config/alerts.js';
@@ -16,6 +17,8 @@ import { slack } from './slack.js';
 import { discord } from './discord.js';
 import { teams } from './teams.js';
 import type { ChannelAnswer, ChatService } from './types.js';
+import type { EmailGate } from '../email-addresses.js';
+import { EmailDeliveryError } from '../../errors/index.js';
 
 const CHAT: Readonly<Record<'slack' | 'discord' | 'teams', ChatService>> = { slack, discord, teams };
 
@@ -41,6 +44,8 @@ export interface ChannelOptions {
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
   /** Tests: where hosts resolve at connection time. */
   readonly resolve?: HostResolver;
+  /** What every e-mail passes first (src/alerts/email-addresses.ts): without it no e-mail goes. */
+  readonly mail?: EmailGate;
 }
 
 function judged(answer: WebhookResponse, gone: Readonly<Record<number, string>>, wording: (why: string) => string): ChannelAnswer {
@@ -70,10 +75,15 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
     const answer = await sendWebhook({ ...post, body, secret: send.secrets, id: send.id, timestamp: new Date() });
     return judged(answer, WEBHOOK_GONE, (why) => ` ${why}`);
   }
-  const message = alertMessage(send.content, await send.product(), timeZone, send.test);
   if (send.channel === 'email') {
-    return sendEmail(alerts.smtp, { to: send.target, deliveryId: send.id, content: emailContent(message), timeoutMs: alerts.timeoutMs });
+    if (!opts.mail) throw new EmailDeliveryError('e-mail is not sent without the address checks', null);
+    // Before anything is read or sent: an address that has not said yes costs nothing more.
+    const pass = await opts.mail.admit(send.content.user_id, send.target);
+    const message = alertMessage(send.content, await send.product(), timeZone, send.test);
+    const content = emailContent(message, pass.unsubscribeUrl);
+    return sendEmail(alerts.smtp, { to: send.target, deliveryId: send.id, content, timeoutMs: alerts.timeoutMs, headers: pass.headers });
   }
+  const message = alertMessage(send.content, await send.product(), timeZone, send.test);
   const service = CHAT[send.channel];
   const answer = await postJson({ ...post, body: JSON.stringify(service.payload(message)) });
   return judged(answer, service.gone, (why) => `: ${why}`);

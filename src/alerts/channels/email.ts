@@ -16,14 +16,16 @@ export interface EmailContent {
   readonly html: string;
 }
 
-function html(text: string): string {
+export function html(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 }
 
 const FOOTER = 'Sent by shelfwatch for an alert of your account.';
 const TEST_NOTE = "This is a test from the alert's Test button, not an observed change.";
+const UNSUBSCRIBE_NOTE = 'Stop all mail of this account to this address:';
 
-export function emailContent(m: AlertMessage): EmailContent {
+/** The alert's mail; `unsubscribeUrl` (the List-Unsubscribe link) also ends its footer, for readers whose client shows no button. */
+export function emailContent(m: AlertMessage, unsubscribeUrl?: string): EmailContent {
   const facts: [string, string][] = [
     ['Change', m.change],
     ['ASIN', m.asin],
@@ -40,6 +42,7 @@ export function emailContent(m: AlertMessage): EmailContent {
     '-- ',
     FOOTER,
     ...(m.test ? [TEST_NOTE] : []),
+    ...(unsubscribeUrl ? [`${UNSUBSCRIBE_NOTE} ${unsubscribeUrl}`] : []),
     '',
   ].join('\n');
   const rows = facts.map(([k, v]) => `<tr><th align="left" style="padding-right:1em">${html(k)}</th><td>${html(v)}</td></tr>`);
@@ -49,7 +52,9 @@ export function emailContent(m: AlertMessage): EmailContent {
     `<p>${m.test ? '<strong>[Test]</strong> ' : ''}<strong>${html(m.what)}</strong>: <a href="${html(m.link)}">${html(m.product)}</a></p>`,
     `<table>${rows.join('')}</table>`,
     `<p><a href="${html(m.link)}">Open the product page</a></p>`,
-    `<p style="color:#666;font-size:0.9em">${html(FOOTER)}${m.test ? ` ${html(TEST_NOTE)}` : ''}</p>`,
+    `<p style="color:#666;font-size:0.9em">${html(FOOTER)}${m.test ? ` ${html(TEST_NOTE)}` : ''}${
+      unsubscribeUrl ? ` <a href="${html(unsubscribeUrl)}">${html(UNSUBSCRIBE_NOTE.replace(/:$/, ''))}</a>` : ''
+    }</p>`,
     '</body></html>',
     '',
   ].join('\n');
@@ -71,6 +76,13 @@ export interface EmailRequest {
   readonly deliveryId: string;
   readonly content: EmailContent;
   readonly timeoutMs: number;
+  /** Headers of the message besides ours (List-Unsubscribe and List-Unsubscribe-Post). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The commands whose 5xx reply refuses this recipient or message for good (not the login, not the connection). */
+function refusedAt(command: unknown): 'RCPT TO' | 'DATA' | null {
+  return command === 'RCPT TO' || command === 'DATA' ? command : null;
 }
 
 /**
@@ -87,6 +99,7 @@ export async function sendEmail(smtp: SmtpConfig | null, req: EmailRequest): Pro
     host: smtp.host,
     port: smtp.port,
     secure: smtp.secure,
+    requireTLS: smtp.requireTls,
     auth: smtp.auth ? { user: smtp.auth.user, pass: smtp.auth.pass } : undefined,
     connectionTimeout: req.timeoutMs,
     greetingTimeout: req.timeoutMs,
@@ -105,7 +118,7 @@ export async function sendEmail(smtp: SmtpConfig | null, req: EmailRequest): Pro
         html: req.content.html,
         messageId: messageIdOf(req.deliveryId, smtp.from),
         // RFC 3834: an automatic message, so vacation responders do not answer it.
-        headers: { 'Auto-Submitted': 'auto-generated' },
+        headers: { ...req.headers, 'Auto-Submitted': 'auto-generated' },
       }),
       req.timeoutMs,
       'e-mail',
@@ -115,15 +128,14 @@ export async function sendEmail(smtp: SmtpConfig | null, req: EmailRequest): Pro
     return { status: code ? Number(code) : 250, durationMs: Math.round(performance.now() - started), verdict: 'ok', reason: null };
   } catch (err) {
     if (err instanceof EmailDeliveryError) throw err;
-    const e = err as Error & { responseCode?: unknown; response?: unknown; code?: unknown };
+    const e = err as Error & { responseCode?: unknown; response?: unknown; code?: unknown; command?: unknown };
     const detail = typeof e.response === 'string' ? e.response : e.message;
     const code = typeof e.code === 'string' && !detail.includes(e.code) ? ` (${e.code})` : '';
     throw new EmailDeliveryError(
       `the SMTP server did not take the e-mail: ${detail}${code}`,
       typeof e.responseCode === 'number' ? e.responseCode : null,
-      {
-        cause: err,
-      },
+      { cause: err },
+      refusedAt(e.command),
     );
   } finally {
     transport.close();

@@ -6,8 +6,9 @@ import { bullBoardRoutes } from './bull-board.js';
 import { docsRoutes } from './routes/docs.js';
 import { historyChartRoutes } from './routes/history-chart.js';
 import { appPageRoutes } from './routes/app-page.js';
+import { emailLinkRoutes } from './routes/email-links.js';
 
-/** What the api role serves beyond version and health: the public directory, the account API, metrics, Bull Board, the API docs and the account page (/app). */
+/** What the api role serves beyond version and health: the public directory, the account API, metrics, Bull Board, the API docs, the account page (/app) and the pages of e-mails' links. */
 export const apiRoutes: readonly RouteFactory[] = [
   directoryRoutes,
   accountApiRoutes,
@@ -16,4 +17,5 @@ export const apiRoutes: readonly RouteFactory[] = [
   bullBoardRoutes,
   docsRoutes,
   appPageRoutes,
+  emailLinkRoutes,
 ];

@@ -16,6 +16,7 @@ import { forcedUpdatePaths } from '../routes/forced-update.js';
 import { alertsPaths } from '../routes/alerts.js';
 import { webhooksPaths } from '../routes/webhooks.js';
 import { deliveriesPaths } from '../routes/deliveries.js';
+import { emailLinkPaths } from '../routes/email-links.js';
 import { deliveryWebhooks } from './webhooks.js';
 
 /** The document itself and its page (src/app/http/routes/docs.ts). */
@@ -78,6 +79,10 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       { name: 'Watchlist' },
       { name: 'World catalogue' },
       { name: 'Alerts', description: 'Alerts, the webhook endpoints they deliver to, the deliveries, and the account’s events.' },
+      {
+        name: 'E-mail links',
+        description: 'The pages of the links e-mails carry: confirm an address (double opt-in), unsubscribe it (RFC 8058). No API token.',
+      },
       { name: 'Public directory' },
       { name: 'Operations', description: 'Health, metrics and this document.' },
     ],
@@ -91,6 +96,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...alertsPaths(config),
       ...webhooksPaths,
       ...deliveriesPaths,
+      ...emailLinkPaths,
       ...directoryPaths,
       ...healthPaths,
       ...metricsPaths,

@@ -13,6 +13,8 @@ import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
 import type { AlertTarget } from '../../../alerts/channels/target.js';
 import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
 import { sendTestDelivery } from '../../../alerts/test-delivery.js';
+import type { AlertView } from '../../../alerts/service.js';
+import type { Types } from 'mongoose';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
@@ -296,7 +298,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         summary:
           "Send a sample delivery on the alert's channel now (one attempt within WEBHOOK_TIMEOUT, not queued, not recorded) and answer what the receiver did",
         description:
-          "On channel webhook the body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks and timeout. On the chat channels and email it is the message a real delivery would send for those points, marked [Test]. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the error. Nothing is recorded and the endpoint's health is not changed; a disabled endpoint is tested too.",
+          "On channel webhook the body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks and timeout. On the chat channels and email it is the message a real delivery would send for those points, marked [Test]. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the error. Nothing is recorded and the endpoint's health is not changed; a disabled endpoint is tested too. On channel email only a confirmed address gets the test: 409, with a message saying why, while its email_status is pending (awaiting its owner's confirmation), unsubscribed or bounced; and it counts under the daily e-mail caps (429 with Retry-After, until midnight UTC, when one is spent).",
         requestParams: { path: input.id },
         requestBody: {
           required: false,
@@ -305,7 +307,10 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
             'application/x-www-form-urlencoded': { schema: z.object(bodyToken) },
           },
         },
-        responses: { 200: limited('The test ran; what the receiver answered.', testedAnswer), ...errors(401, 404, 413, 429) },
+        responses: {
+          200: limited('The test ran; what the receiver answered.', testedAnswer),
+          ...errors(401, 404, 409, 413, 429),
+        },
       },
     },
     '/api/alerts/{id}/deliveries': {
@@ -326,9 +331,18 @@ export function alertRoutes(ctx: AppContext): Router {
   const tz = ctx.config.timeZone;
   const input = alertInputs(ctx.config);
   const linkParams = Object.keys(input.list.shape);
+  /** Alerts as answers show them, each e-mail alert with its address's state. */
+  const present = async (userId: Types.ObjectId, views: readonly AlertView[]) => {
+    const states = await ctx.emailAddresses.statusesFor(
+      userId,
+      views.map((v) => v.alert),
+    );
+    return views.map((v, i) => presentAlert(v, tz, states[i]));
+  };
 
   router.post('/api/alerts', async (req, res) => {
     const a = validate(input.body, bodyFields(req.body));
+    const target = targetOf(a);
     const saved = await ctx.alerts.create(userOf(res)._id, {
       asin: a.asin,
       country: a.country,
@@ -342,8 +356,10 @@ export function alertRoutes(ctx: AppContext): Router {
       paused: a.paused ?? false,
       rearmAbove: a.rearm_above ?? null,
       rearmAfter: a.rearm_after ?? null,
-      target: targetOf(a),
+      target,
     });
+    // Naming an address asks its owner (email-addresses.ts): a confirmation mail unless it is confirmed.
+    if (target.channel === 'email') await ctx.emailAddresses.named(userOf(res)._id, target.address);
     if (saved.created && a.fire_on_create) {
       // The alert is made: a delivery that cannot be queued now is logged, not the request's failure.
       await ctx.deliveries
@@ -352,7 +368,8 @@ export function alertRoutes(ctx: AppContext): Router {
           ctx.logger.warn({ err: { message: err.message }, alert: saved.alert._id.toHexString() }, 'fire_on_create not queued'),
         );
     }
-    res.status(saved.created ? 201 : 200).json({ data: { ...presentAlert(saved, tz), secret: saved.secret } });
+    const [shown] = await present(userOf(res)._id, [saved]);
+    res.status(saved.created ? 201 : 200).json({ data: { ...shown!, secret: saved.secret } });
   });
 
   router.get('/api/alerts', async (req, res) => {
@@ -360,7 +377,7 @@ export function alertRoutes(ctx: AppContext): Router {
     const { items, total } = await ctx.alerts.list(userOf(res)._id, q);
     res.json(
       paginate({
-        items: items.map((a) => presentAlert(a, tz)),
+        items: await present(userOf(res)._id, items),
         total,
         page: q.page,
         perPage: q.limit,
@@ -374,7 +391,7 @@ export function alertRoutes(ctx: AppContext): Router {
     const { id } = validate(input.id, req.params);
     const alert = await ctx.alerts.find(userOf(res)._id, id);
     if (!alert) throw new NotFoundError('No such alert.');
-    res.json({ data: presentAlert(alert, tz) });
+    res.json({ data: (await present(userOf(res)._id, [alert]))[0] });
   });
 
   router.patch('/api/alerts/:id', async (req, res) => {
@@ -382,20 +399,20 @@ export function alertRoutes(ctx: AppContext): Router {
     const { paused } = validate(input.patch, bodyFields(req.body));
     const alert = await ctx.alerts.setPaused(userOf(res)._id, id, paused);
     if (!alert) throw new NotFoundError('No such alert.');
-    res.json({ data: presentAlert(alert, tz) });
+    res.json({ data: (await present(userOf(res)._id, [alert]))[0] });
   });
 
   router.delete('/api/alerts/:id', async (req, res) => {
     const { id } = validate(input.id, req.params);
     const removed = await ctx.alerts.remove(userOf(res)._id, id);
     if (!removed) throw new NotFoundError('No such alert.');
-    res.json({ message: 'Deleted.', data: presentAlert(removed, tz) });
+    res.json({ message: 'Deleted.', data: (await present(userOf(res)._id, [removed]))[0] });
   });
 
   router.post('/api/alerts/:id/test', async (req, res) => {
     const { id } = validate(input.id, req.params);
     const tested = await sendTestDelivery(
-      { conn: ctx.mongo, alerts: ctx.alerts, config: ctx.config, logger: ctx.logger },
+      { conn: ctx.mongo, alerts: ctx.alerts, config: ctx.config, logger: ctx.logger, emailAddresses: ctx.emailAddresses },
       userOf(res)._id,
       id,
     );
