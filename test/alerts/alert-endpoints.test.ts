@@ -101,7 +101,7 @@ describe('several alerts per product, identical ones one', () => {
     // The first threshold to the second URL, and the second threshold to the first, are two more.
     expect((await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1999, webhook_url: OTHER_HOOK })).status).toBe(201);
     expect((await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1500, webhook_url: HOOK })).status).toBe(201);
-    // Options a kind does not take, and defaults spelt out, do not make another alert.
+    // paused is state, not identity: spelt out at its default it is the same alert.
     expect((await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1500, webhook_url: HOOK, paused: false })).status).toBe(
       200,
     );
