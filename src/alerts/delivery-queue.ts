@@ -55,12 +55,18 @@ export type PayloadPoint = z.output<typeof pointSchema>;
 export const deliveryContentSchema = z.object({
   endpoint_id: objectId,
   user_id: objectId,
-  /** The alerts the change fired at the endpoint, in creation order (one per kind, as alerts are unique per product and kind). */
+  /** The alerts the change fired at the endpoint, in creation order; several may share a kind (other thresholds, same target). */
   alerts: z
     .array(
       z.object({
         id: objectId,
         kind: z.enum(ALERT_KINDS),
+        /**
+         * What tells alerts of one kind apart in a message to a person (channels/message.ts):
+         * price_below's threshold, rank_below / rank_above's rank. Absent on deliveries queued before.
+         */
+        price: z.number().int().optional(),
+        rank: z.number().int().optional(),
         /**
          * The event's number for this alert and product (sequences.ts), assigned when it was queued;
          * absent on deliveries queued before numbers existed.
@@ -101,6 +107,13 @@ export function deliveryJobId(endpointId: string, change: Pick<ProductChange, 'k
 }
 
 const toPoint = (p: NonNullable<ProductChange['before']>): PayloadPoint => ({ ...p, at: p.at.getTime() });
+
+/** The option that tells a fired alert from others of its kind, as the delivery's content carries it. */
+export function thresholdOf(a: Pick<Alert, 'kind' | 'price' | 'rank'>): { price?: number; rank?: number } {
+  if (a.kind === 'price_below' && a.price !== null) return { price: a.price };
+  if ((a.kind === 'rank_below' || a.kind === 'rank_above') && typeof a.rank === 'number') return { rank: a.rank };
+  return {};
+}
 
 /** The BullMQ backoff of WEBHOOK_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
 export function webhookBackoff(schedule: readonly number[]) {
@@ -234,7 +247,7 @@ export class DeliveryQueue {
       payload: deliveryContentSchema.parse({
         endpoint_id: endpoint._id.toHexString(),
         user_id: endpoint.user_id.toHexString(),
-        alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind, sequence: numbers[n++]! })),
+        alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind, ...thresholdOf(a), sequence: numbers[n++]! })),
         asin: change.asin,
         country: change.country,
         before: change.before ? toPoint(change.before) : null,

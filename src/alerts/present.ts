@@ -144,9 +144,10 @@ export const webhookPayloadSchema = z
   .object({
     alert_id: z.string().meta({ description: 'The first alert the change fired (alerts[0].id).' }),
     kind: z.enum(ALERT_KINDS).meta({ description: "That alert's kind." }),
-    alerts: z
-      .array(firedAlertSchema)
-      .meta({ description: 'Every alert of the account on this endpoint that the change fired, in creation order.' }),
+    alerts: z.array(firedAlertSchema).meta({
+      description:
+        'Every alert of the account on this endpoint that the change fired, in creation order: several may share a kind (an account may hold several alerts of one kind on a product, e.g. two price_below thresholds to one URL, and a change under both fires both in this one delivery).',
+    }),
     sequence: sequenceSchema.optional().meta({
       description:
         "alerts[0].sequence: the first alert's event number for this product (alert_id, asin, country), assigned once when the event was queued, so retries and replays carry the same number. A receiver processes an event only when its number is above the last it processed for that alert and product (drops stale and replayed ones). 0 on a test delivery (POST /api/alerts/{id}/test), which therefore never counts as processed; absent on deliveries queued before numbers existed.",

@@ -10,7 +10,8 @@ import type { WatchService } from '../watch/service.js';
 import { AccountCounters } from '../accounts/counters.js';
 import { checkWebhookTarget, type WebhookLookup } from './webhook-target.js';
 import { shownUrl, WebhookEndpoints, type Endpoint } from './endpoints.js';
-import type { AlertTarget } from './channels/target.js';
+import { keyOf, type AlertTarget } from './channels/target.js';
+import { alertIdentity } from './identity.js';
 import type { ProductLabel } from './channels/message.js';
 import { DeliveryRecords, type DeliveryRecord } from './delivery-records.js';
 import { AccountEvents } from './events.js';
@@ -76,7 +77,7 @@ function optionsOf(input: AlertOptions) {
   };
 }
 
-/** What POST /api/alerts did: made a new alert (201) or updated the account's alert of that product and kind (200). */
+/** What POST /api/alerts did: made a new alert (201) or updated the account's identical alert (200). */
 export interface SavedAlert extends AlertView {
   readonly created: boolean;
   /** The endpoint's signing secret: the same for every alert of the account on that URL; null for a channel that does not sign. */
@@ -93,9 +94,12 @@ const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
 const RESERVATION_WAIT_MAX_MS = 5_000;
 const RESERVATION_POLL_MS = { first: 25, max: 200 } as const;
 
+/** Attempts of a creation that meets concurrent ones at the unique indexes, beyond one per place on the product. */
+const EXTRA_CREATE_ATTEMPTS = 3;
+
 /**
- * Alerts of accounts on products, one per account, country, ASIN and kind, each delivering to its
- * account's endpoint for its URL. An account sees only its own alerts: another's id answers as if
+ * Alerts of accounts on products, several per account, product and kind when they differ in their
+ * firing options or target (identity.ts), each delivering to its account's endpoint for its URL. An account sees only its own alerts: another's id answers as if
  * it did not exist. Endpoints, deliveries' records and the account's events are the parts below.
  */
 export class AlertService {
@@ -109,7 +113,7 @@ export class AlertService {
   constructor(
     private readonly conn: Connection,
     private readonly config: Pick<Config, 'accounts' | 'alerts'>,
-    appKey: Buffer,
+    private readonly appKey: Buffer,
     private readonly watches: WatchService,
     /** Tests: where webhook hosts resolve at creation. */
     private readonly lookup?: WebhookLookup,
@@ -126,48 +130,68 @@ export class AlertService {
   }
 
   /**
-   * Creates the account's alert on the product and kind, or updates the one it has (threshold and
-   * target): posting an alert twice is one alert. Checks the target first (where a URL resolves;
-   * that e-mail is configured at all), and takes a place under ACCOUNT_MAX_ALERTS before inserting
-   * (given back if the insert fails), so concurrent creations cannot pass the cap. Concurrent
-   * identical creations meet at the unique index: the loser reads the winner's alert and applies its
-   * input to it. A duplicate key from the watch, product or endpoint a concurrent creation is
-   * writing at the same moment (no alert yet to read) makes it start over, once or twice: by then
-   * the other has written them.
+   * Creates the account's alert, or updates its identical one (same product, kind, firing options
+   * and target; identity.ts) with what is state rather than identity (`paused`, re-armed): posting
+   * an alert twice is one alert. Checks the target first (where a URL resolves; that e-mail is
+   * configured at all), takes a free place on the product under ACCOUNT_MAX_ALERTS_PER_PRODUCT and
+   * a place under ACCOUNT_MAX_ALERTS before inserting (given back if the insert fails), so
+   * concurrent creations cannot pass either cap: the product's places are a unique index. Concurrent
+   * identical creations meet at the identity's unique index: the loser starts over, finds the
+   * winner's alert and applies its input to it. So does a loser of a race for a place (it takes the
+   * next free one), or of one for the watch, product or endpoint a concurrent creation writes.
    */
-  async create(userId: Types.ObjectId, input: NewAlert, attempt = 0): Promise<SavedAlert> {
+  async create(userId: Types.ObjectId, input: NewAlert): Promise<SavedAlert> {
     const target = targetOf(input);
     await this.checkTarget(target);
-    const existing = await this.existing(userId, input);
-    if (existing) return this.update(existing, input);
-    const made = await this.reservePlace(userId, input);
-    if (made) return this.update(made, input);
-    try {
-      await this.watches.ensureAsinWatched(userId, input.asin);
-      const { endpoint, secret } = await this.endpoints.upsert(userId, target);
-      const doc = await this.alerts.create({
-        user_id: userId,
-        asin: input.asin,
-        country: input.country,
-        kind: input.kind,
-        ...optionsOf(input),
-        ...(await this.currentPrice(input)),
-        channel: target.channel,
-        webhook_url: shownUrl(endpoint),
-        endpoint_id: endpoint._id,
-        disabled_at: null,
-        disabled_reason: null,
-        last_delivery_at: null,
-      });
-      return { alert: doc.toObject(), endpoint, secret, created: true };
-    } catch (err) {
-      await this.counters.release(userId, 'alerts');
-      if (!isDuplicateKey(err)) throw err;
-      const winner = await this.existing(userId, input);
-      if (winner) return this.update(winner, input);
-      if (attempt < 2) return this.create(userId, input, attempt + 1);
-      throw err;
+    const identity = alertIdentity({ kind: input.kind, ...optionsOf(input) }, keyOf(target, this.appKey).key);
+    const attempts = (this.config.accounts.maxAlertsPerProduct || 10) + EXTRA_CREATE_ATTEMPTS;
+    for (let attempt = 1; ; attempt++) {
+      const existing = await this.existing(userId, input, identity);
+      if (existing) return this.update(existing, input);
+      const slot = await this.freeSlot(userId, input, identity);
+      if (typeof slot !== 'number') return this.update(slot, input);
+      const made = await this.reservePlace(userId, input, identity);
+      if (made) return this.update(made, input);
+      try {
+        await this.watches.ensureAsinWatched(userId, input.asin);
+        const { endpoint, secret } = await this.endpoints.upsert(userId, target);
+        const doc = await this.alerts.create({
+          user_id: userId,
+          asin: input.asin,
+          country: input.country,
+          kind: input.kind,
+          identity,
+          slot,
+          ...(await this.postedFields(input, target, endpoint)),
+          last_delivery_at: null,
+        });
+        return { alert: doc.toObject(), endpoint, secret, created: true };
+      } catch (err) {
+        await this.counters.release(userId, 'alerts');
+        if (!isDuplicateKey(err) || attempt >= attempts) throw err;
+      }
     }
+  }
+
+  /**
+   * The lowest place on the product the account's alerts leave free, below
+   * ACCOUNT_MAX_ALERTS_PER_PRODUCT. At the cap, 422; unless the identical alert was made meanwhile
+   * (a concurrent identical creation took the last place): that alert.
+   */
+  private async freeSlot(userId: Types.ObjectId, input: NewAlert, identity: string): Promise<number | Alert> {
+    const max = this.config.accounts.maxAlertsPerProduct;
+    const held = await this.alerts.find({ user_id: userId, country: input.country, asin: input.asin }).select({ slot: 1 }).lean();
+    const taken = new Set(held.flatMap((a) => (typeof a.slot === 'number' ? [a.slot] : [])));
+    let slot = 0;
+    while (taken.has(slot)) slot++;
+    if (max > 0 && (held.length >= max || slot >= max)) {
+      const made = await this.existing(userId, input, identity);
+      if (made) return made;
+      throw new ValidationError({
+        asin: [`You may hold at most ${max} alerts on one product in one country (ACCOUNT_MAX_ALERTS_PER_PRODUCT).`],
+      });
+    }
+    return slot;
   }
 
   /**
@@ -195,12 +219,12 @@ export class AlertService {
    * above the real count such reservations are in flight, so a refused request waits for them to
    * end, briefly, and answers an update when one of them made this very alert.
    */
-  private async reservePlace(userId: Types.ObjectId, input: NewAlert): Promise<Alert | null> {
+  private async reservePlace(userId: Types.ObjectId, input: NewAlert, identity: string): Promise<Alert | null> {
     const { maxAlerts } = this.config.accounts;
     const deadline = Date.now() + RESERVATION_WAIT_MAX_MS;
     for (let poll: number = RESERVATION_POLL_MS.first; ; poll = Math.min(RESERVATION_POLL_MS.max, poll * 2)) {
       if (await this.counters.reserve(userId, 'alerts', maxAlerts)) return null;
-      const made = await this.existing(userId, input);
+      const made = await this.existing(userId, input, identity);
       if (made) return made;
       const held = (await this.counters.value(userId, 'alerts')) ?? 0;
       if (Date.now() >= deadline || held <= (await this.alerts.countDocuments({ user_id: userId }))) {
@@ -210,39 +234,38 @@ export class AlertService {
     }
   }
 
-  private existing(userId: Types.ObjectId, input: NewAlert): Promise<Alert | null> {
-    return this.alerts.findOne({ user_id: userId, country: input.country, asin: input.asin, kind: input.kind }).lean();
+  private existing(userId: Types.ObjectId, input: NewAlert, identity: string): Promise<Alert | null> {
+    return this.alerts.findOne({ user_id: userId, country: input.country, asin: input.asin, kind: input.kind, identity }).lean();
   }
 
   /**
-   * The account's alert of that product and kind takes the input's threshold and target. An alert of
-   * before endpoints moves to its endpoint first (keeping its secret there); one that a 410
-   * disabled under the old per-alert rule is enabled again: posting it is asking for it.
+   * The account's identical alert takes the input again: its `paused`, re-armed, and its options as
+   * posted. An alert of before endpoints moves to its endpoint first (keeping its secret there); one
+   * that a 410 disabled under the old per-alert rule is enabled again: posting it is asking for it.
    */
   private async update(alert: Alert, input: NewAlert): Promise<SavedAlert> {
     if (!alert.endpoint_id) await this.endpoints.adopt(alert);
     const target = targetOf(input);
     const { endpoint, secret } = await this.endpoints.upsert(alert.user_id, target);
     const updated = await this.alerts
-      .findOneAndUpdate(
-        { _id: alert._id },
-        {
-          $set: {
-            ...optionsOf(input),
-            ...(await this.currentPrice(input)),
-            channel: target.channel,
-            webhook_url: shownUrl(endpoint),
-            endpoint_id: endpoint._id,
-            disabled_at: null,
-            disabled_reason: null,
-          },
-        },
-        { returnDocument: 'after' },
-      )
+      .findOneAndUpdate({ _id: alert._id }, { $set: await this.postedFields(input, target, endpoint) }, { returnDocument: 'after' })
       .lean();
     // Deleted between the read and this write: create it as new.
     if (!updated) return this.create(alert.user_id, input);
     return { alert: updated, endpoint, secret, created: false };
+  }
+
+  /** What a POST sets on an alert, new or existing: its options and reference price, where it delivers; enabled. */
+  private async postedFields(input: NewAlert, target: AlertTarget, endpoint: Endpoint) {
+    return {
+      ...optionsOf(input),
+      ...(await this.currentPrice(input)),
+      channel: target.channel,
+      webhook_url: shownUrl(endpoint),
+      endpoint_id: endpoint._id,
+      disabled_at: null,
+      disabled_reason: null,
+    };
   }
 
   async list(userId: Types.ObjectId, page: PageRequest): Promise<Page<AlertView>> {

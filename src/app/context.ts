@@ -24,7 +24,7 @@ import { WatchService } from '../watch/service.js';
 import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
 import { AlertService } from '../alerts/service.js';
-import { dedupeAlertsForIndex } from '../alerts/migrate.js';
+import { migrateAlertIdentities } from '../alerts/migrate.js';
 import { DeliveryQueue } from '../alerts/delivery-queue.js';
 import { EmailAddresses } from '../alerts/email-addresses.js';
 import { FairTags } from '../fairness/fair-tags.js';
@@ -169,7 +169,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     // Serving roles make sure every index exists (a no-op when it does; builds do not block writes on
     // MongoDB 4.2+). Dropping indexes that the schema no longer has is left to `db:sync-indexes`.
     if (opts.ensureIndexes) {
-      await dedupeAlertsForIndex(mongo, logger);
+      await migrateAlertIdentities(mongo, logger);
       await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
     }
     const redis = resources.own('Redis', createRedis(ep.redis, 'command', logger, 'api'), closeRedis);

@@ -32,13 +32,17 @@ export function isChatChannel(channel: AlertChannel): channel is ChatChannel {
   return (CHAT_CHANNELS as readonly string[]).includes(channel);
 }
 
-/** The unique index that makes an account's alerts one per country, ASIN and kind. */
-export const ALERT_PER_PRODUCT_INDEX = 'alert_per_product_kind';
+/** The unique index that makes identical alerts one: per account, country, ASIN, kind and identity. */
+export const ALERT_IDENTITY_INDEX = 'alert_identity';
+/** The unique index of the places an account's alerts take on one product (ACCOUNT_MAX_ALERTS_PER_PRODUCT). */
+export const ALERT_SLOT_INDEX = 'alert_product_slot';
 
 /**
  * An account's alert on one product in one country: when a refresh sees the change it describes, a
  * signed webhook goes to its endpoint (`endpoint_id`, the account's endpoint for `webhook_url`),
- * which holds the signing secret. An account has at most one alert per country, ASIN and kind.
+ * which holds the signing secret. An account may hold several alerts on one product and kind that
+ * differ in their firing options or target (`identity`), at most ACCOUNT_MAX_ALERTS_PER_PRODUCT
+ * on one product (`slot`).
  *
  * Alerts stored before endpoints existed have no `endpoint_id` and a secret of their own
  * (`secret_sealed`); they move to an endpoint the first time they are needed (src/alerts/endpoints.ts).
@@ -49,6 +53,18 @@ export interface AlertFields {
   asin: string;
   country: Country;
   kind: AlertKind;
+  /**
+   * A hash of the firing options and the endpoint's key (src/alerts/identity.ts): two alerts of an
+   * account with the same product, kind and identity are the same alert. Absent only on an alert
+   * stored before several alerts per kind, until the start-up migration fills it (src/alerts/migrate.ts).
+   */
+  identity?: string;
+  /**
+   * The alert's place among its account's alerts on the product, from 0 and below
+   * ACCOUNT_MAX_ALERTS_PER_PRODUCT (when that is set): unique, so concurrent creations cannot
+   * pass the cap. Absent only on an alert stored before, until the migration fills it.
+   */
+  slot?: number;
   /** price_below: the threshold in minor units. */
   price: number | null;
   /** rank_below / rank_above: the sales rank the alert watches the product cross (absent on older alerts). */
@@ -110,6 +126,8 @@ export const alertSchema = new Schema<AlertFields>(
     asin: { type: String, required: true },
     country: { type: String, required: true },
     kind: { type: String, enum: ALERT_KINDS, required: true },
+    identity: { type: String },
+    slot: { type: Number },
     price: { type: Number, default: null },
     percent: { type: Number, default: null },
     rank: { type: Number, default: null },
@@ -140,8 +158,13 @@ export const alertSchema = new Schema<AlertFields>(
 alertSchema.index({ user_id: 1, created_at: -1, _id: -1 });
 // The alerts on a batch's changed products: one query per batch that changed something.
 alertSchema.index({ country: 1, asin: 1 });
-// One alert per account, country, ASIN and kind: a second POST of the same updates the first.
-alertSchema.index({ user_id: 1, country: 1, asin: 1, kind: 1 }, { unique: true, name: ALERT_PER_PRODUCT_INDEX });
+// Identical alerts are one: a second POST of the same alert updates the first.
+alertSchema.index({ user_id: 1, country: 1, asin: 1, kind: 1, identity: 1 }, { unique: true, name: ALERT_IDENTITY_INDEX });
+// An account's places on a product: one alert each. Partial, so an alert not yet migrated takes none.
+alertSchema.index(
+  { user_id: 1, country: 1, asin: 1, slot: 1 },
+  { unique: true, name: ALERT_SLOT_INDEX, partialFilterExpression: { slot: { $exists: true } } },
+);
 // An endpoint's alerts; and an account's alerts still to move to an endpoint (endpoint_id null).
 alertSchema.index({ user_id: 1, endpoint_id: 1 });
 

@@ -63,6 +63,7 @@ describe('config', () => {
       maxPendingEan: 20,
       maxUpdatesPerDay: 500,
       maxAlerts: 1_000,
+      maxAlertsPerProduct: 10,
       maxBrowseWatches: 100,
       maxEanPerDay: 1_000,
       maxCrawlPagesPerDay: 2_000,

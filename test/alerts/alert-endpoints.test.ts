@@ -1,13 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
-import { alertModel, ALERT_PER_PRODUCT_INDEX } from '../../src/models/alert.js';
+import { alertModel } from '../../src/models/alert.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
 import { accountEventModel } from '../../src/models/account-event.js';
-import { dedupeAlertsForIndex } from '../../src/alerts/migrate.js';
 
 /**
- * Alerts one per account, country, ASIN and kind; endpoints one per account and URL; the cap under
+ * Identical alerts one, different ones several; endpoints one per account and URL; the cap under
  * concurrent requests; and what another account or bad input gets. The real app, no workers.
  */
 let t: TestContext;
@@ -85,29 +84,33 @@ describe('ACCOUNT_MAX_ALERTS under concurrent creations', () => {
   });
 });
 
-describe('one alert per account, country, ASIN and kind', () => {
-  it('posting it again updates its threshold and URL and answers 200 with the secret of its endpoint', async () => {
+describe('several alerts per product, identical ones one', () => {
+  it('posting an identical alert answers 200 with it; another threshold or URL is another alert, on the endpoint of its URL', async () => {
     const a = await account('update@example.com');
     const first = await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1999, webhook_url: HOOK });
     expect(first.status).toBe(201);
-    const again = await post(a.headers, { asin: 'b0update01', kind: 'price_below', price: 1500, webhook_url: OTHER_HOOK });
+    const again = await post(a.headers, { asin: 'b0update01', kind: 'price_below', price: 1999, webhook_url: HOOK, paused: true });
     expect(again.status).toBe(200);
-    expect(again.body.data).toMatchObject({
-      id: first.body.data.id,
-      price: 1500,
-      webhook_url: OTHER_HOOK,
-      secret: expect.stringMatching(/^whsec_/),
-    });
-    expect(again.body.data.endpoint_id).not.toBe(first.body.data.endpoint_id);
-    expect(again.body.data.secret).not.toBe(first.body.data.secret);
-    // Another kind, or the same product in another country, is another alert.
-    expect((await post(a.headers, { asin: 'B0UPDATE01', kind: 'any_change', webhook_url: HOOK })).status).toBe(201);
-    expect((await post(a.headers, { asin: 'B0UPDATE01', country: 'US', kind: 'price_below', price: 10, webhook_url: HOOK })).status).toBe(
-      201,
+    expect(again.body.data).toMatchObject({ id: first.body.data.id, price: 1999, paused: true, secret: first.body.data.secret });
+    const lower = await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1500, webhook_url: OTHER_HOOK });
+    expect(lower.status).toBe(201);
+    expect(lower.body.data).toMatchObject({ price: 1500, webhook_url: OTHER_HOOK, secret: expect.stringMatching(/^whsec_/) });
+    expect(lower.body.data.id).not.toBe(first.body.data.id);
+    expect(lower.body.data.endpoint_id).not.toBe(first.body.data.endpoint_id);
+    expect(lower.body.data.secret).not.toBe(first.body.data.secret);
+    // The first threshold to the second URL, and the second threshold to the first, are two more.
+    expect((await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1999, webhook_url: OTHER_HOOK })).status).toBe(201);
+    expect((await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1500, webhook_url: HOOK })).status).toBe(201);
+    // paused is state, not identity: spelt out at its default it is the same alert.
+    expect((await post(a.headers, { asin: 'B0UPDATE01', kind: 'price_below', price: 1500, webhook_url: HOOK, paused: false })).status).toBe(
+      200,
     );
     const list = await t.http.get('/api/alerts').set(a.headers);
-    expect(list.body.meta.total).toBe(3);
-    expect(await t.ctx.alerts.counters.value(a.id, 'alerts')).toBe(3);
+    expect(list.body.meta.total).toBe(4);
+    expect(await t.ctx.alerts.counters.value(a.id, 'alerts')).toBe(4);
+    // The first alert kept its threshold and target through all of it.
+    const read = await t.http.get(`/api/alerts/${first.body.data.id}`).set(a.headers);
+    expect(read.body.data).toMatchObject({ price: 1999, webhook_url: HOOK, paused: true });
     const endpoints = await t.http.get('/api/webhooks').set(a.headers);
     expect(endpoints.body.data.map((e: { url: string }) => e.url).sort()).toEqual([HOOK, OTHER_HOOK]);
     expect(endpoints.body.data[0]).toEqual({
@@ -128,7 +131,6 @@ describe('one alert per account, country, ASIN and kind', () => {
     const answers = await Promise.all(
       Array.from({ length: 10 }, () => post(a.headers, { asin: 'B0RACESAME', kind: 'back_in_stock', webhook_url: HOOK })),
     );
-    console.log('STATUSES', JSON.stringify(answers.map((r) => [r.status, r.status >= 400 ? r.body : null])));
     const refused = answers.filter((r) => r.status >= 300).map((r) => [r.status, r.body]);
     expect(answers.map((r) => r.status).sort(), JSON.stringify(refused)).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 200, 201]);
     expect(new Set(answers.map((r) => r.body.data.id)).size).toBe(1);
@@ -203,34 +205,5 @@ describe('another account and bad input', () => {
     expect(await t.ctx.alerts.counters.value(a.id, 'alerts')).toBeUndefined();
     expect(await webhookEndpointModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(0);
     expect(await alertModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(0);
-  });
-});
-
-describe('the unique index over alerts stored before it', () => {
-  it('is built after the duplicates are deleted, the newest of each kept', async () => {
-    const a = await account('dupes@example.com');
-    const alerts = alertModel(t.ctx.mongo);
-    await alerts.collection.dropIndex(ALERT_PER_PRODUCT_INDEX);
-    const doc = (price: number, at: number) => ({
-      user_id: a.id,
-      asin: 'B0DUPLICAT',
-      country: 'JP',
-      kind: 'price_below',
-      price,
-      percent: null,
-      webhook_url: HOOK,
-      disabled_at: null,
-      disabled_reason: null,
-      last_delivery_at: null,
-      created_at: new Date(at),
-      updated_at: new Date(at),
-    });
-    await alerts.collection.insertMany([doc(100, 1_000), doc(300, 3_000), doc(200, 2_000)]);
-    await expect(alerts.createIndexes()).rejects.toMatchObject({ code: 11000 });
-    expect(await dedupeAlertsForIndex(t.ctx.mongo, t.ctx.logger)).toBe(2);
-    await alerts.createIndexes();
-    expect(await alerts.find({ user_id: a.id }).lean()).toEqual([expect.objectContaining({ price: 300 })]);
-    // With the index there, it does nothing.
-    expect(await dedupeAlertsForIndex(t.ctx.mongo, t.ctx.logger)).toBe(0);
   });
 });

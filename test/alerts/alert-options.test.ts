@@ -322,8 +322,11 @@ describe('fire_on_create', () => {
     const rise = await create(a, { asin, kind: 'price_rise', percent: 5, fire_on_create: true, webhook_url: `${HOOK}/rise` });
     expect(await deliveries(rise.body.data.id)).toHaveLength(0);
     const paused = await create(a, { asin, kind: 'price_drop', percent: 5, fire_on_create: true, paused: true, webhook_url: `${HOOK}/x` });
-    expect(paused.status).toBe(200); // the account's price_drop on this product, updated: only a creation fires
-    expect(await deliveries(paused.body.data.id)).toHaveLength(1);
+    expect(paused.status).toBe(201); // another threshold: another alert, and a paused one fires nothing
+    expect(await deliveries(paused.body.data.id)).toHaveLength(0);
+    const again = await create(a, { asin, kind: 'price_drop', percent: 20, fire_on_create: true, webhook_url: `${HOOK}/drop` });
+    expect(again.status).toBe(200); // the identical alert, posted again: only a creation fires
+    expect(await deliveries(drop.body.data.id)).toHaveLength(1);
   });
 
   it('without it, or for a product with no point yet, nothing is queued', async () => {

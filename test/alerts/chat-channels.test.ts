@@ -139,7 +139,7 @@ describe('the payload each chat service accepts', () => {
       actions: unknown[];
     };
     expect(card).toMatchObject({ type: 'AdaptiveCard', version: '1.4', $schema: 'http://adaptivecards.io/schemas/adaptive-card.json' });
-    expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: 'Price below threshold' });
+    expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: 'Price below ￥1,900' });
     expect(card.body[1]).toMatchObject({ type: 'TextBlock', text: 'Kettle <1.2 L> & more @everyone' });
     expect(card.body[2]).toMatchObject({
       type: 'FactSet',

@@ -23,7 +23,10 @@ export interface AlertMessage {
   readonly product: string;
   readonly asin: string;
   readonly country: Country;
-  /** The kinds of the alerts the change fired, and in words: "Price drop", "Price drop, Change". */
+  /**
+   * The kinds of the alerts the change fired, and each alert in words, alike ones once: "Price drop",
+   * "Price drop, Change", "Price below ¥5,000, Price below ¥4,000".
+   */
   readonly kinds: readonly AlertKind[];
   readonly what: string;
   /** The product before and after, in words: "¥1,980", "out of stock". */
@@ -58,6 +61,14 @@ const AVAILABILITY_WORDS: Readonly<Record<Availability, string>> = {
   backorder: 'back-order',
   unknown: 'availability unknown',
 };
+
+/** One fired alert in words, with what tells it from others of its kind when the delivery carries it. */
+function alertWords(a: DeliveryContent['alerts'][number], currency: string, locale: string): string {
+  if (a.kind === 'price_below' && a.price !== undefined) return `Price below ${formatPrice(a.price, currency, locale)}`;
+  if (a.kind === 'rank_below' && a.rank !== undefined) return `Sales rank at ${a.rank} or better`;
+  if (a.kind === 'rank_above' && a.rank !== undefined) return `Sales rank worse than ${a.rank}`;
+  return KIND_WORDS[a.kind];
+}
 
 /** The upstream's page when it is a web address we would link to, else the marketplace's page of the ASIN. */
 function productLink(country: Country, asin: string, url: string | null): string {
@@ -100,7 +111,8 @@ export function alertMessage(content: DeliveryContent, product: ProductLabel, ti
   const move = content.before ? moveText(content.before, content.after, locale) : null;
   const change = before === null || before === after ? after : `${before} → ${after}${move ? ` (${move})` : ''}`;
   const kinds = [...new Set(content.alerts.map((a) => a.kind))];
-  const what = kinds.map((k) => KIND_WORDS[k]).join(', ');
+  const currency = content.after.currency ?? MARKETPLACES[country].currency;
+  const what = [...new Set(content.alerts.map((a) => alertWords(a, currency, locale)))].join(', ');
   // A retailer's title may hold line breaks, which would end an e-mail header or a chat heading.
   const title = product.title?.replace(/\s+/g, ' ').trim() || asin;
   const short = title.length > 80 ? `${title.slice(0, 79)}…` : title;

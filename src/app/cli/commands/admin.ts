@@ -2,7 +2,7 @@ import { generateAppKey } from '../../../../config/app-key.js';
 import { VERSION } from '../../../version.js';
 import { adminConfig, withAdminContext } from '../runtime.js';
 import { buildOpenApiDocument } from '../../http/openapi/document.js';
-import { dedupeAlertsForIndex } from '../../../alerts/migrate.js';
+import { migrateAlertIdentities } from '../../../alerts/migrate.js';
 import type { Command } from './types.js';
 
 export const keyGenerateCommand: Command = {
@@ -30,8 +30,8 @@ export const syncIndexesCommand: Command = {
   async run(_flags, env) {
     return withAdminContext(env, async (ctx) => {
       const result: Record<string, { dropped: string[] }> = {};
-      // The alerts' unique index cannot be built over alerts stored before it that repeat one.
-      await dedupeAlertsForIndex(ctx.mongo, ctx.logger);
+      // Alerts stored while they were one per kind get what the new unique indexes need first.
+      await migrateAlertIdentities(ctx.mongo, ctx.logger);
       for (const model of Object.values(ctx.mongo.models)) {
         const dropped = await model.syncIndexes();
         result[model.collection.collectionName] = { dropped };

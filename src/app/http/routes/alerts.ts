@@ -241,7 +241,9 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         ...common,
         operationId: 'createAlert',
         summary:
-          'Create an alert: a signed webhook, a chat message or an e-mail when a product changes as described (watches the ASIN if needed); one per country, ASIN and kind',
+          'Create an alert: a signed webhook, a chat message or an e-mail when a product changes as described (watches the ASIN if needed)',
+        description:
+          'An account may hold several alerts on one product, of one kind too, that differ in their firing options (price, percent, amount, rank, reference, days, rearm_above, rearm_after) or target (channel and webhook_url or email): at most ACCOUNT_MAX_ALERTS_PER_PRODUCT on one product in one country, every kind counted (422 on `asin` past it), and ACCOUNT_MAX_ALERTS in all (422 on `kind`). Posting an alert identical to one the account has (same country, ASIN, kind, firing options and target) answers 200 with that alert, which takes the posted `paused` and is re-armed; concurrent identical posts make one alert.',
         requestBody: {
           required: true,
           content: { 'application/json': { schema: body }, 'application/x-www-form-urlencoded': { schema: body } },
@@ -249,7 +251,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         responses: {
           201: limited("The new alert, with its endpoint's signing secret.", createdAnswer),
           200: limited(
-            'The account had an alert of this country, ASIN and kind: it now has these options and target; with its endpoint’s signing secret.',
+            'The account had this very alert (same country, ASIN, kind, firing options and target): it now has the posted `paused`, re-armed; with its endpoint’s signing secret.',
             createdAnswer,
           ),
           ...errors(401, 413, 415, 422, 429),
@@ -269,7 +271,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         operationId: 'updateAlert',
         summary: 'Pause or resume an alert (its other options stay; POST /api/alerts sets them)',
         description:
-          'A paused alert is not judged: it fires nothing, and resuming it fires nothing for what changed while it was paused. Resuming re-arms a price_below alert.',
+          'A paused alert is not judged: it fires nothing, and resuming it fires nothing for what changed while it was paused. Resuming re-arms a price_below alert. `paused` is state, not part of what makes two alerts the same, so a PATCH never makes an alert identical to another.',
         requestParams: { path: input.id },
         requestBody: {
           required: true,
