@@ -20,7 +20,7 @@ import { SealedSecretError } from '../errors/index.js';
 export const RESEAL_BATCH = 200;
 
 export interface ResealResult {
-  /** Values sealed again the current way. */
+  /** Records whose values this run sealed again the current way (one another process wrote first is not counted). */
   resealed: number;
   /** Old values that did not open under this APP_KEY (left as they are). */
   unopenable: number;
@@ -65,15 +65,13 @@ async function resealField(conn: Connection, appKey: Buffer, f: SealedField, bat
       const value = doc[f.field];
       const values = (f.many ? value : [value]) as string[];
       const next = values.map((v) => resealed(appKey, f, doc._id, v) ?? v);
-      const changed = next.filter((v, i) => v !== values[i]).length;
-      out.resealed += changed;
       out.unopenable += next.filter((v) => !isCurrentSeal(v)).length;
-      if (changed === 0) continue;
+      if (next.every((v, i) => v === values[i])) continue;
       ops.push({
         updateOne: { filter: { _id: doc._id, [f.field]: value }, update: { $set: { [f.field]: f.many ? next : next[0] } } },
       });
     }
-    if (ops.length > 0) await model.bulkWrite(ops, { ordered: false, timestamps: false });
+    if (ops.length > 0) out.resealed += (await model.bulkWrite(ops, { ordered: false, timestamps: false })).modifiedCount;
     if (docs.length < batch) return;
   }
 }
