@@ -20,6 +20,7 @@ import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
 import { UNSEALABLE_REASON } from '../../src/alerts/endpoints.js';
 import { resealStoredSecrets } from '../../src/secrets/reseal.js';
 import { SEALED_FIELDS } from '../../src/secrets/fields.js';
+import { seed } from '../../src/seed/seeder.js';
 
 /**
  * Sealed secrets are bound to their record and field: a value a database writer moves elsewhere
@@ -139,6 +140,21 @@ describe('a sealed value moved to another record', () => {
     // Shown from the token the request authenticated with, never a's, and sealed anew to b.
     expect(`Bearer ${me.body.data.api_token}`).toBe(b.headers.Authorization);
     expect(await t.ctx.users.revealToken(b.id)).toBe(me.body.data.api_token);
+  });
+});
+
+describe('token copies sealed at creation', () => {
+  it('seeded accounts’ copies open on their own records (the id is chosen before the upsert inserts)', async () => {
+    await seed(t.ctx.mongo, t.ctx.appKey, { users: 2, posts: 0 });
+    const seeded = await userModel(t.ctx.mongo)
+      .find({ email: /^seed-user-/ })
+      .select('+token_cipher')
+      .lean();
+    expect(seeded).toHaveLength(2);
+    for (const u of seeded) {
+      expect(u.token_cipher).toMatch(/^v2\./);
+      expect(await t.ctx.users.revealToken(u._id)).toMatch(/^[A-Za-z0-9]{60}$/);
+    }
   });
 });
 
