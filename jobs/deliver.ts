@@ -94,6 +94,7 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
   const found = await deps.alerts.endpoints.forDelivery(new Types.ObjectId(content.endpoint_id));
   if (!found) return skip('the endpoint no longer exists');
   const { endpoint } = found;
+  if (found.unusable) return skip(`the endpoint is unusable: ${found.unusable}`);
   if (endpoint.disabled_at) return skip(`the endpoint is disabled (${endpoint.disabled_reason ?? 'no reason'}); enable it and replay`);
   const alertIds = content.alerts.map((a) => new Types.ObjectId(a.id));
   if ((await deps.alerts.live(alertIds)).length === 0) return skip('its alerts were deleted or disabled');

@@ -2,13 +2,14 @@ import mongoose, { Types, type Connection } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
 import { webhookEndpointModel, type WebhookEndpointFields } from '../models/webhook-endpoint.js';
 import { alertModel } from '../models/alert.js';
-import { decryptToken, encryptToken } from '../users/token.js';
+import { sealFor, SEALED_FIELDS, tryOpenFor } from '../secrets/fields.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { AlertChannel } from '../models/alert.js';
 import { generateWebhookSecret } from './send-webhook.js';
 import type { AccountEvents } from './events.js';
 import { addressOf, keyOf, type AlertTarget } from './channels/target.js';
+import { isChatChannel } from '../models/alert.js';
 
 export type Endpoint = Omit<WebhookEndpointFields, 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
 export type EndpointState = 'active' | 'failing' | 'disabled';
@@ -35,11 +36,24 @@ export interface DeliveryEndpoint {
   readonly target: string;
   /** The webhook's signing secrets, its own first; none for the other channels, which are not signed. */
   readonly secrets: string[];
+  /**
+   * Why nothing may be sent: a sealed part of the endpoint did not open (the endpoint is disabled
+   * with this reason, `target` and `secrets` are empty); null when it can be reached.
+   */
+  readonly unusable: string | null;
 }
 
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
 const SECRETS = '+secret_sealed +legacy_secrets_sealed +target_sealed';
 const GONE_REASON = 'the receiver answered 410 Gone';
+/** The reason of an endpoint whose sealed target or secret does not open; posting its alert again stores them anew. */
+export const UNSEALABLE_REASON =
+  'its sealed target or signing secret does not open (moved from another record, altered, or sealed under another APP_KEY); post the alert again to store it anew';
+
+const { endpointSecret, endpointLegacySecrets, endpointTarget, alertSecret } = SEALED_FIELDS;
+
+type SealedParts = Pick<WebhookEndpointFields, '_id' | 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
+type NewEndpointFields = Pick<WebhookEndpointFields, 'channel' | 'secret_sealed' | 'target_sealed' | 'shown_url'>;
 
 /** An alert as stored before endpoints existed: its own URL and sealed secret, no endpoint. */
 interface LegacyAlert {
@@ -92,18 +106,52 @@ export class WebhookEndpoints {
   async upsert(userId: Types.ObjectId, target: AlertTarget): Promise<{ endpoint: Endpoint; secret: string | null }> {
     const { channel, key, shown } = keyOf(target, this.appKey);
     const existing = await this.endpoints.findOne({ user_id: userId, url: key }).select(SECRETS).lean();
-    if (existing) return this.withSecret(existing);
-    if (target.channel === 'email') return this.withSecret(await this.insertOrRead(userId, key, { channel }));
+    if (existing) return this.withSecret(await this.repaired(existing, target));
+    if (target.channel === 'email') return this.withSecret(await this.insertOrRead(userId, key, () => ({ channel })));
     if (target.channel !== 'webhook') {
-      const sealed = encryptToken(target.url, this.appKey);
-      return this.withSecret(await this.insertOrRead(userId, key, { channel, target_sealed: sealed, shown_url: shown }));
+      const fields = (id: Types.ObjectId) => ({
+        channel,
+        target_sealed: sealFor(this.appKey, endpointTarget, id, target.url),
+        shown_url: shown,
+      });
+      return this.withSecret(await this.insertOrRead(userId, key, fields));
     }
     const legacy = await this.alerts
       .findOne({ user_id: userId, webhook_url: key, endpoint_id: null, secret_sealed: mongoose.trusted({ $exists: true }) })
       .select('+secret_sealed')
       .lean();
-    const sealed = legacy?.secret_sealed ?? encryptToken(generateWebhookSecret(), this.appKey);
-    return this.withSecret(await this.insertOrRead(userId, key, { channel, secret_sealed: sealed }));
+    const secret =
+      (legacy?.secret_sealed && tryOpenFor(this.appKey, alertSecret, legacy._id, legacy.secret_sealed)) || generateWebhookSecret();
+    return this.withSecret(
+      await this.insertOrRead(userId, key, (id) => ({ channel, secret_sealed: sealFor(this.appKey, endpointSecret, id, secret) })),
+    );
+  }
+
+  /**
+   * The endpoint with what of its sealed parts did not open stored anew from the posted target: a
+   * chat URL sealed again, a webhook given a new secret (the answer shows it), legacy secrets that
+   * do not open dropped; an endpoint disabled for that reason is enabled again. Concurrent repairs
+   * meet at the old value: one writes, the others read what it wrote.
+   */
+  private async repaired(doc: WebhookEndpointFields, target: AlertTarget): Promise<WebhookEndpointFields> {
+    const set: Partial<Record<'secret_sealed' | 'target_sealed' | 'legacy_secrets_sealed', string | string[]>> = {};
+    if (target.channel === 'webhook' && doc.secret_sealed !== undefined) {
+      if (tryOpenFor(this.appKey, endpointSecret, doc._id, doc.secret_sealed) === null) {
+        set.secret_sealed = sealFor(this.appKey, endpointSecret, doc._id, generateWebhookSecret());
+      }
+      const legacy = doc.legacy_secrets_sealed ?? [];
+      const opening = legacy.filter((l) => tryOpenFor(this.appKey, endpointLegacySecrets, doc._id, l) !== null);
+      if (opening.length !== legacy.length) set.legacy_secrets_sealed = opening;
+    }
+    if (isChatChannel(target.channel) && 'url' in target) {
+      const url = doc.target_sealed === undefined ? null : tryOpenFor(this.appKey, endpointTarget, doc._id, doc.target_sealed);
+      if (url !== target.url) set.target_sealed = sealFor(this.appKey, endpointTarget, doc._id, target.url);
+    }
+    if (Object.keys(set).length === 0) return doc;
+    const enable = doc.disabled_reason === UNSEALABLE_REASON ? { disabled_at: null, disabled_reason: null, failing_since: null } : {};
+    const unchanged = Object.fromEntries(Object.keys(set).map((f) => [f, doc[f as keyof typeof set] ?? null]));
+    await this.write(this.endpoints.updateOne({ _id: doc._id, ...unchanged }, { $set: { ...set, ...enable } }).exec());
+    return (await this.endpoints.findById(doc._id).select(SECRETS).lean()) ?? doc;
   }
 
   /**
@@ -119,12 +167,17 @@ export class WebhookEndpoints {
     const doc = await this.alerts.findById(alert._id).select('+secret_sealed').maxTimeMS(DELIVERY_DB_TIMEOUT_MS).lean();
     if (!doc) return null;
     if (doc.endpoint_id) return this.byId(doc.endpoint_id);
-    const sealed = doc.secret_sealed ?? encryptToken(generateWebhookSecret(), this.appKey);
-    const endpoint = await this.insertOrRead(doc.user_id, doc.webhook_url, { channel: 'webhook', secret_sealed: sealed });
-    const secret = decryptToken(sealed, this.appKey);
-    const known = this.secretsOf(endpoint);
-    if (!known.includes(secret)) {
-      await this.write(this.endpoints.updateOne({ _id: endpoint._id }, { $addToSet: { legacy_secrets_sealed: sealed } }).exec());
+    // A secret that does not open here was never this alert's: its receiver cannot be verifying with it.
+    const own = doc.secret_sealed === undefined ? null : tryOpenFor(this.appKey, alertSecret, doc._id, doc.secret_sealed);
+    const secret = own ?? generateWebhookSecret();
+    const endpoint = await this.insertOrRead(doc.user_id, doc.webhook_url, (id) => ({
+      channel: 'webhook',
+      secret_sealed: sealFor(this.appKey, endpointSecret, id, secret),
+    }));
+    const known = this.opened(endpoint)?.secrets ?? [];
+    if (own !== null && !known.includes(own)) {
+      const sealed = sealFor(this.appKey, endpointLegacySecrets, endpoint._id, own);
+      await this.write(this.endpoints.updateOne({ _id: endpoint._id }, { $push: { legacy_secrets_sealed: sealed } }).exec());
     }
     await this.write(
       this.alerts
@@ -191,16 +244,24 @@ export class WebhookEndpoints {
     return new Map(found.map((e) => [e._id.toHexString(), e]));
   }
 
-  /** The endpoint with its target and every secret a delivery signs with (its own first); null when it is gone. */
+  /**
+   * The endpoint with its target and every secret a delivery signs with (its own first); null when
+   * it is gone. One whose sealed parts do not open is disabled (with its event) and answered
+   * `unusable`: nothing is sent to it until its alert is posted again.
+   */
   async forDelivery(id: Types.ObjectId): Promise<DeliveryEndpoint | null> {
     const doc = await this.endpoints.findById(id).select(SECRETS).maxTimeMS(DELIVERY_DB_TIMEOUT_MS).lean();
     if (!doc) return null;
-    const secrets = this.secretsOf(doc);
-    const { secret_sealed: _s, legacy_secrets_sealed: _l, target_sealed, ...endpoint } = doc;
+    const { secret_sealed: _s, legacy_secrets_sealed: _l, target_sealed: _t, ...endpoint } = doc;
     const channel = channelOf(endpoint);
-    const target =
-      channel === 'webhook' ? endpoint.url : channel === 'email' ? addressOf(endpoint.url) : decryptToken(target_sealed ?? '', this.appKey);
-    return { endpoint, channel, target, secrets };
+    const opened = this.opened(doc);
+    const target = channel === 'webhook' ? endpoint.url : channel === 'email' ? addressOf(endpoint.url) : (opened?.target ?? null);
+    if (opened && target !== null) return { endpoint, channel, target, secrets: opened.secrets, unusable: null };
+    const now = new Date();
+    const disabled = (await this.disableWhere({}, endpoint, UNSEALABLE_REASON, now))
+      ? { ...endpoint, disabled_at: now, disabled_reason: UNSEALABLE_REASON }
+      : endpoint;
+    return { endpoint: disabled, channel, target: '', secrets: [], unusable: UNSEALABLE_REASON };
   }
 
   /** A 2xx: the endpoint is healthy again. */
@@ -264,18 +325,23 @@ export class WebhookEndpoints {
     return true;
   }
 
+  /**
+   * The account's endpoint of `url`, inserted with `fields` when it has none. The id of a new one is
+   * chosen here, as its sealed parts are bound to it.
+   */
   private async insertOrRead(
     userId: Types.ObjectId,
     url: string,
-    fields: Pick<WebhookEndpointFields, 'channel' | 'secret_sealed' | 'target_sealed' | 'shown_url'>,
+    fields: (id: Types.ObjectId) => NewEndpointFields,
   ): Promise<WebhookEndpointFields> {
     for (let attempt = 0; attempt < 2; attempt++) {
+      const id = new Types.ObjectId();
       try {
         const doc = await this.write(
           this.endpoints
             .findOneAndUpdate(
               { user_id: userId, url },
-              { $setOnInsert: { ...fields, legacy_secrets_sealed: [] } },
+              { $setOnInsert: { _id: id, ...fields(id), legacy_secrets_sealed: [] } },
               { upsert: true, returnDocument: 'after', setDefaultsOnInsert: true },
             )
             .select(SECRETS)
@@ -291,15 +357,23 @@ export class WebhookEndpoints {
     throw new Error(`the endpoint of ${url} was neither inserted nor found`);
   }
 
+  /** The endpoint and its own secret; a secret that does not open is none (a delivery then finds it unusable). */
   private withSecret(doc: WebhookEndpointFields): { endpoint: Endpoint; secret: string | null } {
     const { secret_sealed, legacy_secrets_sealed: _l, target_sealed: _t, ...endpoint } = doc;
-    return { endpoint, secret: secret_sealed === undefined ? null : decryptToken(secret_sealed, this.appKey) };
+    return { endpoint, secret: secret_sealed === undefined ? null : tryOpenFor(this.appKey, endpointSecret, doc._id, secret_sealed) };
   }
 
-  /** Every secret the endpoint signs with, its own first: none for a channel that does not sign. */
-  private secretsOf(doc: Pick<WebhookEndpointFields, 'secret_sealed' | 'legacy_secrets_sealed'>): string[] {
-    const sealed = [...(doc.secret_sealed === undefined ? [] : [doc.secret_sealed]), ...(doc.legacy_secrets_sealed ?? [])];
-    return sealed.map((s) => decryptToken(s, this.appKey));
+  /**
+   * The endpoint's sealed parts opened: its chat URL (null for the channels that have none) and every
+   * secret it signs with, its own first; null when any of them does not open.
+   */
+  private opened(doc: SealedParts): { target: string | null; secrets: string[] } | null {
+    const own = doc.secret_sealed === undefined ? [] : [tryOpenFor(this.appKey, endpointSecret, doc._id, doc.secret_sealed)];
+    const legacy = (doc.legacy_secrets_sealed ?? []).map((l) => tryOpenFor(this.appKey, endpointLegacySecrets, doc._id, l));
+    const target = doc.target_sealed === undefined ? null : tryOpenFor(this.appKey, endpointTarget, doc._id, doc.target_sealed);
+    const secrets = [...own, ...legacy];
+    if (secrets.includes(null) || (doc.target_sealed !== undefined && target === null)) return null;
+    return { target, secrets: secrets as string[] };
   }
 
   private write<T>(p: Promise<T>): Promise<T> {

@@ -130,6 +130,7 @@ export async function sendTestDelivery(
   if (!found) return null;
   const now = new Date();
   const webhookId = `test.${view.alert._id.toHexString()}.${now.getTime()}.${randomBytes(4).toString('hex')}`;
+  if (found.unusable) return { status: null, ok: false, durationMs: 0, error: found.unusable, webhookId };
   const content = await sampleContent(deps, view.alert, found.endpoint._id, now);
   const started = performance.now();
   try {

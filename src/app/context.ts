@@ -25,6 +25,7 @@ import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
 import { AlertService } from '../alerts/service.js';
 import { migrateAlertIdentities } from '../alerts/migrate.js';
+import { resealStoredSecrets } from '../secrets/reseal.js';
 import { DeliveryQueue } from '../alerts/delivery-queue.js';
 import { EmailAddresses } from '../alerts/email-addresses.js';
 import { FairTags } from '../fairness/fair-tags.js';
@@ -171,6 +172,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     if (opts.ensureIndexes) {
       await migrateAlertIdentities(mongo, logger);
       await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
+      // Secrets sealed the old way are sealed again, bound to their records (safe in several processes at once).
+      await resealStoredSecrets(mongo, ep.appKey, logger);
     }
     const redis = resources.own('Redis', createRedis(ep.redis, 'command', logger, 'api'), closeRedis);
     await redisReady(redis, 10_000).catch((err: Error) => {

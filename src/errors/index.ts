@@ -308,9 +308,13 @@ export class UserNotFoundError extends Error {
   override readonly name = 'UserNotFoundError';
 }
 
-/** A stored token cannot be read with this APP_KEY. */
-export class TokenDecryptError extends Error {
-  override readonly name = 'TokenDecryptError';
+/**
+ * A sealed secret (an API token's copy, a webhook secret, a chat webhook's URL) does not open: it
+ * was moved from another record or field, altered, or sealed under another APP_KEY. What holds it
+ * is unusable until the secret is stored anew; never a 5xx.
+ */
+export class SealedSecretError extends Error {
+  override readonly name = 'SealedSecretError';
 }
 
 /** A part of the embedded default could not be had; the message says what to set instead. */

@@ -1,10 +1,10 @@
-import mongoose, { type AnyBulkWriteOperation, type Connection, type Types } from 'mongoose';
+import mongoose, { Types, type AnyBulkWriteOperation, type Connection } from 'mongoose';
 import { userModel, type UserFields } from '../models/user.js';
 import { postModel, type PostFields } from '../models/post.js';
 import { renderMarkdown } from '../content/markdown.js';
 import { postDocumentFields } from '../posts/service.js';
 import { userSearchKeys } from '../directory/search-fields.js';
-import { encryptToken, generateToken, hashToken } from '../users/token.js';
+import { generateToken, hashToken, sealToken } from '../users/token.js';
 import { fakePost, fakeUser, seedEmail } from './fake.js';
 
 export interface SeedResult {
@@ -35,6 +35,8 @@ export async function seed(conn: Connection, appKey: Buffer, counts: { users: nu
     for (let i = start; i < end; i++) {
       const u = fakeUser(i);
       const token = generateToken();
+      // Chosen here, as the token's sealed copy is bound to it; used only when this inserts.
+      const id = new Types.ObjectId();
       ops.push({
         updateOne: {
           filter: { email: u.email },
@@ -52,7 +54,7 @@ export async function seed(conn: Connection, appKey: Buffer, counts: { users: nu
               updated_at: u.createdAt,
             },
             // created_at is immutable in the schema, so it is written once, on insert.
-            $setOnInsert: { created_at: u.createdAt, token_hash: hashToken(token), token_cipher: encryptToken(token, appKey) },
+            $setOnInsert: { _id: id, created_at: u.createdAt, token_hash: hashToken(token), token_cipher: sealToken(token, id, appKey) },
           },
           upsert: true,
         },

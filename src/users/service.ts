@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import type { Connection, Types } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
 import { ACCOUNT_FIELDS, userModel, type AccountUser, type UserDoc } from '../models/user.js';
 import { renderMarkdown } from '../content/markdown.js';
 import { userSearchKeys } from '../directory/search-fields.js';
-import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from './token.js';
+import { generateToken, hashToken, openToken, sealToken, TOKEN_LENGTH } from './token.js';
 import { isDuplicateKey, LIST_QUERY_MAX_MS } from '../db/mongo.js';
 import type { NoticedCache } from '../db/noticed-cache.js';
-import { DuplicateEmailError, UserNotFoundError } from '../errors/index.js';
+import { DuplicateEmailError, SealedSecretError, UserNotFoundError } from '../errors/index.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
 
@@ -41,8 +41,11 @@ export class UserService {
   async create(input: NewUser): Promise<{ user: UserDoc; token: string }> {
     const data = newUserSchema.parse(input);
     const token = generateToken();
+    // The id is chosen here because the token's sealed copy is bound to it.
+    const _id = new Types.ObjectId();
     try {
       const user = await this.users.create({
+        _id,
         name: data.name,
         email: data.email,
         title: data.title ?? null,
@@ -54,7 +57,7 @@ export class UserService {
         message_html: renderMarkdown(data.message),
         search_keys: userSearchKeys({ name: data.name, title: data.title ?? null, message_md: data.message }),
         token_hash: hashToken(token),
-        token_cipher: encryptToken(token, this.appKey),
+        token_cipher: sealToken(token, _id, this.appKey),
       });
       return { user, token };
     } catch (err) {
@@ -80,19 +83,33 @@ export class UserService {
     return this.users.findOne({ email: email.trim().toLowerCase() });
   }
 
-  /** Shows the current token to its owner (the contract's settings page). */
-  async revealToken(userId: Types.ObjectId | string): Promise<string> {
-    const user = await this.users.findById(userId).select('+token_cipher');
+  /**
+   * Shows the current token to its owner (the contract's settings page). A copy that does not open
+   * (moved from another account, altered) is sealed anew from `presented`, the token the request
+   * authenticated with, which is the account's by its hash; without it, SealedSecretError.
+   */
+  async revealToken(userId: Types.ObjectId | string, presented?: string): Promise<string> {
+    const user = await this.users.findById(userId).select('+token_cipher +token_hash').lean();
     if (!user) throw new UserNotFoundError('no such user');
-    return decryptToken(user.token_cipher, this.appKey);
+    try {
+      return openToken(user.token_cipher, user._id, this.appKey);
+    } catch (err) {
+      if (!(err instanceof SealedSecretError) || presented === undefined || hashToken(presented) !== user.token_hash) throw err;
+      await this.users.updateOne(
+        { _id: user._id, token_hash: user.token_hash },
+        { $set: { token_cipher: sealToken(presented, user._id, this.appKey) } },
+      );
+      return presented;
+    }
   }
 
   /** Issues a new token; the old hash is replaced in the same write, so the old token stops at once. */
   async rotateToken(userId: Types.ObjectId | string): Promise<string> {
     const token = generateToken();
+    const id = typeof userId === 'string' ? new Types.ObjectId(userId) : userId;
     const res = await this.users.updateOne(
-      { _id: userId },
-      { $set: { token_hash: hashToken(token), token_cipher: encryptToken(token, this.appKey) } },
+      { _id: id },
+      { $set: { token_hash: hashToken(token), token_cipher: sealToken(token, id, this.appKey) } },
     );
     if (res.matchedCount === 0) throw new UserNotFoundError('no such user');
     return token;

@@ -98,26 +98,32 @@ describe('the payload each chat service accepts', () => {
       expect(got.headers['webhook-signature']).toBeUndefined();
     }
 
-    // Slack: mrkdwn with &, < and > escaped, the title linking to the product page.
-    const slackBody = json(s!) as { text: string; blocks: { type: string; text?: { type: string; text: string }; elements?: unknown[] }[] };
-    expect(Object.keys(slackBody).sort()).toEqual(['blocks', 'text']);
+    // Slack: &, < and > escaped everywhere; the title in a plain_text block (no markup), the ASIN linking to the product page.
+    const slackBody = json(s!) as {
+      text: string;
+      mrkdwn: boolean;
+      blocks: { type: string; text?: { type: string; text: string }; elements?: unknown[] }[];
+    };
+    expect(Object.keys(slackBody).sort()).toEqual(['blocks', 'mrkdwn', 'text']);
+    expect(slackBody.mrkdwn).toBe(false);
     expect(slackBody.text).toBe('Price drop: Kettle &lt;1.2 L&gt; &amp; more @everyone (JP) ￥1,980 → ￥1,780 (−10.1%)');
-    expect(slackBody.blocks[0]).toEqual({
+    expect(slackBody.blocks[0]).toEqual({ type: 'section', text: { type: 'mrkdwn', text: '*Price drop*\n￥1,980 → ￥1,780 (−10.1%)' } });
+    expect(slackBody.blocks[1]).toEqual({
       type: 'section',
-      text: { type: 'mrkdwn', text: `*Price drop*: <${link}|Kettle &lt;1.2 L&gt; &amp; more @everyone>\n￥1,980 → ￥1,780 (−10.1%)` },
+      text: { type: 'plain_text', text: 'Kettle &lt;1.2 L&gt; &amp; more @everyone', emoji: false },
     });
-    expect(slackBody.blocks[1]).toMatchObject({
+    expect(slackBody.blocks[2]).toMatchObject({
       type: 'context',
-      elements: [{ type: 'mrkdwn', text: expect.stringMatching(/^B0CHATSHP1 · JP · /) }],
+      elements: [{ type: 'mrkdwn', text: expect.stringMatching(new RegExp(`^<${link.replace(/[?.]/g, '\\$&')}\\|B0CHATSHP1> · JP · `)) }],
     });
 
-    // Discord: the plain line, one embed linking to the product, and no mention that could ping.
+    // Discord: the plain line, one embed linking to the product, the title's markdown escaped, and no mention that could ping.
     const discordBody = json(d!) as { content: string; embeds: Record<string, unknown>[]; allowed_mentions: unknown };
-    expect(discordBody.content).toBe('Change: Kettle <1.2 L> & more @everyone (JP) ￥1,980 → ￥1,780 (−10.1%)');
+    expect(discordBody.content).toBe('Change: Kettle \\<1.2 L\\> & more @everyone (JP) ￥1,980 → ￥1,780 (−10.1%)');
     expect(discordBody.allowed_mentions).toEqual({ parse: [] });
     expect(discordBody.embeds).toHaveLength(1);
     expect(discordBody.embeds[0]).toMatchObject({
-      title: 'Kettle <1.2 L> & more @everyone',
+      title: 'Kettle \\<1.2 L\\> & more @everyone',
       url: link,
       description: '**Change**\n￥1,980 → ￥1,780 (−10.1%)',
       fields: [
@@ -140,7 +146,8 @@ describe('the payload each chat service accepts', () => {
     };
     expect(card).toMatchObject({ type: 'AdaptiveCard', version: '1.4', $schema: 'http://adaptivecards.io/schemas/adaptive-card.json' });
     expect(card.body[0]).toMatchObject({ type: 'TextBlock', text: 'Price below ￥1,900' });
-    expect(card.body[1]).toMatchObject({ type: 'TextBlock', text: 'Kettle <1.2 L> & more @everyone' });
+    // The title in a TextRun, which reads no markdown.
+    expect(card.body[1]).toEqual({ type: 'RichTextBlock', inlines: [{ type: 'TextRun', text: 'Kettle <1.2 L> & more @everyone' }] });
     expect(card.body[2]).toMatchObject({
       type: 'FactSet',
       facts: expect.arrayContaining([{ title: 'Change', value: '￥1,980 → ￥1,780 (−10.1%)' }]),

@@ -15,7 +15,7 @@ import {
 import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
-import { encryptToken } from '../../src/users/token.js';
+import { sealV1 } from '../helpers/sealed-v1.js';
 import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
 import { DELIVERY_JOB } from '../../src/alerts/delivery-queue.js';
 
@@ -351,7 +351,7 @@ describe('alerts stored before endpoints existed', () => {
       price: null,
       percent: null,
       webhook_url: url,
-      secret_sealed: encryptToken(secret, t.ctx.appKey),
+      secret_sealed: sealV1(secret, t.ctx.appKey),
       disabled_at: null,
       disabled_reason: null,
       last_delivery_at: null,
@@ -393,7 +393,7 @@ describe('alerts stored before endpoints existed', () => {
       price: null,
       percent: null,
       webhook_url: url,
-      secret_sealed: encryptToken(secret, t.ctx.appKey),
+      secret_sealed: sealV1(secret, t.ctx.appKey),
       disabled_at: null,
       disabled_reason: null,
       last_delivery_at: null,

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { Types } from 'mongoose';
 import { parseAppKey, generateAppKey } from '../../config/app-key.js';
-import { decryptToken, encryptToken, generateToken, hashToken, TOKEN_LENGTH } from '../../src/users/token.js';
-import { TokenDecryptError } from '../../src/errors/index.js';
+import { generateToken, hashToken, openToken, sealToken, TOKEN_LENGTH } from '../../src/users/token.js';
+import { SealedSecretError } from '../../src/errors/index.js';
+import { sealV1 } from '../helpers/sealed-v1.js';
 
 describe('API tokens', () => {
   it('are 60 alphanumeric characters and do not repeat', () => {
@@ -14,19 +16,29 @@ describe('API tokens', () => {
     expect(hashToken('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
   });
 
-  it('encrypt and decrypt under APP_KEY; another key cannot read them', () => {
+  it('are sealed to their account: another account, another key or a changed byte cannot open the copy', () => {
     const key = parseAppKey(generateAppKey())!;
     const token = generateToken();
-    const sealed = encryptToken(token, key);
+    const owner = new Types.ObjectId();
+    const sealed = sealToken(token, owner, key);
     expect(sealed).not.toContain(token);
-    expect(encryptToken(token, key)).not.toBe(sealed); // a fresh IV each time
-    expect(decryptToken(sealed, key)).toBe(token);
-    expect(() => decryptToken(sealed, parseAppKey(generateAppKey())!)).toThrow(TokenDecryptError);
+    expect(sealed).toMatch(/^v2\./);
+    expect(sealToken(token, owner, key)).not.toBe(sealed); // a fresh IV each time
+    expect(openToken(sealed, owner, key)).toBe(token);
+    expect(() => openToken(sealed, new Types.ObjectId(), key)).toThrow(SealedSecretError);
+    expect(() => openToken(sealed, owner, parseAppKey(generateAppKey())!)).toThrow(SealedSecretError);
     expect(() =>
-      decryptToken(
+      openToken(
         sealed.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+        owner,
         key,
       ),
-    ).toThrow(TokenDecryptError);
+    ).toThrow(SealedSecretError);
+  });
+
+  it('copies sealed the old way still open, for any account (they were bound to none)', () => {
+    const key = parseAppKey(generateAppKey())!;
+    const token = generateToken();
+    expect(openToken(sealV1(token, key), new Types.ObjectId(), key)).toBe(token);
   });
 });

@@ -19,7 +19,10 @@ export interface ProductLabel {
 export interface AlertMessage {
   /** A sample from the test button, not an observed change. */
   readonly test: boolean;
-  /** The product's title, or its ASIN when the service has none yet. */
+  /**
+   * The product's title, or its ASIN when the service has none yet. It comes from the upstream, so
+   * anyone who can name a product writes it: every format carries it as text, never as markup.
+   */
   readonly product: string;
   readonly asin: string;
   readonly country: Country;
@@ -103,6 +106,15 @@ function moveText(before: PayloadPoint, after: PayloadPoint, locale: string): st
   return percent.format(ratio).replace('-', '−');
 }
 
+/**
+ * The one line of a message: "Price drop: <title, at most 80 characters> (JP) ¥1,980 → ¥1,780".
+ * `title` dresses the product's title for a format that would read its markup (the rest is ours).
+ */
+export function summaryOf(m: Pick<AlertMessage, 'test' | 'what' | 'product' | 'country' | 'change'>, title = (t: string) => t): string {
+  const short = m.product.length > 80 ? `${m.product.slice(0, 79)}…` : m.product;
+  return `${m.test ? '[Test] ' : ''}${m.what}: ${title(short)} (${m.country}) ${m.change}`;
+}
+
 export function alertMessage(content: DeliveryContent, product: ProductLabel, timeZone: string, test = false): AlertMessage {
   const { country, asin } = content;
   const locale = MARKETPLACES[country].language.replace('_', '-');
@@ -115,7 +127,7 @@ export function alertMessage(content: DeliveryContent, product: ProductLabel, ti
   const what = [...new Set(content.alerts.map((a) => alertWords(a, currency, locale)))].join(', ');
   // A retailer's title may hold line breaks, which would end an e-mail header or a chat heading.
   const title = product.title?.replace(/\s+/g, ' ').trim() || asin;
-  const short = title.length > 80 ? `${title.slice(0, 79)}…` : title;
+  const parts = { test, what, product: title, country, change };
   return {
     test,
     product: title,
@@ -128,6 +140,6 @@ export function alertMessage(content: DeliveryContent, product: ProductLabel, ti
     change,
     at: `${formatDateTime(new Date(content.after.at), timeZone)} ${timeZone}`,
     link: productLink(country, asin, product.url),
-    summary: `${test ? '[Test] ' : ''}${what}: ${short} (${country}) ${change}`,
+    summary: summaryOf(parts),
   };
 }

@@ -4,7 +4,8 @@
  * clear: the endpoint is keyed by a hash of it under a key derived from APP_KEY, holds it sealed,
  * and answers show it redacted.
  */
-import { createHmac, hkdfSync } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { purposeKey } from '../../../config/app-key.js';
 import { isChatChannel, type AlertChannel, type ChatChannel } from '../../models/alert.js';
 
 export type AlertTarget =
@@ -21,17 +22,8 @@ export interface TargetKey {
   readonly shown: string;
 }
 
-const keys = new WeakMap<Buffer, Buffer>();
-
-/** A key of its own for the hashes, so that no hash is ever made under the key that seals. */
-function hashKey(appKey: Buffer): Buffer {
-  let key = keys.get(appKey);
-  if (!key) {
-    key = Buffer.from(hkdfSync('sha256', appKey, Buffer.alloc(0), 'shelfwatch chat endpoint key', 32));
-    keys.set(appKey, key);
-  }
-  return key;
-}
+/** A key of its own for the hashes, so that no hash is ever made under a key that seals. */
+const hashKey = (appKey: Buffer) => purposeKey(appKey, 'chat endpoint key');
 
 /**
  * A URL as answers may show it: scheme, host and port, and its last four characters, which tell

@@ -3,6 +3,9 @@
  * webhook, both take a message whose attachment is an Adaptive Card
  * (https://learn.microsoft.com/microsoftteams/platform/webhooks-and-connectors/how-to/add-incoming-webhook).
  * Workflows answer 202: any 2xx acknowledges.
+ *
+ * A TextBlock reads a subset of markdown (emphasis, lists, `[x](url)` links), so the product's
+ * title, the upstream's text, goes in a RichTextBlock's TextRun, which shows its text as it is.
  */
 import type { AlertMessage } from './message.js';
 import type { ChatService } from './types.js';
@@ -20,7 +23,7 @@ export function teamsPayload(m: AlertMessage) {
           version: '1.4',
           body: [
             { type: 'TextBlock', text: `${m.test ? '[Test] ' : ''}${m.what}`, weight: 'Bolder', size: 'Medium', wrap: true },
-            { type: 'TextBlock', text: m.product, wrap: true },
+            { type: 'RichTextBlock', inlines: [{ type: 'TextRun', text: m.product }] },
             {
               type: 'FactSet',
               facts: [

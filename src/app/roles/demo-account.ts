@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.js';
+import { SealedSecretError } from '../../errors/index.js';
 
 export const DEMO_EMAIL = 'demo@shelfwatch.invalid';
 
@@ -9,7 +10,11 @@ export const DEMO_EMAIL = 'demo@shelfwatch.invalid';
 export async function ensureDemoAccount(ctx: AppContext, baseUrl: string, board?: { user: string; password: string }): Promise<void> {
   const existing = await ctx.users.findByEmail(DEMO_EMAIL);
   const token = existing
-    ? await ctx.users.revealToken(existing._id)
+    ? await ctx.users.revealToken(existing._id).catch((err: unknown) => {
+        // A copy sealed under another APP_KEY cannot be shown again: the demo account gets a new token.
+        if (err instanceof SealedSecretError) return ctx.users.rotateToken(existing._id);
+        throw err;
+      })
     : (await ctx.users.create({ name: 'Demo', email: DEMO_EMAIL, title: 'Demo account of the embedded default' })).token;
   process.stdout.write(
     `\nshelfwatch is running on embedded parts at ${baseUrl}\n` +

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { AppContext } from '../../context.js';
-import { userOf } from '../auth.js';
+import { tokenOf, userOf } from '../auth.js';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dateTimeTextSchema, formatDateTime } from '../../../dates.js';
@@ -74,9 +74,9 @@ export function meRoutes(ctx: AppContext): Router {
     next();
   });
 
-  router.get('/api/me', async (_req, res) => {
+  router.get('/api/me', async (req, res) => {
     const user = userOf(res);
-    res.json({ data: presentMe(user, await ctx.users.revealToken(user._id), tz) });
+    res.json({ data: presentMe(user, await ctx.users.revealToken(user._id, tokenOf(req)), tz) });
   });
 
   router.post('/api/me/token', async (_req, res) => {
