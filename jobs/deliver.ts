@@ -19,7 +19,7 @@ export interface DeliveryDeps {
   readonly logger: Logger;
   /** The clock of failure spans, disables and events; tests move it to see days pass. */
   readonly now?: () => Date;
-  /** Tests: where webhook hosts resolve at connection time. */
+  /** Tests: where webhook hosts resolve at connection time (the account's HostLookups otherwise). */
   readonly resolve?: HostResolver;
 }
 
@@ -100,7 +100,7 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
         test: false,
         product: () => deps.alerts.productLabel(content.country, content.asin),
       },
-      { config: deps.config, resolve: deps.resolve },
+      { config: deps.config, resolve: deps.resolve ?? deps.alerts.lookups.forAccount(content.user_id) },
     );
     status = answer.status;
     if (answer.verdict === 'ok') {

@@ -9,6 +9,7 @@ import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { WatchService } from '../watch/service.js';
 import { AccountCounters } from '../accounts/counters.js';
 import { checkWebhookTarget, type WebhookLookup } from './webhook-target.js';
+import { HostLookups } from './host-lookups.js';
 import { shownUrl, WebhookEndpoints, type Endpoint } from './endpoints.js';
 import type { AlertTarget } from './channels/target.js';
 import type { ProductLabel } from './channels/message.js';
@@ -105,6 +106,8 @@ export class AlertService {
   /** The deliveries' sequence numbers per alert and product. */
   readonly sequences: AlertSequences;
   readonly counters: AccountCounters<'alerts'>;
+  /** This process's DNS lookups of the accounts' host names, a few per account at once. */
+  readonly lookups = new HostLookups();
 
   constructor(
     private readonly conn: Connection,
@@ -137,7 +140,7 @@ export class AlertService {
    */
   async create(userId: Types.ObjectId, input: NewAlert, attempt = 0): Promise<SavedAlert> {
     const target = targetOf(input);
-    await this.checkTarget(target);
+    await this.checkTarget(userId, target);
     const existing = await this.existing(userId, input);
     if (existing) return this.update(existing, input);
     const made = await this.reservePlace(userId, input);
@@ -174,7 +177,7 @@ export class AlertService {
    * A URL must resolve to public addresses (unless WEBHOOK_ALLOW_PRIVATE), as it will be checked
    * again at every attempt; e-mail needs the operator's SMTP server. 422 otherwise.
    */
-  private async checkTarget(target: AlertTarget): Promise<void> {
+  private async checkTarget(userId: Types.ObjectId, target: AlertTarget): Promise<void> {
     if (target.channel === 'email') {
       if (this.config.alerts.smtp) return;
       throw new ValidationError({
@@ -182,7 +185,8 @@ export class AlertService {
       });
     }
     try {
-      await checkWebhookTarget(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup: this.lookup });
+      const lookup = this.lookup ?? this.lookups.forAccount(userId);
+      await checkWebhookTarget(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup });
     } catch (err) {
       if (err instanceof WebhookTargetRefusedError) throw new ValidationError({ webhook_url: [err.message] });
       throw err;
