@@ -12,6 +12,7 @@ export const accountsEnvSchema = z.object({
   ACCOUNT_MAX_PENDING_EAN: int(0, 1_000_000).default(20),
   ACCOUNT_MAX_UPDATES_PER_DAY: int(0, 1_000_000_000).default(500),
   ACCOUNT_MAX_ALERTS: int(0, 1_000_000).default(1_000),
+  ACCOUNT_MAX_ENDPOINTS: int(0, 1_000_000).default(50),
   ACCOUNT_MAX_BROWSE_WATCHES: int(0, 1_000_000).default(100),
   ACCOUNT_MAX_EAN_PER_DAY: int(0, 100_000_000).default(1_000),
   ACCOUNT_MAX_CRAWL_PAGES_PER_DAY: int(0, 100_000_000).default(2_000),
@@ -28,6 +29,8 @@ export interface AccountsConfig {
   readonly maxUpdatesPerDay: number;
   /** Alerts one account may hold (0: no cap). */
   readonly maxAlerts: number;
+  /** Endpoints (targets its alerts deliver to) one account may hold (0: no cap). */
+  readonly maxEndpoints: number;
   /** Browse-node watch entries one account may hold (0: no cap). */
   readonly maxBrowseWatches: number;
   /** EAN imports one account may start a quota day (0: no cap). */
@@ -43,6 +46,7 @@ export function buildAccountsConfig(env: z.infer<typeof accountsEnvSchema>): Acc
     maxPendingEan: env.ACCOUNT_MAX_PENDING_EAN,
     maxUpdatesPerDay: env.ACCOUNT_MAX_UPDATES_PER_DAY,
     maxAlerts: env.ACCOUNT_MAX_ALERTS,
+    maxEndpoints: env.ACCOUNT_MAX_ENDPOINTS,
     maxBrowseWatches: env.ACCOUNT_MAX_BROWSE_WATCHES,
     maxEanPerDay: env.ACCOUNT_MAX_EAN_PER_DAY,
     maxCrawlPagesPerDay: env.ACCOUNT_MAX_CRAWL_PAGES_PER_DAY,

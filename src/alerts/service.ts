@@ -118,8 +118,8 @@ export class AlertService {
     private readonly lookup?: WebhookLookup,
   ) {
     this.events = new AccountEvents(conn);
-    this.endpoints = new WebhookEndpoints(conn, appKey, this.events);
     this.records = new DeliveryRecords(conn);
+    this.endpoints = new WebhookEndpoints(conn, appKey, this.events, { maxEndpoints: config.accounts.maxEndpoints, records: this.records });
     this.sequences = new AlertSequences(conn);
     this.counters = new AccountCounters(conn, { alerts: (userId) => this.alerts.countDocuments({ user_id: userId }) });
   }
@@ -162,7 +162,8 @@ export class AlertService {
         disabled_reason: null,
         last_delivery_at: null,
       });
-      return { alert: doc.toObject(), endpoint, secret, created: true };
+      const settled = await this.endpoints.settle(doc._id, userId, target, { endpoint, secret });
+      return { alert: { ...doc.toObject(), endpoint_id: settled.endpoint._id }, ...settled, created: true };
     } catch (err) {
       await this.counters.release(userId, 'alerts');
       if (!isDuplicateKey(err)) throw err;
@@ -246,7 +247,10 @@ export class AlertService {
       .lean();
     // Deleted between the read and this write: create it as new.
     if (!updated) return this.create(alert.user_id, input);
-    return { alert: updated, endpoint, secret, created: false };
+    const settled = await this.endpoints.settle(updated._id, updated.user_id, target, { endpoint, secret });
+    // Moved to another target: the one it leaves goes when no alert uses it any more.
+    if (alert.endpoint_id && !alert.endpoint_id.equals(settled.endpoint._id)) await this.endpoints.removeIfUnused(alert.endpoint_id);
+    return { alert: { ...updated, endpoint_id: settled.endpoint._id }, ...settled, created: false };
   }
 
   async list(userId: Types.ObjectId, page: PageRequest): Promise<Page<AlertView>> {
@@ -280,6 +284,7 @@ export class AlertService {
   /**
    * Deletes the alert, gives its place under the cap back, and deletes the records of deliveries
    * it alone fired and its sequence counters; a delivery still queued finds none of its alerts left and stops.
+   * Its endpoint goes too when no other alert uses it (endpoints.ts, `retire`).
    */
   async remove(userId: Types.ObjectId, id: string): Promise<AlertView | null> {
     if (!OBJECT_ID_RE.test(id)) return null;
@@ -288,7 +293,9 @@ export class AlertService {
     await this.counters.release(userId, 'alerts');
     await this.records.removeForAlert(removed._id);
     await this.sequences.removeForAlert(removed._id);
-    return (await this.withEndpoints([removed]))[0]!;
+    const view = (await this.withEndpoints([removed]))[0]!;
+    if (removed.endpoint_id) await this.endpoints.removeIfUnused(removed.endpoint_id);
+    return view;
   }
 
   /** The alert's deliveries, newest first; null when the account has no such alert. */

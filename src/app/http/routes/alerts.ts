@@ -287,7 +287,8 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
       delete: {
         ...common,
         operationId: 'deleteAlert',
-        summary: 'Delete an alert (deliveries queued for it alone are dropped; the watch and the endpoint stay)',
+        summary:
+          'Delete an alert (deliveries queued for it alone are dropped; the watch stays; its endpoint goes when no other alert uses it)',
         requestParams: { path: input.id },
         responses: {
           200: limited('Deleted; the alert as it was.', z.object({ message: z.string(), data: alertRecordSchema })),
