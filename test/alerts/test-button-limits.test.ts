@@ -101,6 +101,26 @@ describe('the test button under a burst', () => {
   });
 });
 
+describe('what a test answers', () => {
+  it('a target nothing listens on is unreachable, without the socket error or the address', async () => {
+    const closed = await new WebhookReceiver().start();
+    const url = `${closed.url}/gone`;
+    await closed.close();
+    const a = await testAccount(t, 'unreachable@example.com');
+    const alert = await createAlert(t, a.headers, { asin: 'B0UNREACH1', kind: 'any_change', webhook_url: url });
+    const res = await testAlert(a.headers, alert.id);
+    expect(res.status).toBe(200);
+    expect(res.body.data).toMatchObject({
+      outcome: 'unreachable',
+      status: null,
+      ok: false,
+      error:
+        'the target could not be reached (its name did not resolve, the connection failed, or its address is not one this server calls)',
+    });
+    expect(JSON.stringify(res.body)).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|getaddrinfo/);
+  });
+});
+
 describe('tests in flight in one process', () => {
   it('past ALERT_TESTS_IN_FLIGHT answers 503 and gives back what it counted', async () => {
     const prefix = `swt_inflight_${Date.now().toString(36)}`;
