@@ -13,6 +13,7 @@ export const accountsEnvSchema = z.object({
   ACCOUNT_MAX_UPDATES_PER_DAY: int(0, 1_000_000_000).default(500),
   ACCOUNT_MAX_ALERTS: int(0, 1_000_000).default(1_000),
   ACCOUNT_MAX_ALERTS_PER_PRODUCT: int(0, 10_000).default(10),
+  ACCOUNT_MAX_ENDPOINTS: int(0, 1_000_000).default(50),
   ACCOUNT_MAX_BROWSE_WATCHES: int(0, 1_000_000).default(100),
   ACCOUNT_MAX_EAN_PER_DAY: int(0, 100_000_000).default(1_000),
   ACCOUNT_MAX_CRAWL_PAGES_PER_DAY: int(0, 100_000_000).default(2_000),
@@ -31,6 +32,8 @@ export interface AccountsConfig {
   readonly maxAlerts: number;
   /** Alerts one account may hold on one product of one country, every kind counted (0: no cap). */
   readonly maxAlertsPerProduct: number;
+  /** Endpoints (targets its alerts deliver to) one account may hold (0: no cap). */
+  readonly maxEndpoints: number;
   /** Browse-node watch entries one account may hold (0: no cap). */
   readonly maxBrowseWatches: number;
   /** EAN imports one account may start a quota day (0: no cap). */
@@ -47,6 +50,7 @@ export function buildAccountsConfig(env: z.infer<typeof accountsEnvSchema>): Acc
     maxUpdatesPerDay: env.ACCOUNT_MAX_UPDATES_PER_DAY,
     maxAlerts: env.ACCOUNT_MAX_ALERTS,
     maxAlertsPerProduct: env.ACCOUNT_MAX_ALERTS_PER_PRODUCT,
+    maxEndpoints: env.ACCOUNT_MAX_ENDPOINTS,
     maxBrowseWatches: env.ACCOUNT_MAX_BROWSE_WATCHES,
     maxEanPerDay: env.ACCOUNT_MAX_EAN_PER_DAY,
     maxCrawlPagesPerDay: env.ACCOUNT_MAX_CRAWL_PAGES_PER_DAY,

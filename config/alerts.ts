@@ -24,9 +24,29 @@ const retrySchedule = z
       .max(30, 'must list at most 30 delays'),
   );
 
+/** A comma list of TCP ports (1–65535), e.g. `443,8443`. */
+const portList = z
+  .string()
+  .transform((v) => v.split(',').map((p) => p.trim()))
+  .pipe(
+    z
+      .array(
+        z
+          .string()
+          .regex(/^\d{1,5}$/)
+          .transform(Number)
+          .pipe(z.number().int().min(1).max(65_535)),
+        {
+          error: 'must be a comma list of ports such as 443,8443',
+        },
+      )
+      .min(1, 'must list at least one port'),
+  );
+
 export const alertsEnvSchema = z.object({
   HISTORY_DAYS: int(1, 36_500).default(365),
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  WEBHOOK_ALLOWED_PORTS: portList.default([443]),
   WEBHOOK_TIMEOUT: duration.default(10_000),
   // Standard Webhooks' schedule: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (~27 h).
   WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
@@ -40,13 +60,40 @@ export const alertsEnvSchema = z.object({
   EMAIL_BOUNCE_LIMIT: int(1, 100).default(3),
   // How long a confirmation link works.
   EMAIL_CONFIRM_TTL: duration.pipe(z.number().max(30 * 86_400_000, 'must be at most 30d')).default(7 * 86_400_000),
+  ALERT_TESTS_PER_HOUR: int(0, 1_000_000).default(5),
+  ALERT_TESTS_PER_DAY: int(0, 1_000_000).default(100),
+  ALERT_TESTS_IN_FLIGHT: int(1, 10_000).default(16),
 });
 
 /** What a delivery reads of a receiver's answer at most: it only needs the status. */
 export const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
 
-/** How long creating an alert waits for the DNS answer about its URL's host. */
+/** How long creating an alert, or connecting to a webhook, waits for the DNS answer about its host. */
 export const WEBHOOK_LOOKUP_TIMEOUT_MS = 5_000;
+
+/**
+ * The resolver's own deadline: the first try waits this long and c-ares lengthens the next (two
+ * tries take about 3 s against a server that never answers); WEBHOOK_LOOKUP_TIMEOUT_MS cancels
+ * the lookup in any case.
+ */
+export const DNS_TRY_TIMEOUT_MS = 1_000;
+export const DNS_TRIES = 2;
+
+/**
+ * DNS lookups of one account's host names in flight in one process: more wait for a place (until
+ * WEBHOOK_LOOKUP_TIMEOUT_MS), so one account's slow names cannot hold the resolver for the others.
+ */
+export const DNS_LOOKUPS_PER_ACCOUNT = 4;
+
+/** What the test button may send: to one target an hour, for one account a day, and at once in one process. */
+export interface AlertTestLimits {
+  /** Test sends to one endpoint an hour (0: no limit). */
+  readonly perTargetPerHour: number;
+  /** Test sends of one account a day (0: no limit). */
+  readonly perAccountPerDay: number;
+  /** Test sends one process makes at once. */
+  readonly inFlight: number;
+}
 
 /**
  * How long one MongoDB call of a delivery may take: a read's maxTimeMS, a write's deadline. Past
@@ -57,8 +104,10 @@ export const DELIVERY_DB_TIMEOUT_MS = 5_000;
 export interface AlertsConfig {
   /** Days a history point is kept (a TTL on each point's expiry). */
   readonly historyDays: number;
-  /** Webhooks may go to private, loopback and link-local addresses, and http to loopback. */
+  /** Webhooks may go to private, loopback and link-local addresses, and http to loopback (and to any port). */
   readonly allowPrivate: boolean;
+  /** The ports URL targets may name unless `allowPrivate`. */
+  readonly allowedPorts: readonly number[];
   /** One delivery attempt, connect to last byte read. */
   readonly timeoutMs: number;
   /** The delay before each retry (ms), in order. */
@@ -75,6 +124,7 @@ export interface AlertsConfig {
   readonly smtp: SmtpConfig | null;
   /** What an account may mail (src/alerts/email-addresses.ts). */
   readonly email: EmailLimits;
+  readonly tests: AlertTestLimits;
 }
 
 export interface EmailLimits {
@@ -92,6 +142,7 @@ export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>, smtp: Sm
   return Object.freeze({
     historyDays: env.HISTORY_DAYS,
     allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
+    allowedPorts: Object.freeze([...new Set(env.WEBHOOK_ALLOWED_PORTS)]),
     timeoutMs: env.WEBHOOK_TIMEOUT,
     retryScheduleMs: Object.freeze([...env.WEBHOOK_RETRY_SCHEDULE]),
     attempts: env.WEBHOOK_RETRY_SCHEDULE.length + 1,
@@ -104,6 +155,11 @@ export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>, smtp: Sm
       perAddressPerDay: env.EMAIL_MAX_PER_ADDRESS_PER_DAY,
       bounceLimit: env.EMAIL_BOUNCE_LIMIT,
       confirmTtlMs: env.EMAIL_CONFIRM_TTL,
+    }),
+    tests: Object.freeze({
+      perTargetPerHour: env.ALERT_TESTS_PER_HOUR,
+      perAccountPerDay: env.ALERT_TESTS_PER_DAY,
+      inFlight: env.ALERT_TESTS_IN_FLIGHT,
     }),
   });
 }

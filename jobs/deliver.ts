@@ -26,7 +26,7 @@ export interface DeliveryDeps {
   readonly logger: Logger;
   /** The clock of failure spans, disables and events; tests move it to see days pass. */
   readonly now?: () => Date;
-  /** Tests: where webhook hosts resolve at connection time. */
+  /** Tests: where webhook hosts resolve at connection time (the account's HostLookups otherwise). */
   readonly resolve?: HostResolver;
   /** The e-mail addresses' consent, caps and bounces; without it no e-mail is sent. */
   readonly emailAddresses?: EmailAddresses;
@@ -113,7 +113,7 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
         test: false,
         product: () => deps.alerts.productLabel(content.country, content.asin),
       },
-      { config: deps.config, resolve: deps.resolve, mail: deps.emailAddresses },
+      { config: deps.config, resolve: deps.resolve ?? deps.alerts.lookups.forAccount(content.user_id), mail: deps.emailAddresses },
     );
     status = answer.status;
     if (answer.verdict === 'ok') {

@@ -158,6 +158,11 @@ export class DeliveryRecords {
     });
   }
 
+  /** A removed endpoint's records: nothing can be sent or replayed to it any more. */
+  async removeForEndpoint(endpointId: Types.ObjectId): Promise<void> {
+    await this.records.deleteMany({ endpoint_id: endpointId });
+  }
+
   /** When the oldest delivery still waiting for an acknowledgement was queued; null when none waits. */
   async oldestPending(): Promise<Date | null> {
     const oldest = await this.records.findOne({ status: 'pending' }).sort({ created_at: 1 }).select({ created_at: 1 }).lean();

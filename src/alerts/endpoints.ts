@@ -4,6 +4,9 @@ import { webhookEndpointModel, type WebhookEndpointFields } from '../models/webh
 import { alertModel } from '../models/alert.js';
 import { sealFor, SEALED_FIELDS, tryOpenFor } from '../secrets/fields.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
+import { AccountCounters } from '../accounts/counters.js';
+import { ValidationError } from '../errors/index.js';
+import type { DeliveryRecords } from './delivery-records.js';
 import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { AlertChannel } from '../models/alert.js';
 import { generateWebhookSecret } from './send-webhook.js';
@@ -44,6 +47,28 @@ export interface DeliveryEndpoint {
 }
 
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
+
+/** A removal that has held an endpoint this long died midway (its process stopped): another may take over. */
+const RETIRING_STALE_MS = 60_000;
+
+/** How often, and how long apart, a creation refused at the endpoint cap looks again (a concurrent one may be making the same endpoint). */
+const CAP_RETRIES_MS = [50, 150, 400] as const;
+
+/** The alerts named in a refusal to remove an endpoint. */
+const USED_BY_SHOWN = 5;
+
+/** What removing an endpoint came to: removed, still used by alerts, or claimed by another request meanwhile. */
+export type Retired =
+  | { readonly removed: true }
+  | { readonly removed: false; readonly usedBy: { readonly count: number; readonly ids: readonly Types.ObjectId[] } }
+  | { readonly removed: false; readonly busy: true };
+
+export interface EndpointOptions {
+  /** Endpoints one account may hold (ACCOUNT_MAX_ENDPOINTS; 0: no cap). */
+  readonly maxEndpoints?: number;
+  /** A removed endpoint's delivery records go with it. */
+  readonly records?: DeliveryRecords;
+}
 const SECRETS = '+secret_sealed +legacy_secrets_sealed +target_sealed';
 const GONE_REASON = 'the receiver answered 410 Gone';
 /** The reason of an endpoint whose sealed target or secret does not open; posting its alert again stores them anew. */
@@ -82,11 +107,17 @@ function spanText(ms: number): string {
  * stalled MongoDB fails the attempt instead of holding the worker's slot.
  */
 export class WebhookEndpoints {
+  /** The endpoints each account holds, against ACCOUNT_MAX_ENDPOINTS. */
+  readonly counters: AccountCounters<'endpoints'>;
+
   constructor(
     private readonly conn: Connection,
     private readonly appKey: Buffer,
     private readonly events: AccountEvents,
-  ) {}
+    private readonly opts: EndpointOptions = {},
+  ) {
+    this.counters = new AccountCounters(conn, { endpoints: (userId) => this.endpoints.countDocuments({ user_id: userId }) });
+  }
 
   private get endpoints() {
     return webhookEndpointModel(this.conn);
@@ -170,10 +201,13 @@ export class WebhookEndpoints {
     // A secret that does not open here was never this alert's: its receiver cannot be verifying with it.
     const own = doc.secret_sealed === undefined ? null : tryOpenFor(this.appKey, alertSecret, doc._id, doc.secret_sealed);
     const secret = own ?? generateWebhookSecret();
-    const endpoint = await this.insertOrRead(doc.user_id, doc.webhook_url, (id) => ({
-      channel: 'webhook',
-      secret_sealed: sealFor(this.appKey, endpointSecret, id, secret),
-    }));
+    // An alert that exists keeps working: its endpoint is counted, never refused at the cap.
+    const endpoint = await this.insertOrRead(
+      doc.user_id,
+      doc.webhook_url,
+      (id) => ({ channel: 'webhook', secret_sealed: sealFor(this.appKey, endpointSecret, id, secret) }),
+      false,
+    );
     const known = this.opened(endpoint)?.secrets ?? [];
     if (own !== null && !known.includes(own)) {
       const sealed = sealFor(this.appKey, endpointLegacySecrets, endpoint._id, own);
@@ -184,6 +218,11 @@ export class WebhookEndpoints {
         .updateOne({ _id: doc._id, endpoint_id: null }, { $set: { endpoint_id: endpoint._id }, $unset: { secret_sealed: 1 } })
         .exec(),
     );
+    if (!(await this.confirm(endpoint._id))) {
+      // Removed before the alert was seen on it (it had no alert then): the alert takes a new one.
+      await this.write(this.alerts.updateOne({ _id: doc._id, endpoint_id: endpoint._id }, { $set: { endpoint_id: null } }).exec());
+      return this.adopt(alert);
+    }
     const { secret_sealed: _s, legacy_secrets_sealed: _l, target_sealed: _t, ...plain } = endpoint;
     return plain;
   }
@@ -228,6 +267,85 @@ export class WebhookEndpoints {
         { returnDocument: 'after' },
       )
       .lean();
+  }
+
+  /**
+   * Ends an attach: `alertId` was just written to point at `current` (its account's endpoint for
+   * `target`). When a removal took that endpoint meanwhile (it had no alert when the removal
+   * looked), the alert moves to the account's endpoint for the target, made anew; answers the
+   * endpoint the alert now points at, which then exists and cannot be removed while it does.
+   */
+  async settle(
+    alertId: Types.ObjectId,
+    userId: Types.ObjectId,
+    target: AlertTarget,
+    current: { endpoint: Endpoint; secret: string | null },
+  ): Promise<{ endpoint: Endpoint; secret: string | null }> {
+    for (let tries = 0; tries < 3; tries++) {
+      if (await this.confirm(current.endpoint._id)) return current;
+      current = await this.upsert(userId, target);
+      await this.write(this.alerts.updateOne({ _id: alertId }, { $set: { endpoint_id: current.endpoint._id } }).exec());
+    }
+    throw new Error(`the endpoint of alert ${alertId.toHexString()} was removed three times while it was attached`);
+  }
+
+  /**
+   * Removes the account's endpoint when no alert uses it: null when it has no such endpoint, else
+   * what came of it (DELETE /api/webhooks/{id}).
+   */
+  async remove(userId: Types.ObjectId, id: string): Promise<Retired | null> {
+    if (!OBJECT_ID_RE.test(id)) return null;
+    const endpoint = await this.endpoints
+      .findOne({ _id: new Types.ObjectId(id), user_id: userId })
+      .select({ _id: 1, user_id: 1 })
+      .lean();
+    return endpoint ? this.retire(endpoint) : null;
+  }
+
+  /** Removes the endpoint if no alert uses it any more (an alert deleted or moved off it); quietly keeps it otherwise. */
+  async removeIfUnused(id: Types.ObjectId): Promise<void> {
+    const endpoint = await this.endpoints.findById(id).select({ _id: 1, user_id: 1 }).lean();
+    if (endpoint) await this.retire(endpoint);
+  }
+
+  /**
+   * The removal, safe against an alert being attached at the same moment. It marks the endpoint
+   * with a token of its own, then counts the alerts on it, then deletes it only if the mark is still
+   * its own. An attach writes its alert first and clears any mark after (`confirm`): a removal that
+   * marked before the clear fails its delete; one that marked after it counts that alert. So an
+   * alert never ends up on a deleted endpoint, or, when the attach found the endpoint already gone,
+   * it moves to a new one (`settle`). A mark older than a minute is a removal that died; another
+   * may take it over. The endpoint's delivery records go with it, and its place under the cap.
+   */
+  private async retire(endpoint: { _id: Types.ObjectId; user_id: Types.ObjectId }): Promise<Retired> {
+    const token = new Types.ObjectId();
+    const stale = Types.ObjectId.createFromTime(Math.floor((Date.now() - RETIRING_STALE_MS) / 1_000));
+    const marked = await this.write(
+      this.endpoints
+        .updateOne(
+          { _id: endpoint._id, $or: [{ retiring: null }, { retiring: mongoose.trusted({ $lt: stale }) }] },
+          { $set: { retiring: token } },
+        )
+        .exec(),
+    );
+    if (marked.matchedCount === 0) return { removed: false, busy: true };
+    const count = await this.alerts.countDocuments({ endpoint_id: endpoint._id });
+    if (count > 0) {
+      const ids = await this.alerts.find({ endpoint_id: endpoint._id }).sort({ _id: 1 }).limit(USED_BY_SHOWN).select({ _id: 1 }).lean();
+      await this.write(this.endpoints.updateOne({ _id: endpoint._id, retiring: token }, { $set: { retiring: null } }).exec());
+      return { removed: false, usedBy: { count, ids: ids.map((a) => a._id) } };
+    }
+    const deleted = await this.write(this.endpoints.deleteOne({ _id: endpoint._id, retiring: token }).exec());
+    if (deleted.deletedCount !== 1) return { removed: false, busy: true };
+    if ((this.opts.maxEndpoints ?? 0) > 0) await this.counters.release(endpoint.user_id, 'endpoints');
+    await this.opts.records?.removeForEndpoint(endpoint._id);
+    return { removed: true };
+  }
+
+  /** Clears any removal's mark, after an alert was written onto the endpoint: true when the endpoint is still there. */
+  private async confirm(id: Types.ObjectId): Promise<boolean> {
+    await this.write(this.endpoints.updateOne({ _id: id, retiring: mongoose.trusted({ $ne: null }) }, { $set: { retiring: null } }).exec());
+    return (await this.endpoints.exists({ _id: id })) !== null;
   }
 
   async byId(id: Types.ObjectId): Promise<Endpoint | null> {
@@ -326,35 +444,72 @@ export class WebhookEndpoints {
   }
 
   /**
-   * The account's endpoint of `url`, inserted with `fields` when it has none. The id of a new one is
-   * chosen here, as its sealed parts are bound to it.
+   * The account's endpoint at `url`, inserted with `fields` when it has none. The id of a new one is
+   * chosen here, as its sealed parts are bound to it. A new one takes a place under
+   * ACCOUNT_MAX_ENDPOINTS first (one conditional increment, so concurrent creations cannot pass the
+   * cap), given back when another request inserted it first; `capped` false (an existing alert
+   * moving to its endpoint) counts it without refusing.
    */
   private async insertOrRead(
     userId: Types.ObjectId,
     url: string,
     fields: (id: Types.ObjectId) => NewEndpointFields,
+    capped = true,
   ): Promise<WebhookEndpointFields> {
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const id = new Types.ObjectId();
-      try {
-        const doc = await this.write(
-          this.endpoints
-            .findOneAndUpdate(
-              { user_id: userId, url },
-              { $setOnInsert: { _id: id, ...fields(id), legacy_secrets_sealed: [] } },
-              { upsert: true, returnDocument: 'after', setDefaultsOnInsert: true },
-            )
-            .select(SECRETS)
-            .lean()
-            .exec(),
-        );
-        if (doc) return doc;
-      } catch (err) {
-        // Two upserts of one new endpoint: the loser's insert hits the unique index; read the winner's.
-        if (!isDuplicateKey(err) || attempt > 0) throw err;
-      }
+    const max = this.opts.maxEndpoints ?? 0;
+    if (max > 0 && !(await this.counters.reserve(userId, 'endpoints', capped ? max : Number.MAX_SAFE_INTEGER))) {
+      const made = await this.placeOrExisting(userId, url, max);
+      if (made) return made;
     }
-    throw new Error(`the endpoint of ${url} was neither inserted nor found`);
+    const id = new Types.ObjectId();
+    let inserted = false;
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        try {
+          const doc = await this.write(
+            this.endpoints
+              .findOneAndUpdate(
+                { user_id: userId, url },
+                { $setOnInsert: { _id: id, ...fields(id), legacy_secrets_sealed: [] } },
+                { upsert: true, returnDocument: 'after', setDefaultsOnInsert: true },
+              )
+              .select(SECRETS)
+              .lean()
+              .exec(),
+          );
+          if (doc) {
+            inserted = doc._id.equals(id);
+            return doc;
+          }
+        } catch (err) {
+          // Two upserts of one new endpoint: the loser's insert hits the unique index; read the winner's.
+          if (!isDuplicateKey(err) || attempt > 0) throw err;
+        }
+      }
+      throw new Error(`the endpoint of ${url} was neither inserted nor found`);
+    } finally {
+      if (max > 0 && !inserted) await this.counters.release(userId, 'endpoints');
+    }
+  }
+
+  /**
+   * At the cap: a concurrent request may be making this very endpoint (it holds the last place),
+   * or removing one; looks again a few times, briefly. Answers the endpoint when it appeared, null
+   * when a place came free (taken), and refuses with 422 otherwise.
+   */
+  private async placeOrExisting(userId: Types.ObjectId, url: string, max: number): Promise<WebhookEndpointFields | null> {
+    for (const wait of CAP_RETRIES_MS) {
+      await new Promise((r) => setTimeout(r, wait));
+      const existing = await this.endpoints.findOne({ user_id: userId, url }).select(SECRETS).lean();
+      if (existing) return existing;
+      if (await this.counters.reserve(userId, 'endpoints', max)) return null;
+    }
+    const field = url.startsWith('mailto:') ? 'email' : 'webhook_url';
+    throw new ValidationError({
+      [field]: [
+        `You may hold at most ${max} endpoints (ACCOUNT_MAX_ENDPOINTS): use a target you already have, or delete one no alert uses (DELETE /api/webhooks/{id}).`,
+      ],
+    });
   }
 
   /** The endpoint and its own secret; a secret that does not open is none (a delivery then finds it unusable). */

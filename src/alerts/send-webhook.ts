@@ -4,7 +4,6 @@
  * are refused at connection time, after the DNS answer that is actually used.
  */
 import { randomBytes } from 'node:crypto';
-import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -12,16 +11,16 @@ import { useAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../errors/index.js';
 import { describeClass, nonPublic, type AddressClass } from './address-class.js';
-import type { ResolvedAddress } from './webhook-target.js';
+import { portRefusal } from './webhook-target.js';
+import { resolveHost, type HostResolver } from './host-lookups.js';
+
+export type { HostResolver };
 
 export interface WebhookSignatureHeaders {
   'webhook-id': string;
   'webhook-timestamp': string;
   'webhook-signature': string;
 }
-
-/** Resolves a host name to every address it has (dns.lookup with `all`, by default). */
-export type HostResolver = (hostname: string) => Promise<ResolvedAddress[]>;
 
 /** One JSON POST to a URL an account gave (a webhook, a chat service's incoming webhook). */
 export interface JsonPost {
@@ -32,7 +31,9 @@ export interface JsonPost {
   timeoutMs: number;
   maxResponseBytes: number;
   allowPrivate: boolean;
-  /** Tests: where names resolve (the system's resolver otherwise). */
+  /** The ports a URL may name unless `allowPrivate` (WEBHOOK_ALLOWED_PORTS). */
+  allowedPorts: readonly number[];
+  /** Where names resolve: the account's HostLookups (resolveHost alone otherwise). */
   resolve?: HostResolver;
 }
 
@@ -91,20 +92,21 @@ function deliveryFailure(err: Error): Error {
   return new WebhookDeliveryError(`webhook delivery failed: ${detail}`, null, { cause: err });
 }
 
-const systemResolver: HostResolver = (host) => dns.lookup(host, { all: true, verbatim: true });
+const defaultResolver: HostResolver = (host) => resolveHost(host);
 
 /**
- * A `lookup` for net.connect that resolves every address of the name and refuses the connection
- * when any is not public (address-class.ts), IPv6 forms that carry an IPv4 address included,
- * which request-filtering-agent judges by their IPv6 range alone (it lets `::7f00:1`, which is
+ * A `lookup` for net.connect that resolves every address of the name (through `resolve`, never
+ * getaddrinfo: host-lookups.ts) and, when `guard`, refuses the connection when any is not public
+ * (address-class.ts), IPv6 forms that carry an IPv4 address included, which
+ * request-filtering-agent judges by their IPv6 range alone (it lets `::7f00:1`, which is
  * 127.0.0.1, through).
  */
-export function guardedLookup(resolve: HostResolver = systemResolver): LookupFunction {
+export function guardedLookup(resolve: HostResolver = defaultResolver, guard = true): LookupFunction {
   return (hostname, options, callback) => {
     resolve(hostname).then(
       (addresses) => {
         for (const { address } of addresses) {
-          const c = nonPublic(address);
+          const c = guard ? nonPublic(address) : null;
           if (c) return callback(refusal(c), '');
         }
         const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
@@ -144,6 +146,9 @@ export function postJson(req: JsonPost): Promise<WebhookResponse> {
   const url = new URL(req.url);
   const transport = url.protocol === 'https:' ? https : http;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  // A target stored before the port rule, or under another WEBHOOK_ALLOWED_PORTS, is judged again.
+  const port = portRefusal(url, req.allowPrivate, req.allowedPorts);
+  if (port) return Promise.reject(new WebhookTargetRefusedError(`webhook_url ${port}`));
   if (!req.allowPrivate && isIP(host) !== 0) {
     // net.connect does not call `lookup` for an address: the literal is judged here.
     const c = nonPublic(host);
@@ -171,7 +176,7 @@ export function postJson(req: JsonPost): Promise<WebhookResponse> {
       },
       // agent: false gives a one-off plain agent; the filtering one is made per request, with no keep-alive.
       agent: req.allowPrivate ? false : useAgent(url.href, { allowIPAddressList: CARRYING_IPV4 }),
-      ...(req.allowPrivate ? {} : { lookup: guardedLookup(req.resolve) }),
+      lookup: guardedLookup(req.resolve, !req.allowPrivate),
     });
     const timer = setTimeout(() => {
       settle({ error: new WebhookDeliveryError(`webhook got no complete answer within ${req.timeoutMs} ms`, null) });

@@ -9,6 +9,7 @@ import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { WatchService } from '../watch/service.js';
 import { AccountCounters } from '../accounts/counters.js';
 import { checkWebhookTarget, type WebhookLookup } from './webhook-target.js';
+import { HostLookups } from './host-lookups.js';
 import { shownUrl, WebhookEndpoints, type Endpoint } from './endpoints.js';
 import { keyOf, type AlertTarget } from './channels/target.js';
 import { alertIdentity } from './identity.js';
@@ -109,6 +110,8 @@ export class AlertService {
   /** The deliveries' sequence numbers per alert and product. */
   readonly sequences: AlertSequences;
   readonly counters: AccountCounters<'alerts'>;
+  /** This process's DNS lookups of the accounts' host names, a few per account at once. */
+  readonly lookups = new HostLookups();
 
   constructor(
     private readonly conn: Connection,
@@ -119,8 +122,8 @@ export class AlertService {
     private readonly lookup?: WebhookLookup,
   ) {
     this.events = new AccountEvents(conn);
-    this.endpoints = new WebhookEndpoints(conn, appKey, this.events);
     this.records = new DeliveryRecords(conn);
+    this.endpoints = new WebhookEndpoints(conn, appKey, this.events, { maxEndpoints: config.accounts.maxEndpoints, records: this.records });
     this.sequences = new AlertSequences(conn);
     this.counters = new AccountCounters(conn, { alerts: (userId) => this.alerts.countDocuments({ user_id: userId }) });
   }
@@ -142,7 +145,7 @@ export class AlertService {
    */
   async create(userId: Types.ObjectId, input: NewAlert): Promise<SavedAlert> {
     const target = targetOf(input);
-    await this.checkTarget(target);
+    await this.checkTarget(userId, target);
     const identity = alertIdentity({ kind: input.kind, ...optionsOf(input) }, keyOf(target, this.appKey).key);
     const attempts = (this.config.accounts.maxAlertsPerProduct || 10) + EXTRA_CREATE_ATTEMPTS;
     for (let attempt = 1; ; attempt++) {
@@ -165,7 +168,8 @@ export class AlertService {
           ...(await this.postedFields(input, target, endpoint)),
           last_delivery_at: null,
         });
-        return { alert: doc.toObject(), endpoint, secret, created: true };
+        const settled = await this.endpoints.settle(doc._id, userId, target, { endpoint, secret });
+        return { alert: { ...doc.toObject(), endpoint_id: settled.endpoint._id }, ...settled, created: true };
       } catch (err) {
         await this.counters.release(userId, 'alerts');
         if (!isDuplicateKey(err) || attempt >= attempts) throw err;
@@ -198,7 +202,7 @@ export class AlertService {
    * A URL must resolve to public addresses (unless WEBHOOK_ALLOW_PRIVATE), as it will be checked
    * again at every attempt; e-mail needs the operator's SMTP server. 422 otherwise.
    */
-  private async checkTarget(target: AlertTarget): Promise<void> {
+  private async checkTarget(userId: Types.ObjectId, target: AlertTarget): Promise<void> {
     if (target.channel === 'email') {
       if (this.config.alerts.smtp) return;
       throw new ValidationError({
@@ -206,7 +210,8 @@ export class AlertService {
       });
     }
     try {
-      await checkWebhookTarget(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup: this.lookup });
+      const lookup = this.lookup ?? this.lookups.forAccount(userId);
+      await checkWebhookTarget(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup });
     } catch (err) {
       if (err instanceof WebhookTargetRefusedError) throw new ValidationError({ webhook_url: [err.message] });
       throw err;
@@ -252,7 +257,10 @@ export class AlertService {
       .lean();
     // Deleted between the read and this write: create it as new.
     if (!updated) return this.create(alert.user_id, input);
-    return { alert: updated, endpoint, secret, created: false };
+    const settled = await this.endpoints.settle(updated._id, updated.user_id, target, { endpoint, secret });
+    // Moved to another target: the one it leaves goes when no alert uses it any more.
+    if (alert.endpoint_id && !alert.endpoint_id.equals(settled.endpoint._id)) await this.endpoints.removeIfUnused(alert.endpoint_id);
+    return { alert: { ...updated, endpoint_id: settled.endpoint._id }, ...settled, created: false };
   }
 
   /** What a POST sets on an alert, new or existing: its options and reference price, where it delivers; enabled. */
@@ -299,6 +307,7 @@ export class AlertService {
   /**
    * Deletes the alert, gives its place under the cap back, and deletes the records of deliveries
    * it alone fired and its sequence counters; a delivery still queued finds none of its alerts left and stops.
+   * Its endpoint goes too when no other alert uses it (endpoints.ts, `retire`).
    */
   async remove(userId: Types.ObjectId, id: string): Promise<AlertView | null> {
     if (!OBJECT_ID_RE.test(id)) return null;
@@ -307,7 +316,9 @@ export class AlertService {
     await this.counters.release(userId, 'alerts');
     await this.records.removeForAlert(removed._id);
     await this.sequences.removeForAlert(removed._id);
-    return (await this.withEndpoints([removed]))[0]!;
+    const view = (await this.withEndpoints([removed]))[0]!;
+    if (removed.endpoint_id) await this.endpoints.removeIfUnused(removed.endpoint_id);
+    return view;
   }
 
   /** The alert's deliveries, newest first; null when the account has no such alert. */

@@ -1,7 +1,7 @@
 /**
  * The test button (POST /api/alerts/{id}/test): one sample delivery to the alert's endpoint, now,
  * outside the deliveries' queue, on its channel by the same sendOnChannel (the same address guard,
- * signing and WEBHOOK_TIMEOUT) as real deliveries, and the receiver's answer reported back.
+ * signing and WEBHOOK_TIMEOUT) as real deliveries, and the class of the receiver's answer reported back.
  */
 import { randomBytes } from 'node:crypto';
 import type { Types } from 'mongoose';
@@ -15,25 +15,42 @@ import type { Alert, AlertService } from './service.js';
 import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
 import type { HostResolver } from './send-webhook.js';
 import { sendOnChannel } from './channels/dispatch.js';
-import { EmailNotSentError } from '../errors/index.js';
 import { testRefusalAnswer, type EmailAddresses } from './email-addresses.js';
+import type { TestSendLimits } from './test-limits.js';
+import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRefusedError } from '../errors/index.js';
 
 export interface TestDeliveryDeps {
   readonly conn: Parameters<typeof historyPointModel>[0];
   readonly alerts: AlertService;
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
   readonly logger: Logger;
-  /** Tests: where webhook hosts resolve at connection time. */
+  /** How many tests may go (test-limits.ts). */
+  readonly limits: TestSendLimits;
+  /** Tests: where webhook hosts resolve at connection time (the account's HostLookups otherwise). */
   readonly resolve?: HostResolver;
   /** The e-mail gate (consent and daily caps); without it no test e-mail is sent. */
   readonly emailAddresses?: EmailAddresses;
 }
 
-/** What the receiver answered: its status (an SMTP reply code for e-mail; null when none arrived), or why the attempt failed. */
+/**
+ * What class of thing happened, never what the remote said: its reply text, error messages and
+ * socket errors would make the button a probe of hosts and of our network.
+ * - `delivered`: a 2xx (for e-mail: the SMTP server accepted it).
+ * - `refused`: the receiver answered another status (or the SMTP server refused), `status` says which.
+ * - `timed_out`: no complete answer within WEBHOOK_TIMEOUT.
+ * - `unreachable`: no answer at all: the name did not resolve, the connection failed, or the
+ *   address guard refused the target (which of these is not said).
+ */
+export const TEST_OUTCOMES = ['delivered', 'refused', 'timed_out', 'unreachable'] as const;
+export type TestOutcome = (typeof TEST_OUTCOMES)[number];
+
 export interface TestDeliveryResult {
+  readonly outcome: TestOutcome;
+  /** The HTTP status (the SMTP reply code for e-mail); null when none arrived. */
   readonly status: number | null;
   readonly ok: boolean;
   readonly durationMs: number;
+  /** The outcome in our words (with the status); null when delivered. */
   readonly error: string | null;
   readonly webhookId: string;
 }
@@ -111,12 +128,37 @@ async function sampleContent(deps: TestDeliveryDeps, alert: Alert, endpointId: T
   };
 }
 
+type Outcome = Omit<TestDeliveryResult, 'webhookId'>;
+
+/** A status other than success, in our words. */
+function refused(status: number, channel: string, durationMs: number): Outcome {
+  const error = channel === 'email' ? `the SMTP server refused the e-mail (${status})` : `the receiver answered ${status}`;
+  return { outcome: 'refused', status, ok: false, durationMs, error };
+}
+
+/** The outcome of an attempt that failed, in our words: no text of the remote's, no address. */
+function failed(err: unknown, channel: string, durationMs: number, timeoutMs: number): Outcome {
+  const status = err instanceof WebhookDeliveryError ? err.status : null;
+  if (status !== null) return refused(status, channel, durationMs);
+  // The attempt's deadline is WEBHOOK_TIMEOUT: a failure without a status at or past it is no answer in time.
+  if (!(err instanceof WebhookTargetRefusedError) && durationMs >= timeoutMs) {
+    return { outcome: 'timed_out', status: null, ok: false, durationMs, error: `no complete answer within ${timeoutMs} ms` };
+  }
+  const error =
+    channel === 'email'
+      ? 'the SMTP server could not be reached'
+      : 'the target could not be reached (its name did not resolve, the connection failed, or its address is not one this server calls)';
+  return { outcome: 'unreachable', status: null, ok: false, durationMs, error };
+}
+
 /**
  * Sends the account's alert a test delivery; null when the account has no such alert. The attempt
  * is not recorded and changes nothing: no delivery record, no failure span or disabling of the
- * endpoint (a 410, or a chat service's "no such webhook", is reported, not acted on), no `last_delivery_at`, no metrics. A disabled
- * endpoint is tested too (checking a receiver before enabling it is what the button is for).
- * A receiver that fails, hangs or is refused by the address guard answers `ok: false`.
+ * endpoint (a 410, or a chat service's "no such webhook", is reported, not acted on), no
+ * `last_delivery_at`, no metrics. A disabled endpoint gets no deliveries, so no tests either (409:
+ * enable it first). Each test takes a place under the limits (test-limits.ts: 429, or 503 when
+ * the process is busy). The answer is the outcome's class (TestOutcome), never the remote's text;
+ * the log keeps what happened for the operator.
  */
 export async function sendTestDelivery(
   deps: TestDeliveryDeps,
@@ -128,37 +170,46 @@ export async function sendTestDelivery(
   const endpoint = view.endpoint ?? (await deps.alerts.endpoints.adopt(view.alert));
   const found = endpoint ? await deps.alerts.endpoints.forDelivery(endpoint._id) : null;
   if (!found) return null;
+  if (found.endpoint.disabled_at) {
+    const id = found.endpoint._id.toHexString();
+    throw new ConflictError(
+      `The alert's endpoint is disabled (${found.endpoint.disabled_reason ?? 'no reason'}): enable it with POST /api/webhooks/${id}/enable, then test it.`,
+    );
+  }
   const now = new Date();
   const webhookId = `test.${view.alert._id.toHexString()}.${now.getTime()}.${randomBytes(4).toString('hex')}`;
-  if (found.unusable) return { status: null, ok: false, durationMs: 0, error: found.unusable, webhookId };
-  const content = await sampleContent(deps, view.alert, found.endpoint._id, now);
-  const started = performance.now();
+  // A sealed target or secret that does not open: nothing can be sent (forDelivery disabled the endpoint).
+  if (found.unusable) return { outcome: 'unreachable', status: null, ok: false, durationMs: 0, error: found.unusable, webhookId };
+  const permit = await deps.limits.acquire(userId, found.endpoint._id);
   try {
-    const answer = await sendOnChannel(
-      {
-        channel: found.channel,
-        target: found.target,
-        secrets: found.secrets,
-        id: webhookId,
-        content,
-        test: true,
-        product: () => deps.alerts.productLabel(view.alert.country, view.alert.asin),
-      },
-      { config: deps.config, resolve: deps.resolve, mail: deps.emailAddresses },
-    );
-    return { status: answer.status, ok: answer.verdict === 'ok', durationMs: answer.durationMs, error: answer.reason, webhookId };
-  } catch (err) {
-    // An address that has not said yes, or a spent cap: the request's answer (409, 429), not the receiver's.
-    if (err instanceof EmailNotSentError) throw testRefusalAnswer(err);
-    const error = err instanceof Error ? err : new Error(String(err));
-    deps.logger.info({ alert: alertId, err: { name: error.name, message: error.message } }, 'test webhook failed');
-    const status = (error as { status?: unknown }).status;
-    return {
-      status: typeof status === 'number' ? status : null,
-      ok: false,
-      durationMs: Math.round(performance.now() - started),
-      error: error.message,
-      webhookId,
-    };
+    const content = await sampleContent(deps, view.alert, found.endpoint._id, now);
+    const started = performance.now();
+    try {
+      const answer = await sendOnChannel(
+        {
+          channel: found.channel,
+          target: found.target,
+          secrets: found.secrets,
+          id: webhookId,
+          content,
+          test: true,
+          product: () => deps.alerts.productLabel(view.alert.country, view.alert.asin),
+        },
+        { config: deps.config, resolve: deps.resolve ?? deps.alerts.lookups.forAccount(userId), mail: deps.emailAddresses },
+      );
+      const { status, durationMs } = answer;
+      if (answer.verdict === 'ok') return { outcome: 'delivered', status, ok: true, durationMs, error: null, webhookId };
+      const outcome = refused(status, found.channel, durationMs);
+      // judged() words a chat service's "gone" statuses itself (nothing of the receiver's body is read).
+      return { ...outcome, error: answer.verdict === 'gone' && answer.reason ? answer.reason : outcome.error, webhookId };
+    } catch (err) {
+      // An address that has not said yes, or a spent cap: the request's answer (409, 429), not the receiver's.
+      if (err instanceof EmailNotSentError) throw testRefusalAnswer(err);
+      const error = err instanceof Error ? err : new Error(String(err));
+      deps.logger.info({ alert: alertId, err: { name: error.name, message: error.message } }, 'test delivery failed');
+      return { ...failed(err, found.channel, Math.round(performance.now() - started), deps.config.alerts.timeoutMs), webhookId };
+    }
+  } finally {
+    permit.release();
   }
 }

@@ -3,7 +3,6 @@
  * host resolves now. Neither is the last word: DNS may answer otherwise at delivery, which is why
  * send-webhook.ts filters again at connection time.
  */
-import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { isLoopbackHost } from '../../config/parsers.js';
@@ -11,22 +10,39 @@ import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
 import { withTimeout } from '../db/mongo.js';
 import { describeClass, nonPublic } from './address-class.js';
 import { WebhookTargetRefusedError } from '../errors/index.js';
+import { HostLookupsBusyError, resolveHost, type HostResolver, type ResolvedAddress } from './host-lookups.js';
+
+export type { ResolvedAddress };
 
 export const MAX_WEBHOOK_URL_LENGTH = 2048;
 
-export interface ResolvedAddress {
-  address: string;
-  family: number;
+export type WebhookLookup = HostResolver;
+
+/** The port a URL connects to: the one it names, or its scheme's. */
+export function portOf(u: URL): number {
+  return u.port === '' ? (u.protocol === 'http:' ? 80 : 443) : Number(u.port);
 }
 
-export type WebhookLookup = (host: string) => Promise<ResolvedAddress[]>;
+/**
+ * Why `u`'s port is refused, or null: unless private targets are allowed (an intranet, tests, where
+ * any port goes), a URL names one of WEBHOOK_ALLOWED_PORTS (443 by default), so the service cannot
+ * be pointed at whatever else listens on a public host (mail, databases, admin ports).
+ */
+export function portRefusal(u: URL, allowPrivate: boolean, allowedPorts: readonly number[]): string | null {
+  if (allowPrivate || allowedPorts.includes(portOf(u))) return null;
+  const ports = allowedPorts.join(', ');
+  return allowedPorts.length === 1
+    ? `must use port ${ports} (this server's WEBHOOK_ALLOWED_PORTS).`
+    : `must use one of the ports ${ports} (this server's WEBHOOK_ALLOWED_PORTS).`;
+}
 
 /**
  * A webhook URL, as the normalised `href`. http only with `allowPrivate` and only to loopback (a
  * local test receiver); credentials would be sent to, and logged by, whoever we call, and a
- * fragment never reaches the receiver, so both are refused rather than silently dropped.
+ * fragment never reaches the receiver, so both are refused rather than silently dropped. The port
+ * must be one of `allowedPorts` unless `allowPrivate` (portRefusal).
  */
-export function webhookUrlSchema(allowPrivate: boolean) {
+export function webhookUrlSchema(allowPrivate: boolean, allowedPorts: readonly number[] = [443]) {
   return z.string({ error: 'must be a string.' }).transform((v, ctx): string => {
     const refuse = (message: string) => {
       ctx.addIssue({ code: 'custom', message });
@@ -48,16 +64,17 @@ export function webhookUrlSchema(allowPrivate: boolean) {
     if (u.username !== '' || u.password !== '') return refuse('must not contain a user name or password.');
     // `hash` is '' for a bare trailing '#', which `href` still carries.
     if (u.href.includes('#')) return refuse('must not contain a fragment (#…).');
+    const port = portRefusal(u, allowPrivate, allowedPorts);
+    if (port) return refuse(port);
     // Percent-encoding can make the normalised form longer than what was written.
     if (u.href.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`must not be greater than ${MAX_WEBHOOK_URL_LENGTH} characters.`);
     return u.href;
   });
 }
 
-const systemLookup: WebhookLookup = (host) => dns.lookup(host, { all: true, verbatim: true });
-
 export interface TargetCheckOptions {
   readonly allowPrivate: boolean;
+  /** Where names resolve: the account's HostLookups (host-lookups.ts); resolveHost alone by default. */
   readonly lookup?: WebhookLookup;
   /** How long to wait for the DNS answer (WEBHOOK_LOOKUP_TIMEOUT_MS). */
   readonly lookupTimeoutMs?: number;
@@ -82,10 +99,11 @@ export async function checkWebhookTarget(url: string, opts: TargetCheckOptions):
     const within = timeoutMs % 1_000 === 0 ? `${timeoutMs / 1_000} s` : `${timeoutMs} ms`;
     const late = () => new WebhookTargetRefusedError(`webhook_url's host ${host} does not resolve in time (within ${within}).`);
     try {
-      // getaddrinfo cannot be cancelled; the lookup may finish later, unread.
-      addresses = await withTimeout((opts.lookup ?? systemLookup)(host), timeoutMs, 'DNS lookup', late);
+      // The resolver cancels its own queries at the same deadline; this bounds any other lookup.
+      addresses = await withTimeout((opts.lookup ?? ((h: string) => resolveHost(h)))(host), timeoutMs, 'DNS lookup', late);
     } catch (err) {
-      if (err instanceof WebhookTargetRefusedError) throw err;
+      if (err instanceof WebhookTargetRefusedError || err instanceof HostLookupsBusyError) throw err;
+      if ((err as NodeJS.ErrnoException).code === 'ECANCELLED' || (err as NodeJS.ErrnoException).code === 'ETIMEOUT') throw late();
       throw new WebhookTargetRefusedError(`webhook_url's host ${host} does not resolve.`, { cause: err });
     }
   }

@@ -11,7 +11,8 @@ import type { Country } from '../catalog/identifiers.js';
  *   governor and its planner state. Each country is one slot, and the countries spread evenly over
  *   the cluster's shards.
  * - `{P:<group>}` — what is not a country's: the account counters, the auth-failure gates, each
- *   rate limit, the planner's locks, each fair-queuing lane, the deliveries' queue.
+ *   rate limit, the planner's locks, each fair-queuing lane, the deliveries' queue, the test
+ *   button's counts.
  *
  * On one Redis the tags change nothing. Pub/sub channels need none: a cluster carries a PUBLISH to
  * every node.
@@ -44,7 +45,7 @@ export function countryTag(prefix: string, country: Country): string {
 }
 
 /** Keys that belong to no country, by the group their scripts or multi-key commands need together. */
-export type SharedGroup = 'accounts' | 'auth' | 'locks' | 'deliveries' | `rl:${string}` | `fair:${string}`;
+export type SharedGroup = 'accounts' | 'auth' | 'locks' | 'deliveries' | 'tests' | `rl:${string}` | `fair:${string}`;
 
 export function sharedTag(prefix: string, group: SharedGroup): string {
   return `{${prefix}:${group}}`;

@@ -41,6 +41,12 @@ export interface WebhookEndpointFields {
    * so it can only run high, which costs one needless count.
    */
   record_count: number;
+  /**
+   * Set while a removal checks that no alert uses the endpoint (src/alerts/endpoints.ts, `retire`):
+   * the remover's token, an ObjectId, so its time tells a removal that died from one under way.
+   * An alert attached meanwhile clears it, and the removal then deletes nothing.
+   */
+  retiring?: Types.ObjectId | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -59,6 +65,7 @@ export const webhookEndpointSchema = new Schema<WebhookEndpointFields>(
     failing_since: { type: Date, default: null },
     last_success_at: { type: Date, default: null },
     record_count: { type: Number, default: 0 },
+    retiring: { type: Schema.Types.ObjectId, default: null },
   },
   {
     collection: 'webhook_endpoints',

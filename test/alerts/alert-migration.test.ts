@@ -5,7 +5,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf, createAlert, startTestDeliveryWorker, testAccount, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { alertModel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX } from '../../src/models/alert.js';
 import { LEGACY_PER_KIND_INDEX, migrateAlertIdentities } from '../../src/alerts/migrate.js';
-import { encryptToken } from '../../src/users/token.js';
+import { sealV1 } from '../helpers/sealed-v1.js';
 import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
 
 /**
@@ -83,7 +83,7 @@ describe('alerts stored while they were one per product and kind', () => {
         a.id,
         asin,
         'back_in_stock',
-        { webhook_url: `${rx.url}/upgrade-legacy`, secret_sealed: encryptToken(legacySecret, t.ctx.appKey) },
+        { webhook_url: `${rx.url}/upgrade-legacy`, secret_sealed: sealV1(legacySecret, t.ctx.appKey) },
         3_000,
       ),
       oldAlert(a.id, 'B0MIGRATE2', 'price_drop', { ...onEndpoint, percent: 10, reference: 'previous' }, 4_000),

@@ -47,7 +47,7 @@ describe('POST /api/alerts/{id}/test', () => {
     });
     const res = await testAlert(a.headers, alert.id);
     expect(res.status, JSON.stringify(res.body)).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 204, ok: true, error: null });
+    expect(res.body.data).toMatchObject({ outcome: 'delivered', status: 204, ok: true, error: null });
     expect(res.body.data.duration_ms).toBeGreaterThanOrEqual(0);
     const [got] = rx.at('/test-ok');
     expect(got!.headers['webhook-id']).toBe(res.body.data.webhook_id);
@@ -70,13 +70,15 @@ describe('POST /api/alerts/{id}/test', () => {
     expect(await deliveryModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(0);
   });
 
-  it('a receiver answering 500 is ok:false with its status, and the endpoint stays healthy', async () => {
+  it('a receiver answering 500 is refused with its status and none of its text, and the endpoint stays healthy', async () => {
     const a = await testAccount(t, 'test-500@example.com');
     rx.script('/test-500', [500]);
+    rx.answerBody('/test-500', 'db01.internal.example: connection pool exhausted');
     const alert = await createAlert(t, a.headers, { asin: 'B0TEST5001', kind: 'any_change', webhook_url: `${rx.url}/test-500` });
     const res = await testAlert(a.headers, alert.id);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: 500, ok: false, error: 'the receiver answered 500' });
+    expect(res.body.data).toMatchObject({ outcome: 'refused', status: 500, ok: false, error: 'the receiver answered 500' });
+    expect(JSON.stringify(res.body)).not.toMatch(/db01|pool exhausted/);
     const endpoint = await t.http.get(`/api/webhooks/${alert.endpoint_id}`).set(a.headers);
     expect(endpoint.body.data).toMatchObject({ state: 'active', failing_since: null });
   });
@@ -88,8 +90,7 @@ describe('POST /api/alerts/{id}/test', () => {
     const started = Date.now();
     const res = await testAlert(a.headers, alert.id);
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ status: null, ok: false });
-    expect(res.body.data.error).toMatch(/no complete answer within 1000 ms/);
+    expect(res.body.data).toMatchObject({ outcome: 'timed_out', status: null, ok: false, error: 'no complete answer within 1000 ms' });
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS * 3);
     expect(rx.at('/test-hang')).toHaveLength(1);
   });

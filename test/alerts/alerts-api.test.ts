@@ -64,6 +64,12 @@ describe('POST /api/alerts', () => {
     [{ kind: 'any_change', webhook_url: 'http://93.184.216.34/x' }, 'webhook_url', /https/],
     [{ kind: 'any_change', webhook_url: 'https://user:pw@93.184.216.34/x' }, 'webhook_url', /./],
     [{ kind: 'any_change', webhook_url: ['https://93.184.216.34/'] }, 'webhook_url', /string/],
+    [
+      { kind: 'any_change', webhook_url: 'https://example.com:8443/' },
+      'webhook_url',
+      /^The webhook url field must use port 443 \(this server's WEBHOOK_ALLOWED_PORTS\)\.$/,
+    ],
+    [{ kind: 'any_change', channel: 'slack', webhook_url: 'https://93.184.216.34:25/x' }, 'webhook_url', /must use port 443/],
   ])('refuses %j with 422 on %s and stores nothing', async (patch, field, message) => {
     const before = await t.http.get('/api/alerts').set(b);
     const res = await create(b, { asin: 'B0ALRTBAD1', country: 'JP', webhook_url: PUBLIC_HOOK, ...patch });

@@ -299,7 +299,13 @@ describe('the test button', () => {
 
     const ok = await t.http.post(`/api/alerts/${slack.id}/test`).set(a.headers);
     expect(ok.status).toBe(200);
-    expect(ok.body.data).toMatchObject({ status: 200, ok: true, error: null, webhook_id: expect.stringMatching(/^test\./) });
+    expect(ok.body.data).toMatchObject({
+      outcome: 'delivered',
+      status: 200,
+      ok: true,
+      error: null,
+      webhook_id: expect.stringMatching(/^test\./),
+    });
     const [got] = rx.at('/test/slack');
     const body = json(got!) as { text: string; blocks: { text?: { text: string } }[] };
     expect(body.text).toMatch(/^\[Test\] Price drop: B0CHATTEST \(JP\) ￥10,000 → ￥9,900 \(−1%\)$/);
@@ -314,6 +320,7 @@ describe('the test button', () => {
     const gone = await t.http.post(`/api/alerts/${discord.id}/test`).set(a.headers);
     expect(gone.status).toBe(200);
     expect(gone.body.data).toMatchObject({
+      outcome: 'refused',
       status: 404,
       ok: false,
       error: 'the receiver answered 404: the Discord webhook no longer exists',

@@ -71,6 +71,7 @@ describe('sendWebhook', () => {
     timeoutMs: 5_000,
     maxResponseBytes: 64 * 1024,
     allowPrivate: true,
+    allowedPorts: [443],
     ...over,
   });
 
@@ -169,7 +170,8 @@ describe('sendWebhook', () => {
     ['an IPv4-mapped IPv6 literal', (url: string) => url.replace('127.0.0.1', '[::ffff:127.0.0.1]')],
   ])('refuses loopback (%s) at connection time unless private targets are allowed', async (_what, toUrl) => {
     receiver = await startReceiver((res) => res.writeHead(200).end());
-    const err = await sendWebhook(request(toUrl(receiver.url), { allowPrivate: false })).catch((e: unknown) => e);
+    const port = Number(new URL(receiver.url).port);
+    const err = await sendWebhook(request(toUrl(receiver.url), { allowPrivate: false, allowedPorts: [port] })).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WebhookTargetRefusedError);
     expect((err as Error).message).toMatch(
       /^webhook_url resolves to a loopback address( \(an IPv4 address inside an IPv6 one\))? at connection time: refused\.$/,
@@ -177,6 +179,43 @@ describe('sendWebhook', () => {
     expect((err as Error).message).not.toMatch(/127\.0\.0\.1|::ffff/);
     expect(receiver.received).toHaveLength(0);
     expect(receiver.connections()).toBe(0);
+  });
+});
+
+describe('the port rule at connection time', () => {
+  it('refuses a port outside WEBHOOK_ALLOWED_PORTS before any lookup or connection, unless private targets are allowed', async () => {
+    const receiver = await startReceiver((res) => res.writeHead(204).end());
+    try {
+      const base = {
+        secret: generateWebhookSecret(),
+        id: 'msg_port',
+        timestamp: new Date(),
+        body: '{}',
+        timeoutMs: 5_000,
+        maxResponseBytes: 1_024,
+      };
+      let looked = 0;
+      const resolve = async () => {
+        looked++;
+        return [{ address: '93.184.216.34', family: 4 }];
+      };
+      const err = await sendWebhook({
+        ...base,
+        url: 'https://example.com:8443/hook',
+        allowPrivate: false,
+        allowedPorts: [443],
+        resolve,
+      }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(WebhookTargetRefusedError);
+      expect((err as Error).message).toBe("webhook_url must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
+      expect(looked).toBe(0);
+      // Private targets allowed: any port (the loopback receiver's).
+      await expect(sendWebhook({ ...base, url: receiver.url, allowPrivate: true, allowedPorts: [443] })).resolves.toMatchObject({
+        status: 204,
+      });
+    } finally {
+      await receiver.close();
+    }
   });
 });
 
@@ -198,6 +237,8 @@ describe('the check at connection time', () => {
       timeoutMs: 5_000,
       maxResponseBytes: 1_024,
       allowPrivate: false,
+      // These are about addresses: whatever port the receiver got is allowed.
+      allowedPorts: [Number(new URL(url).port || 443)],
       ...over,
     });
 

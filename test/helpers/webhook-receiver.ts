@@ -21,6 +21,7 @@ export class WebhookReceiver {
   readonly #events = new EventEmitter();
   readonly #scripts = new Map<string, number[]>();
   readonly #delays = new Map<string, number>();
+  readonly #bodies = new Map<string, string>();
   #server: Server | undefined;
   url = '';
 
@@ -34,7 +35,7 @@ export class WebhookReceiver {
         const got = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, at: Date.now() };
         this.received.push(got);
         const answer = () => {
-          if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
+          if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(this.#bodies.get(path) ?? 'ok');
         };
         const delay = this.#delays.get(path) ?? 0;
         if (delay > 0) setTimeout(answer, delay);
@@ -51,6 +52,11 @@ export class WebhookReceiver {
   /** The next answers to `path`, in order; after them it answers 200. */
   script(path: string, statuses: number[]): void {
     this.#scripts.set(path, [...statuses]);
+  }
+
+  /** The body of every answer to `path` ('ok' otherwise). */
+  answerBody(path: string, text: string): void {
+    this.#bodies.set(path, text);
   }
 
   /** Answers `path` only `ms` after each request arrived (a slow receiver); the request counts on arrival. */

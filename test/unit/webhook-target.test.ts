@@ -13,10 +13,21 @@ const firstMessage = (allowPrivate: boolean, input: unknown) => {
 describe('webhookUrlSchema', () => {
   it.each([
     ['https://example.com/hook', 'https://example.com/hook'],
-    ['https://EXAMPLE.com:8443/a b?x=1', 'https://example.com:8443/a%20b?x=1'],
+    ['https://EXAMPLE.com:443/a b?x=1', 'https://example.com/a%20b?x=1'],
     ['  https://example.com  ', 'https://example.com/'],
   ])('accepts %j as %j', (input, href) => {
     expect(webhookUrlSchema(false).parse(input)).toBe(href);
+  });
+
+  it('takes only WEBHOOK_ALLOWED_PORTS (443 by default), and any port where private targets are allowed', () => {
+    expect(firstMessage(false, 'https://example.com:8443/')).toBe("must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
+    expect(firstMessage(false, 'https://example.com:25/')).toBe("must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
+    expect(webhookUrlSchema(false, [443, 8443]).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
+    expect(webhookUrlSchema(false, [443, 8443]).safeParse('https://example.com:9000/').error?.issues[0]?.message).toBe(
+      "must use one of the ports 443, 8443 (this server's WEBHOOK_ALLOWED_PORTS).",
+    );
+    expect(webhookUrlSchema(true).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
+    expect(webhookUrlSchema(true).parse('http://127.0.0.1:4000/hook')).toBe('http://127.0.0.1:4000/hook');
   });
 
   it.each([

@@ -214,6 +214,8 @@ function channelLabel(alert) {
   return `${CHANNEL_NAMES[channel] ?? channel}: ${channel === 'email' ? alert.email : alert.webhook_url}`;
 }
 
+const TEST_OUTCOMES = { delivered: 'delivered', refused: 'refused', timed_out: 'timed out', unreachable: 'unreachable' };
+
 async function testAlert(alert, button, result) {
   button.disabled = true;
   result.textContent = 'Sending a test delivery…';
@@ -221,7 +223,8 @@ async function testAlert(alert, button, result) {
   try {
     const { data } = await api(`alerts/${enc(alert.id)}/test`, { method: 'POST' });
     const answered = data.status === null ? 'no answer' : `${alert.channel === 'email' ? 'SMTP' : 'HTTP'} ${data.status}`;
-    result.textContent = `Receiver answered ${answered} in ${data.duration_ms} ms: ${data.ok ? 'OK' : `failed (${data.error})`}.`;
+    const outcome = TEST_OUTCOMES[data.outcome] ?? data.outcome;
+    result.textContent = `Receiver answered ${answered} in ${data.duration_ms} ms: ${data.ok ? 'OK' : `${outcome} (${data.error})`}.`;
     result.classList.toggle('error', !data.ok);
   } catch (err) {
     result.textContent = `Test not sent: ${err.message}`;

@@ -42,7 +42,7 @@ export interface ChannelSend {
 
 export interface ChannelOptions {
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
-  /** Tests: where hosts resolve at connection time. */
+  /** Where hosts resolve at connection time: the account's HostLookups. */
   readonly resolve?: HostResolver;
   /** What every e-mail passes first (src/alerts/email-addresses.ts): without it no e-mail goes. */
   readonly mail?: EmailGate;
@@ -68,6 +68,7 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
     timeoutMs: alerts.timeoutMs,
     maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
     allowPrivate: alerts.allowPrivate,
+    allowedPorts: alerts.allowedPorts,
     resolve: opts.resolve,
   };
   if (send.channel === 'webhook') {

@@ -12,7 +12,8 @@ import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from
 import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
 import type { AlertTarget } from '../../../alerts/channels/target.js';
 import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
-import { sendTestDelivery } from '../../../alerts/test-delivery.js';
+import { sendTestDelivery, TEST_OUTCOMES } from '../../../alerts/test-delivery.js';
+import { TestSendLimits } from '../../../alerts/test-limits.js';
 import type { AlertView } from '../../../alerts/service.js';
 import type { Types } from 'mongoose';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
@@ -125,10 +126,11 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
           description:
             'Where deliveries go. webhook (default): a POST signed with Standard Webhooks to webhook_url, its body a WebhookPayload. slack, discord, teams: a message in the shape that service’s incoming webhook takes (Slack {text, blocks}; Discord {content, embeds}; Teams a message with an Adaptive Card, for a Workflows or incoming webhook) to webhook_url, that service’s webhook URL, which is kept sealed and shown redacted. email: a plain-text and HTML message to `email` through the server’s SMTP (422 when its operator has not configured one).',
         }),
-      webhook_url: webhookUrlSchema(config.alerts.allowPrivate).optional().meta({
-        description:
-          'Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https; it must not resolve to a private, loopback or link-local address.',
-      }),
+      webhook_url: webhookUrlSchema(config.alerts.allowPrivate, config.alerts.allowedPorts)
+        .optional()
+        .meta({
+          description: `Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https, to port ${config.alerts.allowedPorts.join(' or ')} (WEBHOOK_ALLOWED_PORTS; any port where WEBHOOK_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,
+        }),
       email: emailAddress.optional().meta({ description: 'Channel email (required for it, and only for it): the address.' }),
     })
     .superRefine((a, ctx) => {
@@ -205,15 +207,19 @@ const alertPage = pagedSchema(alertRecordSchema, 'AlertPage');
 const testedAnswer = z
   .object({
     data: z.object({
+      outcome: z.enum(TEST_OUTCOMES).meta({
+        description:
+          'What happened, as a class: delivered (a 2xx; for email the SMTP server accepted it), refused (another status: `status`), timed_out (no complete answer within WEBHOOK_TIMEOUT), unreachable (no answer: the name did not resolve, the connection failed, or the address is not one this server calls). Nothing the remote said is shown.',
+      }),
       status: z.number().int().nullable().meta({
         description:
-          "The receiver's HTTP status; for email the SMTP server's reply code (250: accepted); null when none arrived (refused, network error, timeout).",
+          "The receiver's HTTP status; for email the SMTP server's reply code (250: accepted); null when none arrived (timed_out, unreachable).",
       }),
-      ok: z.boolean().meta({
-        description: 'The receiver answered 2xx, or the SMTP server accepted the e-mail (as a real delivery would count it acknowledged).',
-      }),
+      ok: z.boolean().meta({ description: 'outcome is delivered (as a real delivery would count it acknowledged).' }),
       duration_ms: z.number().int().meta({ description: 'From the start of the attempt to its answer or failure.' }),
-      error: z.string().nullable().meta({ description: 'Why it is not ok; null when it is.' }),
+      error: z.string().nullable().meta({
+        description: 'The outcome in words (`the receiver answered 500`), never the remote’s text; null when delivered.',
+      }),
       webhook_id: z.string().meta({
         description: 'The webhook-id the test was sent with (test.…; a test is not a delivery); for email, the Message-ID’s left part.',
       }),
@@ -285,7 +291,8 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
       delete: {
         ...common,
         operationId: 'deleteAlert',
-        summary: 'Delete an alert (deliveries queued for it alone are dropped; the watch and the endpoint stay)',
+        summary:
+          'Delete an alert (deliveries queued for it alone are dropped; the watch stays; its endpoint goes when no other alert uses it)',
         requestParams: { path: input.id },
         responses: {
           200: limited('Deleted; the alert as it was.', z.object({ message: z.string(), data: alertRecordSchema })),
@@ -298,9 +305,9 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         ...common,
         operationId: 'testAlert',
         summary:
-          "Send a sample delivery on the alert's channel now (one attempt within WEBHOOK_TIMEOUT, not queued, not recorded) and answer what the receiver did",
+          "Send a sample delivery on the alert's channel now (one attempt within WEBHOOK_TIMEOUT, not queued, not recorded) and answer what class of thing happened",
         description:
-          "On channel webhook the body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks and timeout. On the chat channels and email it is the message a real delivery would send for those points, marked [Test]. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the error. Nothing is recorded and the endpoint's health is not changed; a disabled endpoint is tested too. On channel email only a confirmed address gets the test: 409, with a message saying why, while its email_status is pending (awaiting its owner's confirmation), unsubscribed or bounced; and it counts under the daily e-mail caps (429 with Retry-After, until midnight UTC, when one is spent).",
+          "On channel webhook the body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks, port rule and timeout. On the chat channels and email it is the message a real delivery would send for those points, marked [Test]. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the `outcome`; nothing the remote said (a body, an SMTP reply's text, a socket error) is shown. Nothing is recorded and the endpoint's health is not changed. Limits: ALERT_TESTS_PER_HOUR tests to one endpoint an hour and ALERT_TESTS_PER_DAY tests of the account a day (429 with Retry-After; a refused test counts nothing); 503 with Retry-After when the server is already sending ALERT_TESTS_IN_FLIGHT tests; 409 while the alert's endpoint is disabled (enable it first). On channel email only a confirmed address gets the test: 409, with a message saying why, while its email_status is pending (awaiting its owner's confirmation), unsubscribed or bounced; and it counts under the daily e-mail caps (429 with Retry-After, until midnight UTC, when one is spent).",
         requestParams: { path: input.id },
         requestBody: {
           required: false,
@@ -310,7 +317,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
           },
         },
         responses: {
-          200: limited('The test ran; what the receiver answered.', testedAnswer),
+          200: limited('The test ran; what class of answer the receiver gave.', testedAnswer),
           ...errors(401, 404, 409, 413, 429),
         },
       },
@@ -341,6 +348,7 @@ export function alertRoutes(ctx: AppContext): Router {
     );
     return views.map((v, i) => presentAlert(v, tz, states[i]));
   };
+  const testLimits = new TestSendLimits(ctx.redis, ctx.redisPrefix, ctx.config.alerts.tests);
 
   router.post('/api/alerts', async (req, res) => {
     const a = validate(input.body, bodyFields(req.body));
@@ -414,13 +422,21 @@ export function alertRoutes(ctx: AppContext): Router {
   router.post('/api/alerts/:id/test', async (req, res) => {
     const { id } = validate(input.id, req.params);
     const tested = await sendTestDelivery(
-      { conn: ctx.mongo, alerts: ctx.alerts, config: ctx.config, logger: ctx.logger, emailAddresses: ctx.emailAddresses },
+      {
+        conn: ctx.mongo,
+        alerts: ctx.alerts,
+        config: ctx.config,
+        logger: ctx.logger,
+        limits: testLimits,
+        emailAddresses: ctx.emailAddresses,
+      },
       userOf(res)._id,
       id,
     );
     if (!tested) throw new NotFoundError('No such alert.');
     res.json({
       data: {
+        outcome: tested.outcome,
         status: tested.status,
         ok: tested.ok,
         duration_ms: tested.durationMs,

@@ -4,7 +4,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
-import { NotFoundError } from '../../../errors/index.js';
+import { ConflictError, NotFoundError } from '../../../errors/index.js';
 import { accountEventRecordSchema, presentEndpoint, presentEvent, webhookEndpointRecordSchema } from '../../../alerts/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
@@ -42,6 +42,15 @@ export const webhooksPaths: ZodOpenApiPathsObject = (() => {
         requestParams: { path: endpointParam },
         responses: { 200: limited('The endpoint.', endpointAnswer), ...errors(401, 404, 429) },
       },
+      delete: {
+        ...common,
+        operationId: 'deleteWebhookEndpoint',
+        summary: 'Delete an endpoint no alert uses (its delivery records go with it)',
+        description:
+          'An endpoint is also removed by itself when the last alert using it is deleted or moves to another target. 409 while an alert uses it (the message says how many and names some), or while another request is attaching an alert to it or removing it.',
+        requestParams: { path: endpointParam },
+        responses: { 204: { description: 'Deleted; no body.' }, ...errors(401, 404, 409, 429) },
+      },
     },
     '/api/webhooks/{id}/enable': {
       post: {
@@ -77,7 +86,7 @@ export const webhooksPaths: ZodOpenApiPathsObject = (() => {
   };
 })();
 
-/** The account API: the account's webhook endpoints and its events. Authenticated by account-api.ts. */
+/** The account API: the account's webhook endpoints (list, read, enable, delete) and its events. Authenticated by account-api.ts. */
 export function webhookRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
@@ -103,6 +112,21 @@ export function webhookRoutes(ctx: AppContext): Router {
     const endpoint = await endpoints.find(userOf(res)._id, id);
     if (!endpoint) throw new NotFoundError('No such webhook endpoint.');
     res.json({ data: presentEndpoint(endpoint, tz) });
+  });
+
+  router.delete('/api/webhooks/:id', async (req, res) => {
+    const { id } = validate(endpointParam, req.params);
+    const result = await endpoints.remove(userOf(res)._id, id);
+    if (!result) throw new NotFoundError('No such webhook endpoint.');
+    if ('usedBy' in result) {
+      const { count, ids } = result.usedBy;
+      const named = ids.map((i) => i.toHexString()).join(', ') + (count > ids.length ? ', …' : '');
+      throw new ConflictError(
+        `The endpoint is used by ${count} alert${count === 1 ? '' : 's'} (${named}): delete them or post them with another target first.`,
+      );
+    }
+    if ('busy' in result) throw new ConflictError('Another request is attaching an alert to this endpoint or removing it; try again.');
+    res.status(204).end();
   });
 
   router.post('/api/webhooks/:id/enable', async (req, res) => {
