@@ -321,6 +321,10 @@ describe('the daily caps', () => {
       RATE_LIMIT_API: '0',
       APP_URL,
       EMAIL_MAX_PER_ACCOUNT_PER_DAY: '60',
+      // The test button's own limits off: this is about the e-mail caps.
+      ALERT_TESTS_PER_HOUR: '0',
+      ALERT_TESTS_PER_DAY: '0',
+      ALERT_TESTS_IN_FLIGHT: '1000',
       EMAIL_MAX_PER_ADDRESS_PER_DAY: '50',
     });
     const capWorker = await startTestDeliveryWorker(capped, 'email-caps');

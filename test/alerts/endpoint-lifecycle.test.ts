@@ -96,7 +96,7 @@ describe('DELETE /api/webhooks/{id}', () => {
 });
 
 describe('endpoints no alert uses', () => {
-  it('go when their last alert is deleted or moves to another target, and stay while one uses them', async () => {
+  it('go when their last alert is deleted, and stay while one uses them', async () => {
     const a = await testAccount(t, 'ep-auto@example.com');
     const one = (await post(a.headers, { asin: 'B0EPAUTO01', webhook_url: hook('auto-shared') })).body.data;
     const two = (await post(a.headers, { asin: 'B0EPAUTO02', webhook_url: hook('auto-shared') })).body.data;
@@ -106,13 +106,14 @@ describe('endpoints no alert uses', () => {
     expect((await t.http.delete(`/api/alerts/${two.id}`).set(a.headers)).status).toBe(200);
     expect(await endpointOf(one.endpoint_id)).toBeNull();
 
-    // Posting the alert again with another target moves it; the target it left has no alert, and goes.
-    const moving = (await post(a.headers, { asin: 'B0EPAUTO03', webhook_url: hook('auto-before') })).body.data;
-    const moved = await post(a.headers, { asin: 'B0EPAUTO03', webhook_url: hook('auto-after') });
-    expect(moved.status).toBe(200);
-    expect(moved.body.data.endpoint_id).not.toBe(moving.endpoint_id);
-    expect(await endpointOf(moving.endpoint_id)).toBeNull();
-    expect(await endpointOf(moved.body.data.endpoint_id)).not.toBeNull();
+    // The same alert to another target is a second alert; deleting the first leaves its target unused, and it goes.
+    const first = (await post(a.headers, { asin: 'B0EPAUTO03', webhook_url: hook('auto-before') })).body.data;
+    const second = await post(a.headers, { asin: 'B0EPAUTO03', webhook_url: hook('auto-after') });
+    expect(second.status).toBe(201);
+    expect(second.body.data.endpoint_id).not.toBe(first.endpoint_id);
+    expect((await t.http.delete(`/api/alerts/${first.id}`).set(a.headers)).status).toBe(200);
+    expect(await endpointOf(first.endpoint_id)).toBeNull();
+    expect(await endpointOf(second.body.data.endpoint_id)).not.toBeNull();
     expect(await endpoints().countDocuments({ user_id: a.id })).toBe(1);
     expect(await t.ctx.alerts.endpoints.counters.value(a.id, 'endpoints')).toBe(1);
   });

@@ -87,10 +87,10 @@ describe('a sealed value moved to another record', () => {
     expect(events.status).toBe(200);
     expect(JSON.stringify(events.body)).toContain('endpoint.disabled');
 
-    // The test button answers what happened, not a 5xx, and sends nothing either.
+    // The test button answers that the endpoint is disabled and why, not a 5xx, and sends nothing either.
     const tested = await t.http.post(`/api/alerts/${victim.id}/test`).set(b.headers);
-    expect(tested.status).toBe(200);
-    expect(tested.body.data).toMatchObject({ ok: false, status: null, error: UNSEALABLE_REASON });
+    expect(tested.status).toBe(409);
+    expect(tested.body.message).toContain(UNSEALABLE_REASON);
     expect(requestsTo('/moved/a/XyZ-token-a') + requestsTo('/moved/b/XyZ-token-b')).toBe(0);
 
     // Posting the alert again seals its URL anew, and the endpoint takes deliveries again.
