@@ -1,4 +1,8 @@
-/** A product process's Prometheus text (its METRICS_PORT's /metrics), read by the benchmarks. */
+/**
+ * A product process's Prometheus text (its METRICS_PORT's /metrics), read by the benchmarks. The
+ * wait is long: on a machine shared with other work a busy worker may take seconds to answer, and a
+ * reading given up on ends the whole run.
+ */
 export async function metricsText(url: string): Promise<string> {
-  return (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text();
+  return (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(30_000) })).text();
 }

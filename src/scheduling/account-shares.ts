@@ -26,7 +26,7 @@ const FIELDS = { asin: 1, priority: 1, next_refresh_at: 1, last_attempt_at: 1, c
  *
  * Accounts are visited in turn, ACCOUNTS_PER_PASS a pass, from a cursor kept in Redis, so a pass
  * reads a bounded number of index ranges however many accounts there are; with more accounts than
- * that, each one's share comes round once every few passes.
+ * that, or than the pass has slots, each one's share comes round once every few passes.
  */
 export async function pickAccountShares(
   deps: { readonly mongo: Connection; readonly redis: Redis; readonly redisPrefix: string },
@@ -51,8 +51,6 @@ export async function pickAccountShares(
     accounts = [...accounts, ...(await page(null, ACCOUNTS_PER_PASS - accounts.length)).filter((a) => !seen.has(String(a._id)))];
   }
   if (accounts.length === 0) return [];
-  const last = accounts.at(-1)!;
-  await deps.redis.set(cursorKey, String(last._id), 'PX', 86_400_000);
 
   const weight = (a: (typeof accounts)[number]): number => a.share_weight ?? 1;
   const total = accounts.reduce((n, a) => n + weight(a), 0);
@@ -65,6 +63,9 @@ export async function pickAccountShares(
     quanta.push({ id: a._id, n });
     left -= n;
   }
+  // The next pass starts after the last account served, not the last read: with fewer slots than
+  // accounts, those the slots did not reach come first next time instead of never.
+  await deps.redis.set(cursorKey, String(quanta.at(-1)!.id), 'PX', 86_400_000);
   const due = dueFilterOf(country, now);
   const limit = pLimit(READS_AT_ONCE);
   const products = productModel(deps.mongo);

@@ -3,6 +3,8 @@ import mongoose from 'mongoose';
 import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import { productModel } from '../models/product.js';
+import { userModel } from '../models/user.js';
+import { overAllowances, type AccountDemand } from './account-allowances.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import { refreshIntervalMs } from './change-rate.js';
 import type { RefreshPolicies, StoredPolicy } from './policy-store.js';
@@ -13,6 +15,7 @@ import {
   nextBoost,
   rateOfBucket,
   tunePolicy,
+  type CappedAccount,
   type RateCount,
   type TuneInput,
   type TunedPolicy,
@@ -21,6 +24,18 @@ import {
 /** How often a country's policy is tuned again: estimates move slowly, and a tuning reads every estimate. */
 export const TUNE_EVERY_MS = 10 * 60_000;
 const HOUR_MS = 3_600_000;
+/**
+ * Accounts past their fair part whose demand a tuning caps, the furthest past first: each is one
+ * more histogram in every step of the price's bisection. Past this many, the rest count in full,
+ * as every account did before caps (a price a little higher than fair for the others).
+ */
+export const MAX_CAPPED = 16;
+/** Accounts' weights read at once. */
+const WEIGHTS_AT_ONCE = 1_000;
+
+const bucketExpr = { $round: [{ $multiply: [BUCKETS_PER_OCTAVE, { $log: ['$change_rate', 2] }] }, 0] };
+/** A product with several owners is one refresh for all of them: each owner counts its share. */
+const ownerShare = { $divide: [1, { $max: [1, { $size: { $ifNull: ['$owners', []] } }] }] };
 
 export interface TuneContext {
   readonly config: Pick<Config, 'refresh'>;
@@ -35,7 +50,7 @@ async function rateHistogram(mongo: Connection, country: Country): Promise<RateH
       { $match: { country, priority: mongoose.trusted({ $in: [0, 1] }), change_rate: mongoose.trusted({ $gt: 0 }) } },
       {
         $group: {
-          _id: { p: '$priority', b: { $round: [{ $multiply: [BUCKETS_PER_OCTAVE, { $log: ['$change_rate', 2] }] }, 0] } },
+          _id: { p: '$priority', b: bucketExpr },
           n: { $sum: 1 },
         },
       },
@@ -50,6 +65,77 @@ async function rateHistogram(mongo: Connection, country: Country): Promise<RateH
 export interface RateHistogram {
   readonly p0: readonly RateCount[];
   readonly p1: readonly RateCount[];
+}
+
+/** Priority 0's products with an estimate per owning account (a shared product split between its owners). */
+async function productsByOwner(mongo: Connection, country: Country): Promise<Map<string, number>> {
+  const rows = await productModel(mongo)
+    .aggregate<{ _id: unknown; n: number }>([
+      { $match: { country, priority: 0, change_rate: mongoose.trusted({ $gt: 0 }) } },
+      { $project: { owners: 1, n: ownerShare } },
+      { $unwind: '$owners' },
+      { $group: { _id: '$owners', n: { $sum: '$n' } } },
+    ])
+    .hint('plan_rate');
+  return new Map(rows.map((r) => [String(r._id), r.n]));
+}
+
+async function weightsOf(mongo: Connection, ids: readonly string[]): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  for (let i = 0; i < ids.length; i += WEIGHTS_AT_ONCE) {
+    const users = await userModel(mongo)
+      .find({ _id: mongoose.trusted({ $in: ids.slice(i, i + WEIGHTS_AT_ONCE).map((id) => new mongoose.Types.ObjectId(id)) }) })
+      .select({ share_weight: 1 })
+      .lean();
+    for (const u of users) out.set(String(u._id), u.share_weight ?? 1);
+  }
+  return out;
+}
+
+/** The rate histograms of some accounts' priority-0 products (a shared product split between its owners). */
+async function histogramsOf(mongo: Connection, country: Country, ids: readonly string[]): Promise<Map<string, RateCount[]>> {
+  const owners = mongoose.trusted({ $in: ids.map((id) => new mongoose.Types.ObjectId(id)) });
+  const rows = await productModel(mongo)
+    .aggregate<{ _id: { o: unknown; b: number }; n: number }>([
+      { $match: { country, owners, priority: 0, change_rate: mongoose.trusted({ $gt: 0 }) } },
+      { $project: { owners: 1, b: bucketExpr, n: ownerShare } },
+      { $unwind: '$owners' },
+      { $match: { owners } },
+      { $group: { _id: { o: '$owners', b: '$b' }, n: { $sum: '$n' } } },
+    ])
+    .hint('plan_owner');
+  const out = new Map<string, RateCount[]>();
+  for (const r of rows) {
+    const id = String(r._id.o);
+    out.set(id, [...(out.get(id) ?? []), { rate: rateOfBucket(r._id.b), count: r.n }]);
+  }
+  return out;
+}
+
+/**
+ * The accounts whose priority-0 products, all at REFRESH_MIN_INTERVAL, would ask for more than their
+ * fair part of `budgetPerHour` (account-allowances.ts), MAX_CAPPED at most, with their histograms.
+ */
+export async function cappedAccounts(
+  deps: { readonly config: Pick<Config, 'refresh'>; readonly mongo: Connection },
+  country: Country,
+  budgetPerHour: number,
+): Promise<CappedAccount[]> {
+  const counts = await productsByOwner(deps.mongo, country);
+  const weights = await weightsOf(deps.mongo, [...counts.keys()]);
+  const demands: AccountDemand[] = [...counts].map(([id, n]) => ({
+    id,
+    weight: weights.get(id) ?? 1,
+    perHour: (n * HOUR_MS) / deps.config.refresh.minIntervalMs,
+  }));
+  const over = overAllowances(demands, budgetPerHour).slice(0, MAX_CAPPED);
+  if (over.length === 0) return [];
+  const histograms = await histogramsOf(
+    deps.mongo,
+    country,
+    over.map((a) => a.id),
+  );
+  return over.map((a) => ({ rates: histograms.get(a.id) ?? [], perHour: a.perHour }));
 }
 
 /**
@@ -83,7 +169,8 @@ export async function tuneCountry(
   if (!(callsPerSecond > 0)) return last;
   const input = tuneInputOf(ctx.config, await rateHistogram(ctx.mongo, country), callsPerSecond);
   const boost = last ? nextBoost(last.boost, (last.planned * HOUR_MS) / Math.max(1, now - last.at), input.budgetPerHour) : FIRST_BOOST;
-  const tuned = tunePolicy({ ...input, boost });
+  const capped = input.budgetPerHour > 0 ? await cappedAccounts(ctx, country, input.budgetPerHour * boost) : [];
+  const tuned = tunePolicy({ ...input, boost, capped });
   if (!tuned) return last;
   await ctx.policies.write(country, { ...tuned, boost }, now);
   return tuned;

@@ -39,6 +39,18 @@ export interface TuneInput {
   readonly weight: number | null;
   /** The refreshes asked for, as a multiple of the budget (nextBoost); 1 when absent. */
   readonly boost?: number;
+  /**
+   * Accounts whose products ask for more than their fair part of the (boosted) budget
+   * (account-allowances.ts): their products, also counted in `rates`, and the refreshes an hour
+   * their part allows. The price is tuned to what the others ask for plus these parts, so one
+   * account's catalogue does not stretch every other account's intervals.
+   */
+  readonly capped?: readonly CappedAccount[];
+}
+
+export interface CappedAccount {
+  readonly rates: readonly RateCount[];
+  readonly perHour: number;
 }
 
 export interface Prediction {
@@ -96,7 +108,13 @@ function priceFor(input: TuneInput, weight: number, evenHours: number): RefreshP
   const maxH = input.maxMs / HOUR_MS;
   const demand = (price: number): number => {
     const policy = { price, weight, evenHours };
-    return input.rates.reduce((sum, r) => sum + r.count / intervalHours(policy, r.rate, minH, maxH), 0);
+    const of = (rates: readonly RateCount[]) => rates.reduce((sum, r) => sum + r.count / intervalHours(policy, r.rate, minH, maxH), 0);
+    let total = of(input.rates);
+    for (const c of input.capped ?? []) {
+      const asked = of(c.rates);
+      total -= asked - Math.min(asked, c.perHour);
+    }
+    return total;
   };
   // Demand falls as the price rises; bisect on its logarithm between bounds no catalogue reaches.
   let lo = -30;
