@@ -4,6 +4,7 @@ import { authenticate, userKey } from '../auth.js';
 import { createRateLimiter } from '../rate-limit.js';
 import { authFailureGuard } from '../auth-failures.js';
 import { meRoutes } from './me.js';
+import { summaryRoutes } from './summary.js';
 import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
 import { forcedUpdateRoutes } from './forced-update.js';
@@ -43,6 +44,7 @@ export function accountApiRoutes(ctx: AppContext): Router {
     createRateLimiter(ctx, { name: 'token-rotation', limit: limits.tokenRotationsPerHour, windowMs: 3_600_000, key: userKey }),
   );
   router.use(meRoutes(ctx));
+  router.use(summaryRoutes(ctx));
   router.use(watchRoutes(ctx));
   router.use(forcedUpdateRoutes(ctx));
   router.use(worldRoutes(ctx));
