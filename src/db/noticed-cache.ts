@@ -48,7 +48,8 @@ interface Entry<V> {
  * (`drops`), and a notice that names nothing (`all`: notices may have been missed, or one could not
  * be read) empties the cache. While notices may be missed (the subscription is down) it keeps nothing
  * and every read loads. A load that was running when a change that concerns its value was noticed is
- * returned but not kept: it may have read the data from before the change.
+ * returned but not kept: it may have read the data from before the change. Concurrent reads of one
+ * key share one load, unless a drop came between them.
  */
 export class NoticedCache<V extends NonNullable<unknown>> {
   readonly #lru: LRUCache<string, Entry<V>> | undefined;
@@ -59,6 +60,8 @@ export class NoticedCache<V extends NonNullable<unknown>> {
   /** A load that started before this cannot be checked against the drops since, and is not kept. */
   #uncheckedBefore = 0;
   #recent: { readonly seq: number; readonly tags: ReadonlySet<string> }[] = [];
+  /** Loads under way, by key: a read of the same key joins one that no drop has overtaken. */
+  readonly #loading = new Map<string, { readonly from: number; readonly value: Promise<V | undefined> }>();
   readonly #stop: () => void;
   #closed = false;
 
@@ -99,9 +102,23 @@ export class NoticedCache<V extends NonNullable<unknown>> {
       this.opts.count?.('hit');
       return kept.value;
     }
+    const joined = this.#loading.get(key);
+    // Joined only while nothing was dropped since it started: a later read must not get what an
+    // earlier one read from before a change (a rotated token's account, say).
+    if (joined && joined.from === this.#seq) {
+      this.opts.count?.('hit');
+      return joined.value;
+    }
     this.opts.count?.('load');
     const from = this.#seq;
-    const value = await load();
+    const loading = load();
+    this.#loading.set(key, { from, value: loading });
+    let value: V | undefined;
+    try {
+      value = await loading;
+    } finally {
+      if (this.#loading.get(key)?.value === loading) this.#loading.delete(key);
+    }
     if (value === undefined || !this.notices.live) return value;
     const tags = this.opts.tagsOf?.(value) ?? [];
     if (this.#unchangedSince(from, tags)) {

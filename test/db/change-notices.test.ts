@@ -266,6 +266,33 @@ describe('NoticedCache', () => {
     cache.close();
   });
 
+  it('shares one load among concurrent reads of a key, but not across a drop', async () => {
+    const n = localNotices();
+    const cache = new NoticedCache<{ owner: string; v: number }>(n, {
+      topics: ['users'],
+      ttlMs: 60_000,
+      maxEntries: 10,
+      tagsOf: (x) => [documentTag('users', x.owner)],
+    });
+    let loads = 0;
+    const releases: (() => void)[] = [];
+    const slow = () =>
+      cache.get('k', () => {
+        const v = ++loads;
+        return new Promise((r) => releases.push(() => r({ owner: A, v })));
+      });
+    const first = [slow(), slow(), slow()];
+    expect(loads).toBe(1);
+    // Any drop (here of another document) ends the sharing: a read after it loads afresh.
+    n.tell({ topic: 'users', ids: [B] });
+    const after = slow();
+    expect(loads).toBe(2);
+    for (const release of releases) release();
+    expect((await Promise.all(first)).map((x) => x!.v)).toEqual([1, 1, 1]);
+    expect((await after)!.v).toBe(2);
+    cache.close();
+  });
+
   it('loads every time while notices are not live', async () => {
     let listens = 0;
     const quiet = { live: false, onChange: () => () => undefined, listen: () => void listens++ };
