@@ -23,6 +23,7 @@ import { productEnv, withOwnCleanup, environmentOf, ownDatabase, ownRedis, runMa
 import { runCliToEnd, sampleProc, spawnCli } from './lib/proc.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
 import { asinOf, insertChunks, productDoc, titleOf } from './lib/seed.js';
+import { measureTokenRotation } from './lib/api-rotation.js';
 
 /** Ours unless `issue` says so. */
 const TARGETS = { rps: 200, p99Ms: 200, cpuMsPerRequest: 1 } as const;
@@ -43,7 +44,8 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
   registerModels(db.conn);
   await Promise.all(Object.values(db.conn.models).map((m) => m.createIndexes()));
   const appKeyText = generateAppKey();
-  const { token } = await new UserService(db.conn, parseAppKey(appKeyText)!).create({ name: 'bench', email: 'bench@bench.example.com' });
+  const users = new UserService(db.conn, parseAppKey(appKeyText)!);
+  const { token } = await users.create({ name: 'bench', email: 'bench@bench.example.com' });
 
   // The world catalogue: fetched products (title, price, search keys) spread over the countries.
   const now = Date.now();
@@ -155,6 +157,18 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
     console.log(`api: ${ep.name}: ${round(total / r.duration, 1)} req/s, p99 ${r.latency.p99} ms`);
   }
   await Promise.all([apis.kept.stop(), apis.afresh.stop()]);
+  if (!opts.apiEndpoints.length || opts.apiEndpoints.some((w) => 'token rotation'.includes(w))) {
+    const rotation = await measureTokenRotation({
+      startApi: async (extra) => {
+        const child = startApi(extra);
+        return { child, url: String((await child.waitForLog((l) => l.msg === 'api listening', 300_000)).url) };
+      },
+      newAccount: async (name) => (await users.create({ name, email: `${name}@bench.example.com` })).token,
+      connections: opts.connections,
+    });
+    figures.push(...rotation.figures);
+    details['token rotation'] = rotation.details;
+  }
   notes.push(`autocannon runs in the benchmark's own process on the same machine, so it competes with the api for the CPU`);
   if (inf.mongoIsEmulator)
     notes.push(

@@ -1,5 +1,5 @@
 /**
- * Requests a minute the HTTP side accepts per client, each counted in Redis so that every api
+ * Requests a minute (token rotations an hour) the HTTP side accepts per client, each counted in Redis so that every api
  * process shares one count (readyz's in each process). 0 turns a limit off. Parsed by loadConfig.
  */
 import { z } from 'zod';
@@ -13,6 +13,7 @@ export const rateLimitsEnvSchema = z.object({
   RATE_LIMIT_AUTH_FAILURES: perMinute.default(30),
   RATE_LIMIT_READYZ: perMinute.default(600),
   DIRECTORY_RATE_LIMIT: perMinute.default(60),
+  RATE_LIMIT_TOKEN_ROTATION: int(0, 1_000_000).default(10),
 });
 
 export interface RateLimitsConfig {
@@ -26,6 +27,11 @@ export interface RateLimitsConfig {
   readonly readyzPerMinute: number;
   /** The public directory's requests a minute per client address, both lists together. */
   readonly directoryPerMinute: number;
+  /**
+   * Token rotations an hour per account: each one drops that account from every api process's
+   * account cache, so a loop of them would keep every process reading it again.
+   */
+  readonly tokenRotationsPerHour: number;
 }
 
 export function buildRateLimitsConfig(env: z.infer<typeof rateLimitsEnvSchema>): RateLimitsConfig {
@@ -35,5 +41,6 @@ export function buildRateLimitsConfig(env: z.infer<typeof rateLimitsEnvSchema>):
     authFailuresPerMinute: env.RATE_LIMIT_AUTH_FAILURES,
     readyzPerMinute: env.RATE_LIMIT_READYZ,
     directoryPerMinute: env.DIRECTORY_RATE_LIMIT,
+    tokenRotationsPerHour: env.RATE_LIMIT_TOKEN_ROTATION,
   });
 }

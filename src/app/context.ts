@@ -33,7 +33,7 @@ import { AccountWeights } from '../accounts/weights.js';
 import { RefreshPolicies } from '../scheduling/policy-store.js';
 import { ChangeNotices } from '../db/change-notices.js';
 import { onWrites } from '../models/change-events.js';
-import { NoticedCache } from '../db/noticed-cache.js';
+import { documentTag, NoticedCache } from '../db/noticed-cache.js';
 import type { AccountUser } from '../models/user.js';
 
 /** Bull Board's login: the configured one, or on the embedded default one made for this run. */
@@ -184,7 +184,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const redisPrefix = opts.redisPrefix ?? config.redis.prefix;
     // Every process tells the others of its writes; only those that keep answers listen (NoticedCache).
     const notices = resources.own('change notices', new ChangeNotices(redis, redisPrefix, logger), (n) => n.close());
-    onWrites(mongo, (topic) => notices.changed(topic));
+    onWrites(mongo, (change) => notices.changed(change));
     const fair = new FairTags(redis, redisPrefix);
     const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger, fair), (j) => j.close());
     const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
@@ -222,11 +222,17 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       users: new UserService(
         mongo,
         ep.appKey,
-        // A token's account, kept until any change to users: a rotated token or a changed weight is
-        // seen at once in this process and as soon as the notice arrives in the others.
+        // A token's account, kept until a change to that account: a rotated token or a changed weight
+        // is seen at once in this process and as soon as the notice arrives in the others.
         resources.own(
           'account cache',
-          new NoticedCache<AccountUser>(notices, { topics: ['users'], ttlMs: config.accountCacheTtlMs, maxEntries: 10_000 }),
+          new NoticedCache<AccountUser>(notices, {
+            topics: ['users'],
+            ttlMs: config.accountCacheTtlMs,
+            maxEntries: 10_000,
+            tagsOf: (account) => [documentTag('users', account._id.toHexString())],
+            count: (outcome) => metrics.cacheReads.inc({ cache: 'accounts', outcome }),
+          }),
           (c) => c.close(),
         ),
       ),

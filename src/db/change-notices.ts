@@ -2,17 +2,60 @@ import { z } from 'zod';
 import type { Logger } from '../logger.js';
 import { duplicateRedis, type Redis } from './redis.js';
 import { channelName } from './redis-keys.js';
+import { OBJECT_ID_RE } from './mongo.js';
 
 /** Collections that api processes keep answers from in memory. */
 export const changeTopicSchema = z.enum(['users', 'posts']);
 export type ChangeTopic = z.infer<typeof changeTopicSchema>;
 
-/** What a listener hears: one collection changed, or `all` when notices may have been missed. */
-export type ChangeNotice = ChangeTopic | 'all';
+/** A write naming more documents or fields than this says "anything may have changed" instead. */
+export const MAX_NAMED_IDS = 100;
+export const MAX_NAMED_FIELDS = 50;
 
 /**
- * Tells every process that a collection whose answers are kept in memory changed, over Redis
- * pub/sub. The writing process hears its own change at once (before its write's caller goes on), the
+ * One write's change, as it travels between processes (JSON). `ids`: the documents it touched;
+ * absent when the write could not tell (a filter by another field, a bulk write), which means any
+ * document of the collection. `fields`: for an update of `ids`, the top-level fields it set;
+ * absent for inserts, deletes and writes that could not tell, which means anything about those
+ * documents, their existence included.
+ */
+export const changeSchema = z.object({
+  topic: changeTopicSchema,
+  ids: z.array(z.string().regex(OBJECT_ID_RE)).min(1).max(MAX_NAMED_IDS).optional(),
+  fields: z.array(z.string().min(1).max(200)).max(MAX_NAMED_FIELDS).optional(),
+});
+export type Change = z.infer<typeof changeSchema>;
+
+/** What a listener hears: a change, or `all` when notices may have been missed. */
+export type ChangeNotice = Change | 'all';
+
+/** A change said at most as precisely as a message may carry it (over-long lists become "any"). */
+function bounded(change: Change): Change {
+  const { topic, ids, fields } = change;
+  if (!ids?.length || ids.length > MAX_NAMED_IDS) return { topic };
+  return fields && fields.length <= MAX_NAMED_FIELDS ? { topic, ids, fields } : { topic, ids };
+}
+
+/**
+ * A message as a notice. A bare topic name (what a process of the previous release sends) is a
+ * change to any document of it; anything unreadable may have been any change, so it is `all`.
+ */
+export function parseNotice(message: string): ChangeNotice {
+  const bare = changeTopicSchema.safeParse(message);
+  if (bare.success) return { topic: bare.data };
+  let json: unknown;
+  try {
+    json = JSON.parse(message);
+  } catch {
+    return 'all';
+  }
+  const change = changeSchema.safeParse(json);
+  return change.success ? change.data : 'all';
+}
+
+/**
+ * Tells every process what changed in a collection whose answers are kept in memory, over Redis
+ * pub/sub, so that each drops only what depends on it. The writing process hears its own change at once (before its write's caller goes on), the
  * others as soon as Redis delivers the message.
  *
  * Pub/sub delivers at most once: a message sent while a subscriber is away is lost. So a process
@@ -49,8 +92,7 @@ export class ChangeNotices {
     });
     this.#sub = sub;
     sub.on('message', (channel: string, message: string) => {
-      const topic = changeTopicSchema.safeParse(message);
-      if (channel === this.#channel && topic.success) this.#tell(topic.data);
+      if (channel === this.#channel) this.#tell(parseNotice(message));
     });
     sub.on('ready', () => {
       sub.subscribe(this.#channel).then(
@@ -73,14 +115,15 @@ export class ChangeNotices {
   }
 
   /** Tells this process now and every other through Redis; a failed publish is logged, not thrown. */
-  async changed(topic: ChangeTopic): Promise<void> {
-    this.#tell(topic);
+  async changed(what: Change): Promise<void> {
+    const change = bounded(what);
+    this.#tell(change);
     try {
-      await this.redis.publish(this.#channel, topic);
+      await this.redis.publish(this.#channel, JSON.stringify(change));
     } catch (err) {
       // The other processes' subscriptions are most likely down too (they then keep nothing), and
       // what they keep expires on its own.
-      this.logger.warn({ err: { message: (err as Error).message }, topic }, 'change notices: publish failed');
+      this.logger.warn({ err: { message: (err as Error).message }, topic: change.topic }, 'change notices: publish failed');
     }
   }
 

@@ -96,6 +96,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly cacheReads = new Counter({
+    name: 'shelfwatch_cache_reads_total',
+    help: 'Reads through the caches that change notices keep (accounts by token, directory pages): answered from memory (hit) or loaded from MongoDB (load)',
+    labelNames: ['cache', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   readonly budgetShortfall = new Gauge({
     name: 'shelfwatch_plan_shortfall_ratio',
     help: 'Products due per product the last pass could plan in its first step (above 1: more is due than the quota allows, priority 0 stretches)',

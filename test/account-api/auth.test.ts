@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CommandStartedEvent } from 'mongodb';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { until } from '../helpers/until.js';
+import { userModel } from '../../src/models/user.js';
 
 let t: TestContext;
 let token: string;
@@ -76,7 +77,7 @@ describe('account API authentication', () => {
     expect((await t.http.get('/api/me').set('Authorization', `Bearer ${fresh}`)).status).toBe(200);
   });
 
-  it("reads a token's account once, keeps it while users are unchanged, and reads it again after any change", async () => {
+  it("reads a token's account once, keeps it while that account is unchanged, and reads it again after a change to it", async () => {
     const lookups: unknown[] = [];
     const client = t.ctx.mongo.getClient();
     const onStarted = (e: CommandStartedEvent) => {
@@ -92,12 +93,12 @@ describe('account API authentication', () => {
       // The write is told at once in this process and again when its notice comes back from Redis
       // (later on a cluster): counting starts after the echo, which also drops what was kept.
       let told = 0;
-      const stop = t.ctx.notices.onChange((n) => void (n === 'users' && told++));
-      const { token: mine } = await t.ctx.users.create({ name: 'Kept', email: 'kept@example.com' });
+      const stop = t.ctx.notices.onChange((n) => void (n !== 'all' && n.topic === 'users' && told++));
+      const { user: me, token: mine } = await t.ctx.users.create({ name: 'Kept', email: 'kept@example.com' });
       await until('the write’s notice back from Redis', async () => told >= 2, 10_000, 5);
       stop();
       const heard: string[] = [];
-      const stopHearing = t.ctx.notices.onChange((n) => void heard.push(`${n} after ${lookups.length} lookups`));
+      const stopHearing = t.ctx.notices.onChange((n) => void heard.push(`${JSON.stringify(n)} after ${lookups.length} lookups`));
       const ask = () => t.http.get('/api/watch').set('Authorization', `Bearer ${mine}`).expect(200);
       await ask();
       await ask();
@@ -107,17 +108,37 @@ describe('account API authentication', () => {
       expect(lookups.length, `notices meanwhile: ${heard.join('; ')}`).toBeLessThanOrEqual(1 + heard.length);
       stopHearing();
       const kept = lookups.length;
-      // Any write to users drops every kept account (a weight, a rotation, a new user).
-      await t.ctx.users.create({ name: 'Another', email: 'another@example.com' });
+      // Each write below is told here at once and again when its notice comes back from Redis:
+      // asking after both counts what the notices dropped, not when the echo happened to come.
+      const settled = async (write: () => Promise<unknown>) => {
+        let heardNow = 0;
+        const stopCounting = t.ctx.notices.onChange(() => void heardNow++);
+        await write();
+        await until('the notice back from Redis', async () => heardNow >= 2, 10_000, 5);
+        stopCounting();
+      };
+      // Writes to other accounts keep it: a new user, another account's rotated token.
+      const { user: another } = await t.ctx.users.create({ name: 'Another', email: 'another@example.com' });
+      await settled(() => t.ctx.users.rotateToken(another._id));
+      await ask();
+      expect(lookups).toHaveLength(kept);
+      // A write to this account drops it; so does one that names no account.
+      const users = userModel(t.ctx.mongo);
+      await settled(() => users.updateOne({ _id: me._id }, { $set: { title: 'changed' } }));
+      await ask();
       await ask();
       expect(lookups).toHaveLength(kept + 1);
+      await settled(() => users.updateMany({ email: 'nobody@example.com' }, { $set: { title: 'x' } }));
+      await ask();
+      await ask();
+      expect(lookups).toHaveLength(kept + 2);
       // Unknown tokens are never kept: each is looked up.
       for (let i = 0; i < 3; i++)
         await t.http
           .get('/api/watch')
           .set('Authorization', `Bearer ${'u'.repeat(60)}`)
           .expect(401);
-      expect(lookups).toHaveLength(kept + 4);
+      expect(lookups).toHaveLength(kept + 5);
     } finally {
       client.off('commandStarted', onStarted);
     }

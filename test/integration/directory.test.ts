@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import mongoose from 'mongoose';
 import { createTestContext, mongoUriFor, testEnv, type TestContext } from '../helpers/context.js';
 import { runCli } from '../helpers/cli.js';
 import { until } from '../helpers/until.js';
@@ -395,6 +396,27 @@ describe('public directory kept pages', () => {
     expect(cli.code, cli.stderr).toBe(0);
     // Kept for DIRECTORY_CACHE_TTL (5 min) were nobody told: seen within seconds, it was told.
     await until('the other process is seen', async () => (await listed('Yorick')).length === 1, 5_000, 50);
+  });
+
+  it('keeps its pages through writes that change nothing they show, and drops those that show what changed', async () => {
+    const users = await get('/api/user?limit=3');
+    const posts = await get('/api/post?limit=3');
+    const second = await get('/api/user?limit=3&page=2');
+    const rotated = (second.body.data as { id: string }[])[0]!.id;
+    const owners = await postModel(t.ctx.mongo)
+      .find({ _id: mongoose.trusted({ $in: (posts.body.data as { id: string }[]).map((p) => p.id) }) })
+      .select('user_id')
+      .lean();
+    expect(owners.map((o) => o.user_id.toHexString())).not.toContain(rotated);
+    // A rotated token changes the account's updated_at only: pages not showing it are sent as kept.
+    await t.ctx.users.rotateToken(rotated);
+    const before = await mongoCommands();
+    expect((await get('/api/user?limit=3')).body).toEqual(users.body);
+    expect((await get('/api/post?limit=3')).body).toEqual(posts.body);
+    expect(await mongoCommands()).toBe(before);
+    // The page showing it is made again (its updated_at may read the same to the second).
+    await get('/api/user?limit=3&page=2');
+    expect(await mongoCommands()).toBeGreaterThan(before);
   });
 
   it('keeps nothing with DIRECTORY_CACHE_TTL=0', async () => {

@@ -24,6 +24,7 @@ beforeAll(async () => {
     DIRECTORY_RATE_LIMIT: '0',
     RATE_LIMIT_API: '0',
     RATE_LIMIT_UPDATE: '0',
+    RATE_LIMIT_TOKEN_ROTATION: '0',
     RATE_LIMIT_AUTH_FAILURES: '0',
     RATE_LIMIT_READYZ: '0',
     // No workers here: a well-formed forced update answers 202 after this wait.

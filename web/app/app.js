@@ -1,6 +1,7 @@
-/* global document, sessionStorage, fetch, URL */
+/* global document, sessionStorage, fetch, URL, IntersectionObserver */
 // The account page: the token lives in sessionStorage only; every text from the API goes in through
-// textContent; charts are fetched with the token and shown through blob: URLs.
+// textContent. The page is one request (GET /api/me/summary); each chart is fetched with the token
+// when it comes into view and shown through a blob: URL.
 
 const TOKEN_KEY = 'shelfwatch.token';
 const CHART_DAYS = 30;
@@ -68,6 +69,8 @@ function formatPrice(amount, currency) {
 }
 
 function clearPage() {
+  chartObserver?.disconnect();
+  pendingCharts.clear();
   for (const url of chartUrls) URL.revokeObjectURL(url);
   chartUrls = [];
   $('product-list').replaceChildren();
@@ -94,73 +97,86 @@ function signOut(message = 'Signed out.') {
 
 // --- products -------------------------------------------------------------------------------
 
-async function chartOf(record, article) {
+/** Fetches each chart only when its figure comes near the view: a page of 100 products asks for a few. */
+let chartObserver = null;
+/** Figures waiting to come into view, with what fetches their chart. */
+const pendingCharts = new Map();
+
+function observeChart(figure, load) {
+  if (!chartObserver) {
+    chartObserver = new IntersectionObserver(
+      (entries) => {
+        for (const entry of entries) {
+          if (!entry.isIntersecting) continue;
+          chartObserver.unobserve(entry.target);
+          const start = pendingCharts.get(entry.target);
+          pendingCharts.delete(entry.target);
+          if (start) void start();
+        }
+      },
+      { rootMargin: '200px 0px' },
+    );
+  }
+  pendingCharts.set(figure, load);
+  chartObserver.observe(figure);
+}
+
+function chartOf(record, article) {
   const label = `Price of ${record.title ?? record.asin} in ${record.country} over the last ${CHART_DAYS} days`;
-  const figure = el('figure');
+  const figure = el('figure', null, { class: 'chart-frame' });
   article.append(figure);
-  try {
-    const blob = await api(`world/asin/${enc(record.asin)}/history.svg?country=${enc(record.country)}&days=${CHART_DAYS}`, { as: 'blob' });
-    const url = URL.createObjectURL(blob);
-    chartUrls.push(url);
-    const img = el('img', null, { alt: label, class: 'chart', width: '600', height: '300' });
-    img.src = url;
-    figure.append(img, el('figcaption', label));
-  } catch (err) {
-    figure.append(el('p', `Chart unavailable: ${err.message}`, { class: 'error' }));
-  }
+  observeChart(figure, async () => {
+    try {
+      const blob = await api(`world/asin/${enc(record.asin)}/history.svg?country=${enc(record.country)}&days=${CHART_DAYS}`, {
+        as: 'blob',
+      });
+      if (!figure.isConnected) return;
+      const url = URL.createObjectURL(blob);
+      chartUrls.push(url);
+      const img = el('img', null, { alt: label, class: 'chart', width: '600', height: '300' });
+      img.src = url;
+      figure.append(img, el('figcaption', label));
+    } catch (err) {
+      figure.append(el('p', `Chart unavailable: ${err.message}`, { class: 'error' }));
+    }
+  });
 }
 
-async function recentChanges(record, article) {
-  const path = `world/asin/${enc(record.asin)}/history?country=${enc(record.country)}&limit=${RECENT_POINTS}`;
-  const heading = el('h4', 'Recent changes');
-  article.append(heading);
-  try {
-    // Oldest first, paged: the newest points are on the last page (and the one before, when it is short).
-    const first = await api(path);
-    const last = first.meta?.last_page ?? 1;
-    let points = first.data ?? [];
-    if (last > 1) {
-      const [before, end] = await Promise.all([last === 2 ? first : api(`${path}&page=${last - 1}`), api(`${path}&page=${last}`)]);
-      points = (before.data ?? []).concat(end.data ?? []);
-    }
-    points = points.slice(-RECENT_POINTS).reverse();
-    if (points.length === 0) {
-      article.append(el('p', 'No history yet.'));
-      return;
-    }
-    const table = el('table');
-    table.append(el('caption', `The ${points.length} newest points, newest first`));
-    const head = el('tr');
-    for (const h of ['When', 'Price', 'Availability', 'Buy Box', 'Rank']) head.append(el('th', h, { scope: 'col' }));
-    const thead = el('thead');
-    thead.append(head);
-    table.append(thead);
-    const body = el('tbody');
-    for (const p of points) {
-      const row = el('tr');
-      row.append(
-        el('td', p.at),
-        el('td', formatPrice(p.price, p.currency)),
-        el('td', p.availability ?? '—'),
-        el('td', p.buybox ? 'yes' : 'no'),
-        el('td', p.rank ?? '—'),
-      );
-      body.append(row);
-    }
-    table.append(body);
-    article.append(table);
-  } catch (err) {
-    article.append(el('p', `History unavailable: ${err.message}`, { class: 'error' }));
+/** The record's points among the summary's recent changes (newest first). */
+function recentChanges(record, changes, article) {
+  const points = changes.filter((p) => p.asin === record.asin && p.country === record.country).slice(0, RECENT_POINTS);
+  article.append(el('h4', 'Recent changes'));
+  if (points.length === 0) {
+    article.append(el('p', 'No recent changes.'));
+    return;
   }
+  const table = el('table');
+  table.append(el('caption', `The ${points.length} newest points, newest first`));
+  const head = el('tr');
+  for (const h of ['When', 'Price', 'Availability', 'Buy Box', 'Rank']) head.append(el('th', h, { scope: 'col' }));
+  const thead = el('thead');
+  thead.append(head);
+  table.append(thead);
+  const body = el('tbody');
+  for (const p of points) {
+    const row = el('tr');
+    row.append(
+      el('td', p.at),
+      el('td', formatPrice(p.price, p.currency)),
+      el('td', p.availability ?? '—'),
+      el('td', p.buybox ? 'yes' : 'no'),
+      el('td', p.rank ?? '—'),
+    );
+    body.append(row);
+  }
+  table.append(body);
+  article.append(table);
 }
 
-async function showProduct(asin, list) {
-  let records;
-  try {
-    records = (await api(`world/asin/${enc(asin)}`)).data ?? [];
-  } catch (err) {
-    const article = el('article', null, { 'data-asin': asin });
-    article.append(el('h3', asin), el('p', err.status === 404 ? 'Not known yet.' : `Unavailable: ${err.message}`));
+function showProduct({ watch, records }, changes, list) {
+  if (records.length === 0) {
+    const article = el('article', null, { 'data-asin': watch.asin });
+    article.append(el('h3', watch.asin), el('p', 'Not known yet.'));
     list.append(article);
     return;
   }
@@ -173,22 +189,23 @@ async function showProduct(asin, list) {
     );
     article.append(facts);
     list.append(article);
-    await Promise.all([chartOf(record, article), recentChanges(record, article)]);
+    chartOf(record, article);
+    recentChanges(record, changes, article);
   }
 }
 
-async function loadProducts() {
+/** "Showing 100 of 240": the rest are on the lists' next pages, which this page does not walk. */
+function partOf(shown, total, what) {
+  return shown < total ? el('p', `Showing the ${shown} newest of ${total} ${what}.`, { class: 'hint' }) : null;
+}
+
+function showProducts(summary) {
   const list = $('product-list');
-  list.setAttribute('aria-busy', 'true');
-  try {
-    const watches = (await api('watch?type=asin&limit=100')).data ?? [];
-    if (watches.length === 0) list.append(el('p', 'No watched products.'));
-    for (const w of watches) await showProduct(w.asin, list);
-  } catch (err) {
-    list.append(el('p', `Watchlist unavailable: ${err.message}`, { class: 'error' }));
-  } finally {
-    list.setAttribute('aria-busy', 'false');
-  }
+  const { items, total } = summary.products;
+  if (items.length === 0) list.append(el('p', 'No watched products.'));
+  for (const item of items) showProduct(item, summary.recent_changes ?? [], list);
+  const part = partOf(items.length, total, 'watched products');
+  if (part) list.append(part);
 }
 
 // --- alerts ---------------------------------------------------------------------------------
@@ -214,7 +231,21 @@ function channelLabel(alert) {
   return `${CHANNEL_NAMES[channel] ?? channel}: ${channel === 'email' ? alert.email : alert.webhook_url}`;
 }
 
-const TEST_OUTCOMES = { delivered: 'delivered', refused: 'refused', timed_out: 'timed out', unreachable: 'unreachable' };
+/** What a test delivery came to: its `outcome` when the answer names one, else the status it got. */
+function testResultText(alert, data) {
+  const protocol = alert.channel === 'email' ? 'SMTP' : 'HTTP';
+  const took = typeof data.duration_ms === 'number' ? ` in ${data.duration_ms} ms` : '';
+  if (typeof data.outcome === 'string') {
+    const status = data.status === null || data.status === undefined ? '' : ` (${protocol} ${data.status})`;
+    return {
+      text: `Test ${data.outcome.replaceAll('_', ' ')}${status}${took}.`,
+      failed: data.ok === false || data.outcome !== 'delivered',
+    };
+  }
+  const answered = data.status === null || data.status === undefined ? 'no answer' : `${protocol} ${data.status}`;
+  const failed = !data.ok;
+  return { text: `Receiver answered ${answered}${took}: ${failed ? `failed${data.error ? ` (${data.error})` : ''}` : 'OK'}.`, failed };
+}
 
 async function testAlert(alert, button, result) {
   button.disabled = true;
@@ -222,10 +253,9 @@ async function testAlert(alert, button, result) {
   result.classList.remove('error');
   try {
     const { data } = await api(`alerts/${enc(alert.id)}/test`, { method: 'POST' });
-    const answered = data.status === null ? 'no answer' : `${alert.channel === 'email' ? 'SMTP' : 'HTTP'} ${data.status}`;
-    const outcome = TEST_OUTCOMES[data.outcome] ?? data.outcome;
-    result.textContent = `Receiver answered ${answered} in ${data.duration_ms} ms: ${data.ok ? 'OK' : `${outcome} (${data.error})`}.`;
-    result.classList.toggle('error', !data.ok);
+    const { text, failed } = testResultText(alert, data ?? {});
+    result.textContent = text;
+    result.classList.toggle('error', failed);
   } catch (err) {
     result.textContent = `Test not sent: ${err.message}`;
     result.classList.add('error');
@@ -234,7 +264,7 @@ async function testAlert(alert, button, result) {
   }
 }
 
-async function showAlert(alert, list) {
+function showAlert(alert, list) {
   const article = el('article', null, { 'data-alert': alert.id });
   const headingId = `alert-${alert.id}`;
   article.append(el('h3', `${alert.asin} (${alert.country}): ${describeAlert(alert)}`, { id: headingId }));
@@ -242,38 +272,25 @@ async function showAlert(alert, list) {
   const button = el('button', 'Test', { type: 'button', 'aria-describedby': headingId });
   const result = el('p', '', { class: 'result', role: 'status', 'aria-live': 'polite' });
   button.addEventListener('click', () => testAlert(alert, button, result));
-  article.append(button, result, el('h4', 'Latest deliveries'));
+  article.append(button, result, el('h4', 'Latest delivery'));
   list.append(article);
-  try {
-    const deliveries = (await api(`alerts/${enc(alert.id)}/deliveries?limit=5`)).data ?? [];
-    if (deliveries.length === 0) {
-      article.append(el('p', 'No deliveries yet.'));
-      return;
-    }
-    const ul = el('ul');
-    for (const d of deliveries) {
-      const answer = d.response_code ? `HTTP ${d.response_code}` : 'no answer';
-      const error = d.last_error ? ` (${d.last_error})` : '';
-      ul.append(el('li', `${d.created_at}: ${d.status}, ${d.attempts} attempt(s), ${answer}${error}`));
-    }
-    article.append(ul);
-  } catch (err) {
-    article.append(el('p', `Deliveries unavailable: ${err.message}`, { class: 'error' }));
+  const d = alert.latest_delivery;
+  if (!d) {
+    article.append(el('p', 'No deliveries yet.'));
+    return;
   }
+  const answer = d.response_code ? `HTTP ${d.response_code}` : 'no answer';
+  const error = d.last_error ? ` (${d.last_error})` : '';
+  article.append(el('p', `${d.created_at}: ${d.status}, ${d.attempts} attempt(s), ${answer}${error}`));
 }
 
-async function loadAlerts() {
+function showAlerts(summary) {
   const list = $('alert-list');
-  list.setAttribute('aria-busy', 'true');
-  try {
-    const alerts = (await api('alerts?limit=100')).data ?? [];
-    if (alerts.length === 0) list.append(el('p', 'No alerts.'));
-    await Promise.all(alerts.map((a) => showAlert(a, list)));
-  } catch (err) {
-    list.append(el('p', `Alerts unavailable: ${err.message}`, { class: 'error' }));
-  } finally {
-    list.setAttribute('aria-busy', 'false');
-  }
+  const { items, total } = summary.alerts;
+  if (items.length === 0) list.append(el('p', 'No alerts.'));
+  for (const a of items) showAlert(a, list);
+  const part = partOf(items.length, total, 'alerts');
+  if (part) list.append(part);
 }
 
 // --- sign in --------------------------------------------------------------------------------
@@ -281,15 +298,17 @@ async function loadAlerts() {
 async function load() {
   clearPage();
   setStatus('Loading…');
+  let summary;
   try {
-    const { data: me } = await api('me');
-    $('who').textContent = `Signed in as ${me.name}`;
+    ({ data: summary } = await api('me/summary'));
   } catch (err) {
-    if (err.status !== 401) setStatus(`Could not sign in: ${err.message}`, true);
+    if (err.status !== 401) setStatus(`Could not load the account: ${err.message}`, true);
     return;
   }
+  $('who').textContent = `Signed in as ${summary.account.name}`;
   showSignedIn(true);
-  await Promise.all([loadProducts(), loadAlerts()]);
+  showProducts(summary);
+  showAlerts(summary);
   setStatus('Loaded.');
 }
 

@@ -9,6 +9,7 @@ import { healthPaths } from '../routes/health.js';
 import { metricsPaths } from '../routes/metrics.js';
 import { directoryPaths } from '../routes/directory.js';
 import { mePaths } from '../routes/me.js';
+import { summaryPaths } from '../routes/summary.js';
 import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
 import { historyChartPaths } from '../routes/history-chart.js';
@@ -89,6 +90,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
     paths: {
       ...versionPaths,
       ...mePaths,
+      ...summaryPaths,
       ...watchPaths,
       ...worldPaths(config),
       ...historyChartPaths(config),

@@ -4,6 +4,7 @@ import { authenticate, userKey } from '../auth.js';
 import { createRateLimiter } from '../rate-limit.js';
 import { authFailureGuard } from '../auth-failures.js';
 import { meRoutes } from './me.js';
+import { summaryRoutes } from './summary.js';
 import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
 import { forcedUpdateRoutes } from './forced-update.js';
@@ -25,7 +26,7 @@ const noStore: RequestHandler = (_req, res, next) => {
 /**
  * The account API: every route needs the API token, and each account has a rate limit counted in Redis
  * (shared by every api process). The forced update spends the upstream quota, so it has a stricter
- * limit of its own on top. Failed token checks are counted per client address before any of it,
+ * limit of its own on top; so has a token rotation, which every api process's account cache hears. Failed token checks are counted per client address before any of it,
  * so tokens cannot be guessed at will (auth-failures.ts).
  */
 export function accountApiRoutes(ctx: AppContext): Router {
@@ -38,7 +39,12 @@ export function accountApiRoutes(ctx: AppContext): Router {
     createRateLimiter(ctx, { name: 'api', limit: limits.apiPerMinute, key: userKey }),
   );
   router.use('/api/world/update', createRateLimiter(ctx, { name: 'update', limit: limits.updatePerMinute, key: userKey }));
+  router.post(
+    '/api/me/token',
+    createRateLimiter(ctx, { name: 'token-rotation', limit: limits.tokenRotationsPerHour, windowMs: 3_600_000, key: userKey }),
+  );
   router.use(meRoutes(ctx));
+  router.use(summaryRoutes(ctx));
   router.use(watchRoutes(ctx));
   router.use(forcedUpdateRoutes(ctx));
   router.use(worldRoutes(ctx));

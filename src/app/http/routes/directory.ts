@@ -14,6 +14,13 @@ import { postResource, postResourceSchema, userResource, userResourceSchema } fr
 import { NoticedCache } from '../../../db/noticed-cache.js';
 import { keepJson, sendKept, type KeptAnswer } from '../kept-answer.js';
 import type { KeptQuery } from '../paginate.js';
+import { directoryDrops, postPageTags, userPageTags } from '../../../directory/page-tags.js';
+
+/** A kept page and what it shows (src/directory/page-tags.ts). */
+interface TaggedPage {
+  readonly answer: KeptAnswer;
+  readonly tags: readonly string[];
+}
 
 /** The public directory of users and recruitment posts (no token, CORS, rate limited). */
 
@@ -94,30 +101,39 @@ export function directoryRoutes(ctx: AppContext): Router {
   // Both lists share one budget per client, as Laravel's throttle:60,1 on a route group does.
   const limiter = createRateLimiter(ctx, { name: 'directory', limit: ctx.config.rateLimits.directoryPerMinute });
 
-  // A page is made once and sent as kept bytes until a change to users or posts (any process's)
+  // A page is made once and sent as kept bytes until a change to what it shows (any process's)
   // drops it: readers far outnumber writers here, and a page costs a query, its owners and JSON.
-  const pages = new NoticedCache<KeptAnswer>(ctx.notices, {
+  const pages = new NoticedCache<TaggedPage>(ctx.notices, {
     topics: ['users', 'posts'],
     ttlMs: ctx.config.directory.cacheTtlMs,
     maxEntries: 2_000,
     maxSize: 64 * 1024 * 1024,
-    sizeOf: (a) => a.body.length,
+    sizeOf: (p) => p.answer.body.length,
+    tagsOf: (p) => p.tags,
+    drops: directoryDrops,
+    count: (outcome) => ctx.metrics.cacheReads.inc({ cache: 'directory', outcome }),
   });
   ctx.resources.own('directory page cache', pages, (p) => p.close());
 
   /** The kept page of a list, made by `make` when none is kept; a page names its request in full. */
-  const answer = (req: Request, res: Response, list: string, make: (page: PageOf) => Promise<unknown>) => {
+  const answer = (req: Request, res: Response, list: string, make: (page: PageOf) => Promise<{ body: unknown; tags: string[] }>) => {
     const { page, limit, q } = validate(listQuery, req.query);
     const path = endpointUrl(req, appUrl);
     const query = keptQuery(req.query, LINK_PARAMS);
     const key = JSON.stringify([list, path, query, page, limit, q ?? null]);
-    return pages.get(key, async () => keepJson(req, await make({ page, limit, q, path, query }))).then((kept) => sendKept(res, kept!));
+    return pages
+      .get(key, async () => {
+        const { body, tags } = await make({ page, limit, q, path, query });
+        return { answer: keepJson(req, body), tags };
+      })
+      .then((kept) => sendKept(res, kept!.answer));
   };
 
   router.get(USERS, cors, limiter, (req, res) =>
     answer(req, res, 'users', async ({ page, limit, q, path, query }) => {
       const { items, total } = await listUsers(ctx.mongo, { page, limit, search: searchFilter(q) });
-      return paginate({ items: items.map((u) => userResource(u, tz)), total, page, perPage: limit, path, query });
+      const body = paginate({ items: items.map((u) => userResource(u, tz)), total, page, perPage: limit, path, query });
+      return { body, tags: userPageTags(items, q !== undefined) };
     }),
   );
 
@@ -125,7 +141,7 @@ export function directoryRoutes(ctx: AppContext): Router {
     answer(req, res, 'posts', async ({ page, limit, q, path, query }) => {
       const { items, total } = await listPosts(ctx.mongo, { page, limit, search: searchFilter(q) });
       const owners = await ownersOf(ctx.mongo, items);
-      return paginate({
+      const body = paginate({
         items: items.map((p) => postResource(p, owners.get(p.user_id.toString()), tz)),
         total,
         page,
@@ -133,6 +149,7 @@ export function directoryRoutes(ctx: AppContext): Router {
         path,
         query,
       });
+      return { body, tags: postPageTags(items, q !== undefined) };
     }),
   );
 

@@ -40,6 +40,9 @@ export const mePaths: ZodOpenApiPathsObject = {
       security: ACCOUNT_API_SECURITY,
       operationId: 'rotateToken',
       summary: 'Issue a new API token; the old one stops working at once',
+      description:
+        "Limited per account on its own, on top of the account API's limit: RATE_LIMIT_TOKEN_ROTATION (10) an hour, counted in " +
+        "Redis; past it 429 with `Retry-After` and the token unchanged. The operator's `users:token --rotate` is not limited.",
       responses: { 200: limited('The account with its new token.', z.object({ data: meSchema })), ...errors(401, 413, 429) },
     },
   },
