@@ -64,6 +64,7 @@ describe('config', () => {
       maxUpdatesPerDay: 500,
       maxAlerts: 1_000,
       maxAlertsPerProduct: 10,
+      maxEndpoints: 50,
       maxBrowseWatches: 100,
       maxEanPerDay: 1_000,
       maxCrawlPagesPerDay: 2_000,
