@@ -182,16 +182,21 @@ export function chartData(input: Pick<PriceChartInput, 'points' | 'from' | 'to' 
   return { segments, line, shades, low, high };
 }
 
-/** Ticks of the time axis: the finest interval that leaves room for each label. */
-function timeTicks(spanMs: number, width: number): { interval: 'hour' | 'day' | 'week' | 'month'; step: number; unit: TickUnit } {
+/**
+ * Ticks of the time axis: the finest interval that leaves room for each label. Intervals are named
+ * as vega-time's table names them: its hourly interval is `hours`, not the `hour` vega's schema
+ * documents, which it looks up as undefined, failing the axis's tick transform (and then the SVG
+ * render on the axis's missing scenegraph: "reading 'marktype'").
+ */
+function timeTicks(spanMs: number, width: number): { interval: 'hours' | 'day' | 'week' | 'month'; step: number; unit: TickUnit } {
   const room = Math.max(2, Math.floor(width / 90));
   const H = 3_600_000;
   const D = 24 * H;
   const options = [
-    { interval: 'hour', step: 1, ms: H, unit: 'hour' },
-    { interval: 'hour', step: 3, ms: 3 * H, unit: 'hour' },
-    { interval: 'hour', step: 6, ms: 6 * H, unit: 'hour' },
-    { interval: 'hour', step: 12, ms: 12 * H, unit: 'hour' },
+    { interval: 'hours', step: 1, ms: H, unit: 'hour' },
+    { interval: 'hours', step: 3, ms: 3 * H, unit: 'hour' },
+    { interval: 'hours', step: 6, ms: 6 * H, unit: 'hour' },
+    { interval: 'hours', step: 12, ms: 12 * H, unit: 'hour' },
     { interval: 'day', step: 1, ms: D, unit: 'day' },
     { interval: 'day', step: 2, ms: 2 * D, unit: 'day' },
     { interval: 'week', step: 1, ms: 7 * D, unit: 'day' },
