@@ -14,6 +14,7 @@ import type * as VegaLite from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
 import type { Availability } from './product.js';
 import { wallClock } from '../dates.js';
+import { thinLine, thinShades } from './chart-thinning.js';
 
 export interface ChartPoint {
   readonly at: Date;
@@ -214,6 +215,8 @@ const SHADE_COLOR = '#d9d9d9';
 /** The vega-lite spec of the chart (data inline; nothing to load). */
 export function chartSpec(input: PriceChartInput): TopLevelSpec {
   const data = chartData(input);
+  const line = thinLine(data.line, input.from.getTime(), input.to.getTime(), input.width);
+  const shades = thinShades(data.shades, input.from.getTime(), input.to.getTime(), input.width);
   const tz = input.timeZone;
   const wall = (ms: number) => wallMs(ms, tz);
   const x0 = wall(input.from.getTime());
@@ -237,7 +240,7 @@ export function chartSpec(input: PriceChartInput): TopLevelSpec {
     },
   } as const;
 
-  const prices = data.line.map((r) => r.y);
+  const prices = line.map((r) => r.y);
   const hasPrice = prices.length > 0;
   const lo = hasPrice ? Math.min(...prices) : 0;
   const hi = hasPrice ? Math.max(...prices) : 1;
@@ -263,13 +266,13 @@ export function chartSpec(input: PriceChartInput): TopLevelSpec {
   const layers: Record<string, unknown>[] = [
     {
       name: 'stockout',
-      data: { values: rows(data.shades, ['x', 'x2']) },
+      data: { values: rows(shades, ['x', 'x2']) },
       mark: { type: 'rect', color: SHADE_COLOR, opacity: 0.6, aria: false },
       encoding: { x, x2: { field: 'x2' } },
     },
     {
       name: 'price',
-      data: { values: rows(data.line, ['x']) },
+      data: { values: rows(line, ['x']) },
       mark: { type: 'line', interpolate: 'step-after', color: LINE_COLOR, strokeWidth: 2, aria: false },
       encoding: { x, y, detail: { field: 'run', type: 'nominal' } },
     },
