@@ -33,6 +33,7 @@ import { ChangeNotices } from '../db/change-notices.js';
 import { onWrites } from '../models/change-events.js';
 import { NoticedCache } from '../db/noticed-cache.js';
 import type { AccountUser } from '../models/user.js';
+import { ChartRenderer } from '../catalog/chart-renderer.js';
 
 /** Bull Board's login: the configured one, or on the embedded default one made for this run. */
 export interface BoardLogin {
@@ -64,6 +65,8 @@ export interface AppContext extends JobContext {
   readonly notices: ChangeNotices;
   /** True when this process started MongoDB and Redis itself. */
   readonly embedded: boolean;
+  /** The price charts' render threads (started on the first chart). */
+  readonly charts: ChartRenderer;
 }
 
 export interface ContextOptions {
@@ -225,6 +228,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
       notices,
       embedded: ep.embedded,
+      // Owned here, before any role starts: its threads end after the HTTP server has drained.
+      charts: resources.own('chart render threads', new ChartRenderer(config.charts), (c) => c.close()),
     };
   } catch (err) {
     await resources.close();
