@@ -4,13 +4,16 @@
  * (the roles that never draw one pay nothing) and is closed by its owner, the context.
  *
  * At most `threads` charts are drawn at once and `queue` more wait; one more is refused at once with
- * 503 and Retry-After (about the time a chart now takes from admission to answer), rather than waiting without end
- * behind a client that asks for many.
+ * 503 and Retry-After (about the time a chart now takes from admission to answer), rather than
+ * waiting without end behind a client that asks for many. The threads run at a lower priority than
+ * the event loop, so on a busy machine a render can wait long: one that has not reached a thread
+ * within `maxWaitMs` is not drawn and answers 503 too.
  */
 import { Piscina } from 'piscina';
 import type { ChartsConfig } from '../../config/charts.js';
 import { ServiceUnavailableError } from '../errors/index.js';
 import type { PriceChartInput } from './price-chart.js';
+import type { RenderTask } from './chart-worker.js';
 
 /**
  * The worker's module beside this one: compiled (`.js`, dist/) or, under tsx and vitest, the
@@ -23,14 +26,21 @@ function workerModule(): { filename: string; execArgv: string[] | undefined } {
   return { filename, execArgv: source && !hasTsx ? [...process.execArgv, '--import', 'tsx'] : undefined };
 }
 
+const RENDER_NICE = 10;
+/** How long a chart may wait for a thread. */
+export const RENDER_MAX_WAIT_MS = 10_000;
+
 export class ChartRenderer {
-  #pool: Piscina<PriceChartInput, string> | undefined;
+  #pool: Piscina<RenderTask, string | null> | undefined;
   #inFlight = 0;
   #closed = false;
   /** The time from a chart's admission to its answer, smoothed: what Retry-After says. */
   #answerMs = 200;
 
-  constructor(private readonly opts: Pick<ChartsConfig, 'renderThreads' | 'renderQueue'>) {}
+  constructor(
+    private readonly opts: Pick<ChartsConfig, 'renderThreads' | 'renderQueue'>,
+    private readonly maxWaitMs = RENDER_MAX_WAIT_MS,
+  ) {}
 
   /** Charts being drawn or waiting for a thread. */
   get inFlight(): number {
@@ -41,22 +51,25 @@ export class ChartRenderer {
   async render(input: PriceChartInput): Promise<string> {
     const { renderThreads, renderQueue } = this.opts;
     if (this.#closed) throw new ServiceUnavailableError('The server is shutting down; ask again shortly.', 1);
-    if (this.#inFlight >= renderThreads + renderQueue) {
-      const waitS = Math.max(1, Math.ceil(this.#answerMs / 1000));
-      throw new ServiceUnavailableError('Too many charts are being drawn at the moment; ask again shortly.', waitS);
-    }
+    const busy = () =>
+      new ServiceUnavailableError(
+        'Too many charts are being drawn at the moment; ask again shortly.',
+        Math.max(1, Math.ceil(this.#answerMs / 1000)),
+      );
+    if (this.#inFlight >= renderThreads + renderQueue) throw busy();
     this.#inFlight++;
     const started = performance.now();
     try {
-      const svg = await this.#start().run(input);
+      const svg = await this.#start().run({ input, startBy: Date.now() + this.maxWaitMs });
       this.#answerMs += (performance.now() - started - this.#answerMs) / 8;
+      if (svg === null) throw busy();
       return svg;
     } finally {
       this.#inFlight--;
     }
   }
 
-  #start(): Piscina<PriceChartInput, string> {
+  #start(): Piscina<RenderTask, string | null> {
     if (!this.#pool) {
       const { filename, execArgv } = workerModule();
       this.#pool = new Piscina({
@@ -66,6 +79,10 @@ export class ChartRenderer {
         maxThreads: this.opts.renderThreads,
         // Admission is counted above; the pool's own queue never refuses what was let in.
         maxQueue: Infinity,
+        // Linux nices each thread on its own: the event loop's answers (and the other processes on
+        // the machine) go before a chart when the cores are short. piscina does it through its
+        // optional @napi-rs/nice, and skips it where that is missing.
+        niceIncrement: RENDER_NICE,
       });
     }
     return this.#pool;

@@ -5,6 +5,14 @@
  */
 import { renderPriceChart, type PriceChartInput } from './price-chart.js';
 
-export default function renderChart(input: PriceChartInput): Promise<string> {
-  return renderPriceChart(input);
+export interface RenderTask {
+  readonly input: PriceChartInput;
+  /** Epoch ms: a task that reaches a thread later is not drawn (its request is answered 503). */
+  readonly startBy: number;
+}
+
+/** The SVG, or null for a task that waited past its `startBy`. */
+export default async function renderChart(task: RenderTask): Promise<string | null> {
+  if (Date.now() > task.startBy) return null;
+  return renderPriceChart(task.input);
 }
