@@ -7,7 +7,7 @@
  * 503 and Retry-After (about the time a chart now takes from admission to answer), rather than
  * waiting without end behind a client that asks for many. The threads run at a lower priority than
  * the event loop, so on a busy machine a render can wait long: one that has not reached a thread
- * within `maxWaitMs` is not drawn and answers 503 too.
+ * within `renderWaitMs` is not drawn and answers 503 too.
  */
 import { Piscina } from 'piscina';
 import type { ChartsConfig } from '../../config/charts.js';
@@ -27,8 +27,6 @@ function workerModule(): { filename: string; execArgv: string[] | undefined } {
 }
 
 const RENDER_NICE = 10;
-/** How long a chart may wait for a thread. */
-export const RENDER_MAX_WAIT_MS = 10_000;
 
 export class ChartRenderer {
   #pool: Piscina<RenderTask, string | null> | undefined;
@@ -37,32 +35,35 @@ export class ChartRenderer {
   /** The time from a chart's admission to its answer, smoothed: what Retry-After says. */
   #answerMs = 200;
 
-  constructor(
-    private readonly opts: Pick<ChartsConfig, 'renderThreads' | 'renderQueue'>,
-    private readonly maxWaitMs = RENDER_MAX_WAIT_MS,
-  ) {}
+  constructor(private readonly opts: Pick<ChartsConfig, 'renderThreads' | 'renderQueue' | 'renderWaitMs'>) {}
 
   /** Charts being drawn or waiting for a thread. */
   get inFlight(): number {
     return this.#inFlight;
   }
 
+  /** Throws the 503 a render would meet now: before the work a render needs is done. */
+  checkRoom(): void {
+    if (this.#closed) throw new ServiceUnavailableError('The server is shutting down; ask again shortly.', 1);
+    if (this.#inFlight >= this.opts.renderThreads + this.opts.renderQueue) throw this.#busy();
+  }
+
+  #busy(): ServiceUnavailableError {
+    return new ServiceUnavailableError(
+      'Too many charts are being drawn at the moment; ask again shortly.',
+      Math.max(1, Math.ceil(this.#answerMs / 1000)),
+    );
+  }
+
   /** The chart as an SVG document; 503 when the queue is full or the process is closing. */
   async render(input: PriceChartInput): Promise<string> {
-    const { renderThreads, renderQueue } = this.opts;
-    if (this.#closed) throw new ServiceUnavailableError('The server is shutting down; ask again shortly.', 1);
-    const busy = () =>
-      new ServiceUnavailableError(
-        'Too many charts are being drawn at the moment; ask again shortly.',
-        Math.max(1, Math.ceil(this.#answerMs / 1000)),
-      );
-    if (this.#inFlight >= renderThreads + renderQueue) throw busy();
+    this.checkRoom();
     this.#inFlight++;
     const started = performance.now();
     try {
-      const svg = await this.#start().run({ input, startBy: Date.now() + this.maxWaitMs });
+      const svg = await this.#start().run({ input, startBy: Date.now() + this.opts.renderWaitMs });
       this.#answerMs += (performance.now() - started - this.#answerMs) / 8;
-      if (svg === null) throw busy();
+      if (svg === null) throw this.#busy();
       return svg;
     } finally {
       this.#inFlight--;

@@ -76,7 +76,8 @@ describe('history.svg under many distinct charts at once', () => {
   let t: TestContext;
   let auth: Account;
   beforeAll(async () => {
-    t = await createTestContext({ COUNTRIES: 'JP', CHART_RENDERS_PER_MINUTE: '1000', CHART_RENDER_QUEUE: '16' });
+    // Time enough for 12 renders one after another on a starved machine: here every chart must be drawn.
+    t = await createTestContext({ COUNTRIES: 'JP', CHART_RENDERS_PER_MINUTE: '1000', CHART_RENDER_QUEUE: '16', CHART_RENDER_WAIT: '120s' });
     auth = await seed(t);
   });
   afterAll(async () => {
@@ -126,7 +127,7 @@ describe('history.svg with a render queue of one', () => {
   let t: TestContext;
   let auth: Account;
   beforeAll(async () => {
-    t = await createTestContext({ COUNTRIES: 'JP', CHART_RENDER_THREADS: '1', CHART_RENDER_QUEUE: '1' });
+    t = await createTestContext({ COUNTRIES: 'JP', CHART_RENDER_THREADS: '1', CHART_RENDER_QUEUE: '1', CHART_RENDER_WAIT: '120s' });
     auth = await seed(t);
   });
   afterAll(async () => {

@@ -29,7 +29,7 @@ afterAll(async () => {
 
 describe('ChartRenderer', () => {
   it('draws in a worker thread, and refuses at once with 503 what finds the thread and the queue taken', async () => {
-    const r = renderer({ renderThreads: 1, renderQueue: 1 });
+    const r = renderer({ renderThreads: 1, renderQueue: 1, renderWaitMs: 120_000 });
     const answers = await Promise.allSettled([300, 600, 900].map((w) => r.render(input(w))));
     expect(answers.map((a) => a.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
     expect((answers[0] as PromiseFulfilledResult<string>).value).toMatch(/^<svg [^>]*width="300"/);
@@ -41,9 +41,9 @@ describe('ChartRenderer', () => {
   });
 
   it('answers 503 for a chart that reached a thread after its wait, and after it is closed', async () => {
-    const late = renderer({ renderThreads: 1, renderQueue: 4 }, 0);
+    const late = renderer({ renderThreads: 1, renderQueue: 4, renderWaitMs: 1 });
     await expect(late.render(input(300))).rejects.toBeInstanceOf(ServiceUnavailableError);
-    const closed = renderer({ renderThreads: 1, renderQueue: 4 });
+    const closed = renderer({ renderThreads: 1, renderQueue: 4, renderWaitMs: 10_000 });
     await closed.close();
     await expect(closed.render(input(300))).rejects.toBeInstanceOf(ServiceUnavailableError);
   });

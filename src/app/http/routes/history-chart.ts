@@ -119,7 +119,6 @@ export function historyChartRoutes(ctx: AppContext): Router {
   const budget = new RenderBudget(ctx.redis, ctx.redisPrefix, ctx.config.charts.rendersPerMinute);
 
   const draw = async (r: ChartRequest): Promise<Chart> => {
-    ctx.metrics.priceCharts.inc({ country: r.country, outcome: 'rendered' });
     const to = new Date();
     const from = new Date(to.getTime() - r.days * DAY_MS);
     const fields = { at: 1, price: 1, currency: 1, availability: 1, _id: 0 } as const;
@@ -163,6 +162,7 @@ export function historyChartRoutes(ctx: AppContext): Router {
         ...(truncated ? [`newest ${MAX_CHART_POINTS} changes`] : []),
       ].join(' · '),
     });
+    ctx.metrics.priceCharts.inc({ country: r.country, outcome: 'rendered' });
     const body = Buffer.from(svg, 'utf8');
     return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
   };
@@ -182,6 +182,8 @@ export function historyChartRoutes(ctx: AppContext): Router {
       ctx.metrics.priceCharts.inc({ country: request.country, outcome: 'cached' });
       return kept;
     }
+    // A full queue refuses before the budget is spent and the points are read.
+    ctx.charts.checkRoom();
     await budget.take(account);
     try {
       return await charts.draw(key, account, () => draw(request));
