@@ -1,6 +1,6 @@
 /**
- * Draws price charts on a fixed pool of worker threads (piscina), so that a render's tens of
- * milliseconds of vega layout never hold the api's event loop. The pool starts with the first chart
+ * Draws price charts on a fixed pool of worker threads (piscina), so that a render's tens to hundreds
+ * of milliseconds of vega layout never hold the api's event loop. The pool starts with the first chart
  * (the roles that never draw one pay nothing) and is closed by its owner, the context.
  *
  * At most `threads` charts are drawn at once and `queue` more wait; one more is refused at once with
