@@ -12,10 +12,14 @@
  * directory page until users or posts change, a world page for WORLD_PAGE_TTL, a token's account
  * until users change; one URL asked for again and again is the case those serve), and "made afresh"
  * on an api with those caches off, which is what a page costs the first time it is asked for.
+ *
+ * Then the chart flood (bench/lib/api-charts.ts): one account asks for 1,000 distinct charts while
+ * another's /version and world list are timed (the issue's p99 ≤ 50 ms, renders within the budget).
  */
 import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import { generateAppKey, parseAppKey } from '../config/app-key.js';
+import { buildChartsConfig, chartsEnvSchema } from '../config/charts.js';
 import { registerModels } from '../src/models/index.js';
 import { UserService } from '../src/users/service.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
@@ -24,11 +28,14 @@ import { runCliToEnd, sampleProc, spawnCli } from './lib/proc.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';
 import { asinOf, insertChunks, productDoc, titleOf } from './lib/seed.js';
 import { measureTokenRotation } from './lib/api-rotation.js';
+import { prepareChartFlood, runChartFlood } from './lib/api-charts.js';
 
 /** Ours unless `issue` says so. */
 const TARGETS = { rps: 200, p99Ms: 200, cpuMsPerRequest: 1 } as const;
 const SEARCH_TARGETS = { rps: 300, p99Ms: 50, cpuMsPerRequest: 2 } as const;
 const SEED = { users: 500, posts: 2_000 } as const;
+/** CHART_RENDERS_PER_MINUTE as shipped: the api runs with it unset. */
+const CHART_BUDGET_DEFAULT = buildChartsConfig(chartsEnvSchema.parse({})).rendersPerMinute;
 
 /** Runs the benchmark and removes everything it started and wrote, also when it fails. */
 export function benchApi(opts: BenchOptions, inf?: Infra): Promise<BenchResult> {
@@ -62,6 +69,9 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
       fetched: { title, brand, updatedAt: at, amount: 1_000 + (i % 5_000) },
     });
   });
+  // The chart scenario (bench/lib/api-charts.ts): `--api-endpoints chart` alone, or with no selection.
+  const chartFlood = opts.apiEndpoints.length === 0 || opts.apiEndpoints.some((w) => 'chart flood'.includes(w));
+  const chartSetup = chartFlood ? await prepareChartFlood(db.conn, parseAppKey(appKeyText)!, countries, opts.apiProducts, now) : null;
   const env = productEnv(inf, db, prefix, appKeyText, countries);
   // Users and posts through the product's own seeder (the `seed` admin command).
   await runCliToEnd('seed', ['seed', '--users', String(SEED.users), '--posts', String(SEED.posts)], env, 300_000);
@@ -156,6 +166,13 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
     };
     console.log(`api: ${ep.name}: ${round(total / r.duration, 1)} req/s, p99 ${r.latency.p99} ms`);
   }
+  if (chartSetup) {
+    // After the endpoints, on the api as shipped (its chart budget at the default): their figures stay the routes' own.
+    const flood = await runChartFlood(chartSetup, { url: keptUrl, pid: kept.pid }, token, paths[0]!.path, CHART_BUDGET_DEFAULT);
+    figures.push(...flood.figures);
+    details['chart flood'] = flood.details;
+    notes.push(...flood.notes);
+  }
   await Promise.all([apis.kept.stop(), apis.afresh.stop()]);
   if (!opts.apiEndpoints.length || opts.apiEndpoints.some((w) => 'token rotation'.includes(w))) {
     const rotation = await measureTokenRotation({
@@ -194,5 +211,5 @@ async function measureApi(opts: BenchOptions, inf: Infra): Promise<BenchResult> 
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   const opts = parseBenchArgs();
-  await runMain('api', (900 + opts.apiSeconds * 5) * 1000, async () => report(await benchApi(opts)));
+  await runMain('api', (1_200 + opts.apiSeconds * 5) * 1000, async () => report(await benchApi(opts)));
 }

@@ -16,6 +16,7 @@ import { buildOpsConfig, opsEnvSchema, type BoardConfig, type MetricsConfig } fr
 import { accountsEnvSchema, buildAccountsConfig, type AccountsConfig } from './accounts.js';
 import { alertsEnvSchema, buildAlertsConfig, type AlertsConfig } from './alerts.js';
 import { buildSmtpConfig, smtpEnvSchema } from './smtp.js';
+import { buildChartsConfig, chartsEnvSchema, type ChartsConfig } from './charts.js';
 import { countryList, DEFAULT_COUNTRIES, type Country } from './countries.js';
 import { trustProxyListProblem } from './trust-proxy.js';
 
@@ -113,7 +114,8 @@ export const envSchema = z
   .extend(opsEnvSchema.shape)
   .extend(accountsEnvSchema.shape)
   .extend(alertsEnvSchema.shape)
-  .extend(smtpEnvSchema.shape);
+  .extend(smtpEnvSchema.shape)
+  .extend(chartsEnvSchema.shape);
 
 export type Env = z.infer<typeof envSchema>;
 
@@ -182,6 +184,8 @@ export interface Config {
   readonly accounts: AccountsConfig;
   /** Price history, alert webhooks and the SMTP server of e-mail alerts (config/alerts.ts, config/smtp.ts). */
   readonly alerts: AlertsConfig;
+  /** Price charts: render threads, their queue, renders per account a minute (config/charts.ts). */
+  readonly charts: ChartsConfig;
 }
 
 export class ConfigError extends Error {
@@ -270,5 +274,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     world: Object.freeze({ totalTtlMs: env.WORLD_TOTAL_TTL, pageTtlMs: env.WORLD_PAGE_TTL }),
     accounts: buildAccountsConfig(env),
     alerts: buildAlertsConfig(env, smtp.config),
+    charts: buildChartsConfig(env),
   });
 }

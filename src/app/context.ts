@@ -35,6 +35,7 @@ import { ChangeNotices } from '../db/change-notices.js';
 import { onWrites } from '../models/change-events.js';
 import { documentTag, NoticedCache } from '../db/noticed-cache.js';
 import type { AccountUser } from '../models/user.js';
+import { ChartRenderer } from '../catalog/chart-renderer.js';
 
 /** Bull Board's login: the configured one, or on the embedded default one made for this run. */
 export interface BoardLogin {
@@ -68,6 +69,8 @@ export interface AppContext extends JobContext {
   readonly embedded: boolean;
   /** E-mail addresses' consent, daily caps and bounces: every mail passes it (src/alerts/email-addresses.ts). */
   readonly emailAddresses: EmailAddresses;
+  /** The price charts' render threads (started on the first chart). */
+  readonly charts: ChartRenderer;
 }
 
 export interface ContextOptions {
@@ -244,6 +247,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       notices,
       embedded: ep.embedded,
       emailAddresses,
+      // Owned here, before any role starts: its threads end after the HTTP server has drained.
+      charts: resources.own('chart render threads', new ChartRenderer(config.charts), (c) => c.close()),
     };
   } catch (err) {
     await resources.close();

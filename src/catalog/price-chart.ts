@@ -14,6 +14,7 @@ import type * as VegaLite from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
 import type { Availability } from './product.js';
 import { wallClock } from '../dates.js';
+import { thinLine, thinShades } from './chart-thinning.js';
 
 export interface ChartPoint {
   readonly at: Date;
@@ -182,16 +183,21 @@ export function chartData(input: Pick<PriceChartInput, 'points' | 'from' | 'to' 
   return { segments, line, shades, low, high };
 }
 
-/** Ticks of the time axis: the finest interval that leaves room for each label. */
-function timeTicks(spanMs: number, width: number): { interval: 'hour' | 'day' | 'week' | 'month'; step: number; unit: TickUnit } {
+/**
+ * Ticks of the time axis: the finest interval that leaves room for each label. Intervals are named
+ * as vega-time's table names them: its hourly interval is `hours`, not the `hour` vega's schema
+ * documents, which it looks up as undefined, failing the axis's tick transform (and then the SVG
+ * render on the axis's missing scenegraph: "reading 'marktype'").
+ */
+function timeTicks(spanMs: number, width: number): { interval: 'hours' | 'day' | 'week' | 'month'; step: number; unit: TickUnit } {
   const room = Math.max(2, Math.floor(width / 90));
   const H = 3_600_000;
   const D = 24 * H;
   const options = [
-    { interval: 'hour', step: 1, ms: H, unit: 'hour' },
-    { interval: 'hour', step: 3, ms: 3 * H, unit: 'hour' },
-    { interval: 'hour', step: 6, ms: 6 * H, unit: 'hour' },
-    { interval: 'hour', step: 12, ms: 12 * H, unit: 'hour' },
+    { interval: 'hours', step: 1, ms: H, unit: 'hour' },
+    { interval: 'hours', step: 3, ms: 3 * H, unit: 'hour' },
+    { interval: 'hours', step: 6, ms: 6 * H, unit: 'hour' },
+    { interval: 'hours', step: 12, ms: 12 * H, unit: 'hour' },
     { interval: 'day', step: 1, ms: D, unit: 'day' },
     { interval: 'day', step: 2, ms: 2 * D, unit: 'day' },
     { interval: 'week', step: 1, ms: 7 * D, unit: 'day' },
@@ -209,6 +215,8 @@ const SHADE_COLOR = '#d9d9d9';
 /** The vega-lite spec of the chart (data inline; nothing to load). */
 export function chartSpec(input: PriceChartInput): TopLevelSpec {
   const data = chartData(input);
+  const line = thinLine(data.line, input.from.getTime(), input.to.getTime(), input.width);
+  const shades = thinShades(data.shades, input.from.getTime(), input.to.getTime(), input.width);
   const tz = input.timeZone;
   const wall = (ms: number) => wallMs(ms, tz);
   const x0 = wall(input.from.getTime());
@@ -232,7 +240,7 @@ export function chartSpec(input: PriceChartInput): TopLevelSpec {
     },
   } as const;
 
-  const prices = data.line.map((r) => r.y);
+  const prices = line.map((r) => r.y);
   const hasPrice = prices.length > 0;
   const lo = hasPrice ? Math.min(...prices) : 0;
   const hi = hasPrice ? Math.max(...prices) : 1;
@@ -258,13 +266,13 @@ export function chartSpec(input: PriceChartInput): TopLevelSpec {
   const layers: Record<string, unknown>[] = [
     {
       name: 'stockout',
-      data: { values: rows(data.shades, ['x', 'x2']) },
+      data: { values: rows(shades, ['x', 'x2']) },
       mark: { type: 'rect', color: SHADE_COLOR, opacity: 0.6, aria: false },
       encoding: { x, x2: { field: 'x2' } },
     },
     {
       name: 'price',
-      data: { values: rows(data.line, ['x']) },
+      data: { values: rows(line, ['x']) },
       mark: { type: 'line', interpolate: 'step-after', color: LINE_COLOR, strokeWidth: 2, aria: false },
       encoding: { x, y, detail: { field: 'run', type: 'nominal' } },
     },
