@@ -5,7 +5,8 @@
  * link can be neither made up nor turned from one purpose or record into another. Nothing is
  * stored per link: the record's own state decides what a valid link may still do.
  */
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { purposeKey } from '../../config/app-key.js';
 import { OBJECT_ID_RE } from '../db/mongo.js';
 
 export type LinkPurpose = 'confirm' | 'unsubscribe';
@@ -32,19 +33,8 @@ export interface LinkClaims {
 
 export type LinkCheck = { ok: true; claims: LinkClaims } | { ok: false; why: 'invalid' | 'expired' };
 
-const keys = new WeakMap<Buffer, Buffer>();
-
-function linkKey(appKey: Buffer): Buffer {
-  let key = keys.get(appKey);
-  if (!key) {
-    key = Buffer.from(hkdfSync('sha256', appKey, Buffer.alloc(0), 'shelfwatch e-mail link key', 32));
-    keys.set(appKey, key);
-  }
-  return key;
-}
-
 function mac(appKey: Buffer, body: string): Buffer {
-  return createHmac('sha256', linkKey(appKey)).update(body).digest();
+  return createHmac('sha256', purposeKey(appKey, 'e-mail link key')).update(body).digest();
 }
 
 /** `<purpose>.<record id>.<issued, ms base 36>.<expires>.<mac, base64url>`: URL-safe as it is. */

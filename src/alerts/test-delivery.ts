@@ -12,7 +12,7 @@ import { historyPointModel } from '../models/history-point.js';
 import type { Point } from '../catalog/history.js';
 import type { Logger } from '../logger.js';
 import type { Alert, AlertService } from './service.js';
-import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
+import { thresholdOf, type DeliveryContent, type PayloadPoint } from './delivery-queue.js';
 import type { HostResolver } from './send-webhook.js';
 import { sendOnChannel } from './channels/dispatch.js';
 import { testRefusalAnswer, type EmailAddresses } from './email-addresses.js';
@@ -121,7 +121,7 @@ async function sampleContent(deps: TestDeliveryDeps, alert: Alert, endpointId: T
   return {
     endpoint_id: endpointId.toHexString(),
     user_id: alert.user_id.toHexString(),
-    alerts: [{ id: alert._id.toHexString(), kind: alert.kind, sequence: 0 }],
+    alerts: [{ id: alert._id.toHexString(), kind: alert.kind, ...thresholdOf(alert), sequence: 0 }],
     asin: alert.asin,
     country: alert.country,
     ...change,

@@ -153,7 +153,7 @@ describe('an e-mail alert', () => {
       webhook_id: expect.stringMatching(/^test\./),
     });
     const mail = (await smtp.waitFor('tester@example.com', 2)).find((m) => m.headers.subject !== CONFIRM_SUBJECT);
-    expect(mail!.headers.subject).toBe('[Test] Price below threshold: B0MAILTEST (JP) ￥5,100 → ￥4,900 (−3.9%)');
+    expect(mail!.headers.subject).toBe('[Test] Price below ￥5,000: B0MAILTEST (JP) ￥5,100 → ￥4,900 (−3.9%)');
     expect(mail!.headers['message-id']).toBe(`<${res.body.data.webhook_id}@shelfwatch.test>`);
     expect(mail!.text).toContain("This is a test from the alert's Test button");
     expect(await deliveriesOf(t, a.headers, alert.id)).toEqual([]);
