@@ -5,33 +5,13 @@
  * keys carry the accounts' hash tag, so one script takes both at once on a Redis Cluster too.
  */
 import { createHash } from 'node:crypto';
-import { evalScript, type Redis } from '../db/redis.js';
+import type { Redis } from '../db/redis.js';
+import { takeFromWindows } from '../db/window-counters.js';
 import { sharedTag } from '../db/redis-keys.js';
 import type { EmailLimits } from '../../config/alerts.js';
 
 /** A day's counters outlive it by one, as the other daily counters do (src/accounts/limits.ts). */
-const COUNTER_TTL_S = 2 * 86_400;
-
-/**
- * Counts one mail on both keys; when either is then over its limit (0: none), gives both back in
- * the same script, so a refused mail spends nothing and no concurrent one sees its count.
- * KEYS: 1 the account's, 2 the address's. ARGV: 1 account limit, 2 address limit, 3 TTL s.
- * Answers 1 (taken), 0 (the account's cap) or 2 (the address's).
- */
-const TAKE_SCRIPT = `
-local a = redis.call('INCR', KEYS[1])
-local b = redis.call('INCR', KEYS[2])
-redis.call('EXPIRE', KEYS[1], ARGV[3])
-redis.call('EXPIRE', KEYS[2], ARGV[3])
-local la, lb = tonumber(ARGV[1]), tonumber(ARGV[2])
-local over = 1
-if la > 0 and a > la then over = 0 elseif lb > 0 and b > lb then over = 2 end
-if over ~= 1 then
-  redis.call('DECR', KEYS[1])
-  redis.call('DECR', KEYS[2])
-end
-return over
-`;
+const COUNTER_TTL_MS = 2 * 86_400_000;
 
 export type CapTake = { ok: true } | { ok: false; cap: 'account' | 'address'; limit: number; retryAfterSeconds: number };
 
@@ -68,10 +48,17 @@ export class EmailCaps {
     const { perAccountPerDay: a, perAddressPerDay: b } = this.limits;
     if (a === 0 && b === 0) return { ok: true };
     const day = mailDay(now);
-    const keys = [accountMailKey(this.prefix, userId, day), addressMailKey(this.prefix, userId, address, day)];
-    const got = Number(await evalScript(this.redis, TAKE_SCRIPT, 2, ...keys, a, b, COUNTER_TTL_S));
-    if (got === 1) return { ok: true };
-    const cap = got === 0 ? 'account' : 'address';
-    return { ok: false, cap, limit: cap === 'account' ? a : b, retryAfterSeconds: secondsToNextDay(now) };
+    // The keys name the day, so a window outliving it never counts into the next one.
+    const windows = [
+      { cap: 'account' as const, limit: a, key: accountMailKey(this.prefix, userId, day) },
+      { cap: 'address' as const, limit: b, key: addressMailKey(this.prefix, userId, address, day) },
+    ].filter((w) => w.limit > 0);
+    const taken = await takeFromWindows(
+      this.redis,
+      windows.map((w) => ({ ...w, ms: COUNTER_TTL_MS })),
+    );
+    if (taken.ok) return { ok: true };
+    const { cap, limit } = windows[taken.full]!;
+    return { ok: false, cap, limit, retryAfterSeconds: secondsToNextDay(now) };
   }
 }

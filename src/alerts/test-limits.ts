@@ -8,47 +8,14 @@
 import type { Types } from 'mongoose';
 import type { AlertTestLimits as TestLimitsConfig } from '../../config/alerts.js';
 import type { Redis } from '../db/redis.js';
+import { giveBackToWindows, takeFromWindows, type CounterWindow } from '../db/window-counters.js';
 import { sharedTag } from '../db/redis-keys.js';
 import { ServiceUnavailableError, TooManyRequestsError } from '../errors/index.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
-/**
- * KEYS: the counters; ARGV: each one's limit and window (ms), in pairs. Either every counter is
- * under its limit and each takes one, or none moves and the answer names the first one full and
- * its time left, so a refused test spends nothing.
- */
-const TAKE = `
-for i, key in ipairs(KEYS) do
-  local n = tonumber(redis.call('GET', key) or '0')
-  if n >= tonumber(ARGV[2 * i - 1]) then
-    local ttl = redis.call('PTTL', key)
-    if ttl < 0 then
-      redis.call('PEXPIRE', key, ARGV[2 * i])
-      ttl = tonumber(ARGV[2 * i])
-    end
-    return {i, ttl}
-  end
-end
-for i, key in ipairs(KEYS) do
-  if redis.call('INCR', key) == 1 then redis.call('PEXPIRE', key, ARGV[2 * i]) end
-end
-return {0, 0}
-`;
-
-/** Gives back what TAKE took (a test that was not sent after all). */
-const GIVE_BACK = `
-for _, key in ipairs(KEYS) do
-  if tonumber(redis.call('GET', key) or '0') > 0 then redis.call('DECR', key) end
-end
-return 0
-`;
-
-interface Window {
-  readonly key: string;
-  readonly limit: number;
-  readonly ms: number;
+interface Window extends CounterWindow {
   readonly refusal: string;
 }
 
@@ -79,17 +46,13 @@ export class TestSendLimits {
    */
   async acquire(userId: Types.ObjectId, endpointId: Types.ObjectId): Promise<TestPermit> {
     const windows = this.windows(userId, endpointId);
-    if (windows.length > 0) {
-      const [full, ttl] = (await this.redis.eval(
-        TAKE,
-        windows.length,
-        ...windows.map((w) => w.key),
-        ...windows.flatMap((w) => [w.limit, w.ms]),
-      )) as [number, number];
-      if (full > 0) throw new TooManyRequestsError(windows[full - 1]!.refusal, ttl / 1_000);
-    }
+    const taken = await takeFromWindows(this.redis, windows);
+    if (!taken.ok) throw new TooManyRequestsError(windows[taken.full]!.refusal, taken.retryAfterMs / 1_000);
     if (this.inFlight >= this.limits.inFlight) {
-      if (windows.length > 0) await this.redis.eval(GIVE_BACK, windows.length, ...windows.map((w) => w.key));
+      await giveBackToWindows(
+        this.redis,
+        windows.map((w) => w.key),
+      );
       throw new ServiceUnavailableError('Too many tests are being sent right now; try again in a moment.', 1);
     }
     this.inFlight++;
