@@ -35,7 +35,10 @@ export interface LocalCluster {
 }
 
 export interface LocalClusterOptions {
-  /** The first of 6 consecutive ports; taken ports fail. Unset: the first free run from 7100 up. */
+  /**
+   * The first of 6 consecutive ports; taken ports fail. Unset: the first free run from a start that
+   * depends on the process id, tried again further up when another cluster binds it first.
+   */
   basePort?: number;
   /** An empty or missing directory to work in (removed by stop()); default a fresh one under the OS temp dir. */
   dir?: string;
@@ -82,8 +85,12 @@ async function takenPort(base: number): Promise<number | undefined> {
   return undefined;
 }
 
-// Checked, then bound by redis-server a moment later: two clusters starting at once can still collide.
-async function choosePorts(basePort: number | undefined): Promise<number> {
+const FIRST_PORT = 7100;
+const LAST_BASE = 65_535 - BUS_OFFSET - SIZE + 1;
+
+// Checked, then bound by redis-server a moment later: two clusters starting at once can still collide,
+// so startLocalCluster tries the next run when a server cannot bind.
+async function choosePorts(basePort: number | undefined, from: number): Promise<number> {
   if (basePort !== undefined) {
     const [last, bus] = [basePort + SIZE - 1, basePort + BUS_OFFSET];
     if (!Number.isInteger(basePort) || basePort < 1 || last + BUS_OFFSET > 65_535) throw new Error(`bad basePort ${basePort}`);
@@ -91,10 +98,10 @@ async function choosePorts(basePort: number | undefined): Promise<number> {
     if (taken === undefined) return basePort;
     throw new Error(`local Redis Cluster: port ${taken} is taken (needs ${basePort}–${last} and bus ports ${bus}–${last + BUS_OFFSET})`);
   }
-  for (let base = 7100; base + SIZE - 1 + BUS_OFFSET <= 65_535; base += SIZE) {
+  for (let base = from; base <= LAST_BASE; base += SIZE) {
     if ((await takenPort(base)) === undefined) return base;
   }
-  throw new Error('local Redis Cluster: no run of 6 free ports (and their bus ports) from 7100 up');
+  throw new Error(`local Redis Cluster: no run of 6 free ports (and their bus ports) from ${from} up`);
 }
 
 type NodeLine = { id: string; port: number; flags: string[]; slots: number };
@@ -123,9 +130,24 @@ const gone = (c: ChildProcess): boolean => c.pid === undefined || c.exitCode !==
 
 const logTail = (file: string): string => readFileSync(file, 'utf8').trim().split('\n').slice(-3).join(' | ');
 
+class PortTaken extends Error {}
+
 export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise<LocalCluster> {
+  // Test files in parallel processes start clusters at once: spread their first tries apart.
+  let from = FIRST_PORT + (process.pid % 200) * SIZE;
+  for (let attempt = 1; ; attempt++) {
+    const base = await choosePorts(opts.basePort, from);
+    try {
+      return await startOn(base, opts);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || opts.basePort !== undefined || attempt >= 5) throw err;
+      from = base + SIZE > LAST_BASE ? FIRST_PORT : base + SIZE;
+    }
+  }
+}
+
+async function startOn(base: number, opts: LocalClusterOptions): Promise<LocalCluster> {
   const { nodeTimeoutMs = 2_000, detached = false } = opts;
-  const base = await choosePorts(opts.basePort);
   const ports = Array.from({ length: SIZE }, (_, i) => base + i);
   const dir = opts.dir ?? (await mkdtemp(join(tmpdir(), 'shelfwatch-cluster-')));
   await mkdir(dir, { recursive: true });
@@ -225,7 +247,9 @@ export async function startLocalCluster(opts: LocalClusterOptions = {}): Promise
       for (const port of ports) {
         const child = children.get(port)!;
         if (gone(child)) {
-          throw new Error(`local Redis Cluster: redis-server on port ${port} exited: ${logTail(join(dir, String(port), 'redis.log'))}`);
+          const tail = logTail(join(dir, String(port), 'redis.log'));
+          const message = `local Redis Cluster: redis-server on port ${port} exited: ${tail}`;
+          throw tail.includes('Address already in use') ? new PortTaken(message) : new Error(message);
         }
         if ((await cli(port, 'PING').catch(() => '')).trim() !== 'PONG') return `${port} does not answer`;
       }
