@@ -1,4 +1,5 @@
-import { UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
+import { UnrecoverableError as BullUnrecoverable, type JobsOptions } from 'bullmq';
+import { z } from 'zod';
 import { Types } from 'mongoose';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../src/logger.js';
@@ -8,15 +9,19 @@ import { webhookBody } from '../src/alerts/present.js';
 import type { HostResolver } from '../src/alerts/send-webhook.js';
 import { sendOnChannel } from '../src/alerts/channels/dispatch.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
-import {
-  EmailDeliveryError,
-  EmailNotSentError,
-  InvalidJobPayloadError,
-  WebhookDeliveryError,
-  WebhookGoneError,
-} from '../src/errors/index.js';
+import { EmailDeliveryError, EmailNotSentError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
 import type { EmailAddresses } from '../src/alerts/email-addresses.js';
-import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent } from '../src/alerts/delivery-queue.js';
+import {
+  DELIVERIES_LANE,
+  deliveryPayloadSchema,
+  legacyPayloadSchema,
+  type DeliveryContent,
+  type DeliveryPayload,
+  type LegacyPayload,
+} from '../src/alerts/delivery-queue.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
+import { defineGlobalJob, type JobAttempt } from './kind.js';
+import { DELIVERIES_QUEUE } from './queue-names.js';
 
 export interface DeliveryDeps {
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
@@ -40,22 +45,23 @@ export { webhookBody };
 /** What a job sends: a delivery's content and id, or why there is nothing to send. */
 type Target = { readonly content: DeliveryContent; readonly tag: number | null } | { readonly skipped: string };
 
+/** A delivery's job: its content, or a job queued before endpoints existed, which names one alert. */
+const jobPayloadSchema = z.union([deliveryPayloadSchema, legacyPayloadSchema]);
+type JobPayload = DeliveryPayload | LegacyPayload;
+
 /**
  * The job's payload as a delivery's content. A job queued before endpoints existed names one alert:
  * its alert moves to its endpoint (endpoints.ts, `adopt`), which then signs and takes the failures.
  */
-async function targetOf(deps: DeliveryDeps, job: Job): Promise<Target> {
-  const current = deliveryPayloadSchema.safeParse(job.data);
-  if (current.success) {
-    const { tag, delivery_id: _d, ...content } = current.data;
+async function targetOf(deps: DeliveryDeps, data: JobPayload): Promise<Target> {
+  if ('endpoint_id' in data) {
+    const { tag, delivery_id: _d, ...content } = data;
     return { content, tag };
   }
-  const legacy = legacyPayloadSchema.safeParse(job.data);
-  if (!legacy.success) throw new BullUnrecoverable(new InvalidJobPayloadError(`delivery payload: ${current.error.message}`).message);
-  const alert = await deps.alerts.legacy(legacy.data.alert_id);
+  const alert = await deps.alerts.legacy(data.alert_id);
   const endpoint = alert ? await deps.alerts.endpoints.adopt(alert) : null;
   if (!alert || !endpoint) return { skipped: 'the alert was deleted or disabled' };
-  const { alert_id, kind, ...change } = legacy.data;
+  const { alert_id, kind, ...change } = data;
   const content = {
     ...change,
     endpoint_id: endpoint._id.toHexString(),
@@ -76,10 +82,10 @@ async function targetOf(deps: DeliveryDeps, job: Job): Promise<Target> {
  * without touching the endpoint's health; a permanent SMTP refusal fails at once and counts toward
  * the address's bouncing.
  */
-export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<DeliveryOutcome> {
+export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: JobAttempt): Promise<DeliveryOutcome> {
   const now = deps.now ?? (() => new Date());
-  const target = await targetOf(deps, job);
-  const id = (job.data as { delivery_id?: string }).delivery_id ?? job.id!;
+  const target = await targetOf(deps, data);
+  const id = ('delivery_id' in data ? data.delivery_id : undefined) ?? job.id;
   const skip = async (why: string): Promise<DeliveryOutcome> => {
     await deps.alerts.records.failIfPending(id, `not sent: ${why}`);
     deps.metrics.deliveries.inc({ outcome: 'skipped' });
@@ -99,8 +105,8 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
   const alertIds = content.alerts.map((a) => new Types.ObjectId(a.id));
   if ((await deps.alerts.live(alertIds)).length === 0) return skip('its alerts were deleted or disabled');
 
-  const attempts = job.attemptsMade + 1;
-  const last = attempts >= (job.opts.attempts ?? 1);
+  const attempts = job.attempt;
+  const last = attempts >= job.attempts;
   let status: number | null = null;
   try {
     const answer = await sendOnChannel(
@@ -167,3 +173,49 @@ export async function runDelivery(deps: DeliveryDeps, job: Job): Promise<Deliver
     throw error;
   }
 }
+
+/** BullMQ's backoff type for the WEBHOOK_RETRY_SCHEDULE strategy the worker carries. */
+export const WEBHOOK_BACKOFF = 'webhook-schedule';
+
+/** The BullMQ backoff of WEBHOOK_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
+export function webhookBackoff(schedule: readonly number[]) {
+  return (attemptsMade: number): number => schedule[attemptsMade - 1] ?? -1;
+}
+
+export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions {
+  const spanMs = config.alerts.retryScheduleMs.reduce((a, b) => a + b, 0);
+  return {
+    attempts: config.alerts.attempts,
+    backoff: { type: WEBHOOK_BACKOFF },
+    // Kept past the retry span, so a change seen again within it still finds its job id taken.
+    removeOnComplete: { age: Math.ceil(Math.max(2 * 86_400_000, spanMs + 86_400_000) / 1_000) },
+    removeOnFail: { age: 7 * 86_400, count: 10_000 },
+  };
+}
+
+/**
+ * A delivery: one endpoint and one change, on the deliveries' queue of every country. Jobs are
+ * queued fairly between accounts (src/alerts/delivery-queue.ts): each gets its account's start tag
+ * in the `deliveries` lane as its BullMQ priority. WEBHOOK_CONCURRENCY attempts at once per process
+ * (each mostly waits on a receiver), retried on WEBHOOK_RETRY_SCHEDULE.
+ */
+export const deliveryJob = defineGlobalJob({
+  name: 'deliver',
+  queue: DELIVERIES_QUEUE,
+  payload: jobPayloadSchema,
+  jobOptions: deliveryJobOptions,
+  worker: (config: Pick<Config, 'alerts'>) => ({
+    concurrency: config.alerts.concurrency,
+    backoff: webhookBackoff(config.alerts.retryScheduleMs),
+    // An attempt is bounded by WEBHOOK_TIMEOUT and MongoDB's own timeouts; the cut-off only matters
+    // when the drain runs out of time (BullMQ's cancel signal), so it gets the attempt's bound as deadline.
+    attemptMs: config.alerts.timeoutMs + 2 * DELIVERY_DB_TIMEOUT_MS + 5_000,
+  }),
+  run: runDelivery,
+  // A last attempt can end before it recorded itself (a MongoDB write past its deadline): its
+  // record must not stay `pending` for ever, or a replay would never take it.
+  async onFinalFailure(deps: DeliveryDeps, job, err) {
+    const id = (job.data as { delivery_id?: string } | undefined)?.delivery_id ?? job.id;
+    if (id) await deps.alerts.records.failIfPending(id, err.message);
+  },
+});

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import type { Redis } from '../../src/db/redis.js';
 import type { Config } from '../../config/env.js';
-import type { JobContext } from '../../jobs/kind.js';
+import type { JobContext } from '../../jobs/context.js';
 import type { JobProducer } from '../../jobs/queues.js';
 import { DeliveryQueue } from '../../src/alerts/delivery-queue.js';
+import { GlobalJobQueue } from '../../jobs/global-queue.js';
+import { deliveryJob } from '../../jobs/deliver.js';
 import { AlertService } from '../../src/alerts/service.js';
 import type { Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics/registry.js';
@@ -33,8 +35,9 @@ export function benchJobContext(parts: {
   const alerts = new AlertService(mongo, config, randomBytes(32), watches);
   const fair = new FairTags(redis, prefix);
   const weights = new AccountWeights(mongo);
-  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config, fair, weights);
-  onCleanup('delivery queue', () => deliveries.close());
+  const deliveryJobs = new GlobalJobQueue(deliveryJob, redis, prefix, logger, config);
+  onCleanup('delivery queue', () => deliveryJobs.close());
+  const deliveries = new DeliveryQueue(deliveryJobs, logger, alerts, config, fair, weights);
   return {
     config,
     logger,

@@ -1,5 +1,3 @@
-import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from '../db/redis.js';
 import { Types } from 'mongoose';
 import { z } from 'zod';
 import type { Config } from '../../config/env.js';
@@ -12,30 +10,20 @@ import type { Alert, AlertService } from './service.js';
 import type { Endpoint } from './endpoints.js';
 import type { Claimed, QueuedDelivery } from './delivery-records.js';
 import { holdsNow, judge, rearms, sameState, stateOf, type ArmState } from './triggers.js';
-import type { FairTags } from '../fairness/fair-tags.js';
+import type { FairQueue, FairTags } from '../fairness/fair-tags.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import { OBJECT_ID_RE } from '../db/mongo.js';
-import { sharedTag } from '../db/redis-keys.js';
 
 /**
- * Webhook deliveries: one BullMQ job per endpoint and change on a queue of their own, apart from
- * every upstream queue, so a slow receiver never holds a refresh and a refresh backlog never holds
- * a webhook. Jobs are queued fairly between accounts: each gets its account's start tag in the
- * `deliveries` lane as its BullMQ priority (src/fairness/fair-tags.ts), so one account's backlog
- * to a slow receiver delays another account's new delivery by about one attempt, not by the
- * backlog. Producer (DeliveryQueue) and worker (jobs/deliver.ts) parse the same payload schema.
+ * Deliveries: one job per endpoint and change on the deliveries' queue (the delivery job kind,
+ * jobs/deliver.ts). Jobs are queued fairly between accounts: each gets its account's start tag in
+ * the `deliveries` lane as its priority (src/fairness/fair-tags.ts), so one account's backlog to a
+ * slow receiver delays another account's new delivery by about one attempt, not by the backlog.
+ * Producer and worker parse the same payload schema.
  */
-export const DELIVERIES_QUEUE = 'deliveries';
 
-/** BullMQ's prefix for the deliveries' queue: a hash tag of its own, apart from every country's. */
-export function deliveriesPrefix(prefix: string): string {
-  return sharedTag(prefix, 'deliveries');
-}
-export const DELIVERY_JOB = 'deliver';
 /** The fair-queuing lane of the deliveries (one for every process and country). */
 export const DELIVERIES_LANE = 'deliveries';
-/** BullMQ's backoff type for the WEBHOOK_RETRY_SCHEDULE strategy the worker carries. */
-export const WEBHOOK_BACKOFF = 'webhook-schedule';
 /** Deliveries one bulk replay queues at most. */
 export const REPLAY_LIMIT = 1_000;
 
@@ -115,48 +103,30 @@ export function thresholdOf(a: Pick<Alert, 'kind' | 'price' | 'rank'>): { price?
   return {};
 }
 
-/** The BullMQ backoff of WEBHOOK_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
-export function webhookBackoff(schedule: readonly number[]) {
-  return (attemptsMade: number): number => schedule[attemptsMade - 1] ?? -1;
-}
-
-export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions {
-  const spanMs = config.alerts.retryScheduleMs.reduce((a, b) => a + b, 0);
-  return {
-    attempts: config.alerts.attempts,
-    backoff: { type: WEBHOOK_BACKOFF },
-    // Kept past the retry span, so a change seen again within it still finds its job id taken.
-    removeOnComplete: { age: Math.ceil(Math.max(2 * 86_400_000, spanMs + 86_400_000) / 1_000) },
-    removeOnFail: { age: 7 * 86_400, count: 10_000 },
-  };
-}
-
-interface Job {
-  readonly name: string;
+/** One delivery's job, as the queue takes it. */
+export interface DeliveryJob {
+  readonly jobId: string;
   readonly data: DeliveryPayload;
-  readonly opts: JobsOptions;
+  readonly priority: number;
 }
 
-/** Adds the deliveries a batch's changes call for, and replays. Built on the api's fail-fast connection, like JobProducer. */
-export class DeliveryQueue {
-  readonly queue: Queue;
+/** Where deliveries' jobs go: the deliveries' queue (jobs/global-queue.ts). */
+export interface DeliveryJobs {
+  /** Its waiting jobs, as fair tagging reorders them. */
+  readonly waiting: FairQueue;
+  addBulk(jobs: readonly DeliveryJob[]): Promise<void>;
+}
 
+/** Adds the deliveries a batch's changes call for, and replays. */
+export class DeliveryQueue {
   constructor(
-    connection: Redis,
-    prefix: string,
+    private readonly jobs: DeliveryJobs,
     private readonly logger: Logger,
     private readonly alerts: AlertService,
     private readonly config: Pick<Config, 'alerts'>,
     private readonly fair: FairTags,
     private readonly weights: AccountWeights,
-  ) {
-    this.queue = new Queue(DELIVERIES_QUEUE, {
-      connection,
-      prefix: deliveriesPrefix(prefix),
-      defaultJobOptions: deliveryJobOptions(config),
-    });
-    this.queue.on('error', (err) => logger.warn({ err: { message: err.message }, queue: DELIVERIES_QUEUE }, 'queue error'));
-  }
+  ) {}
 
   /**
    * The alerts on the changed products (one query per country), grouped by endpoint: one job per
@@ -255,7 +225,7 @@ export class DeliveryQueue {
       }),
     }));
     const added = await this.alerts.records.recordQueued(queued);
-    await this.queue.addBulk(await Promise.all(queued.map((q) => this.job(q.id, q.payload as DeliveryContent, weights))));
+    await this.jobs.addBulk(await Promise.all(queued.map((q) => this.job(q.id, q.payload as DeliveryContent, weights))));
     // Housekeeping: a failure here must not fail the refresh batch that found the changes.
     await this.trim(added).catch((err: Error) => this.logger.warn({ err: { message: err.message } }, 'delivery records not trimmed'));
     return queued.length;
@@ -283,10 +253,6 @@ export class DeliveryQueue {
     return { replayed: claimed.length, more: await this.alerts.records.anyReplayable(userId, opts) };
   }
 
-  async close(): Promise<void> {
-    await this.queue.close();
-  }
-
   /**
    * Queues claimed deliveries. When Redis refuses, they go back to `failed` (they were failed or
    * gone), so a replay can take them again rather than leaving them pending with no job.
@@ -294,14 +260,14 @@ export class DeliveryQueue {
   private async requeue(claimed: readonly Claimed[], userId: Types.ObjectId): Promise<void> {
     try {
       const weights = await this.weightsOf([userId.toHexString()]);
-      await this.queue.addBulk(await Promise.all(claimed.map((c) => this.replayJob(c, weights))));
+      await this.jobs.addBulk(await Promise.all(claimed.map((c) => this.replayJob(c, weights))));
     } catch (err) {
       await this.alerts.records.unclaim(claimed.map((c) => c.record._id));
       throw err;
     }
   }
 
-  private async replayJob(c: Claimed, weights: ReadonlyMap<string, number>): Promise<Job> {
+  private async replayJob(c: Claimed, weights: ReadonlyMap<string, number>): Promise<DeliveryJob> {
     const content = deliveryContentSchema.parse(c.payload);
     return this.job(`${c.record._id}.r${c.record.replays ?? 1}`, content, weights, c.record._id);
   }
@@ -313,10 +279,15 @@ export class DeliveryQueue {
   }
 
   /** A job at its account's fair start tag; attempts, backoff and retention are the queue's defaults. */
-  private async job(jobId: string, content: DeliveryContent, weights: ReadonlyMap<string, number>, deliveryId?: string): Promise<Job> {
-    const t = await this.fair.tag(DELIVERIES_LANE, content.user_id, weights.get(content.user_id) ?? 1, this.queue);
+  private async job(
+    jobId: string,
+    content: DeliveryContent,
+    weights: ReadonlyMap<string, number>,
+    deliveryId?: string,
+  ): Promise<DeliveryJob> {
+    const t = await this.fair.tag(DELIVERIES_LANE, content.user_id, weights.get(content.user_id) ?? 1, this.jobs.waiting);
     const data = deliveryPayloadSchema.parse({ ...content, tag: t.tag, ...(deliveryId ? { delivery_id: deliveryId } : {}) });
-    return { name: DELIVERY_JOB, data, opts: { jobId, priority: t.priority } };
+    return { jobId, data, priority: t.priority };
   }
 
   /** Each fired alert's endpoint: alerts of before endpoints move to theirs first. */

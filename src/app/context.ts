@@ -14,7 +14,10 @@ import { EmbeddedUnavailableError } from '../errors/index.js';
 import { UserService } from '../users/service.js';
 import { registerModels } from '../models/index.js';
 import { JobProducer } from '../../jobs/queues.js';
-import type { JobContext } from '../../jobs/kind.js';
+import { GlobalJobQueue } from '../../jobs/global-queue.js';
+import { deliveryJob } from '../../jobs/deliver.js';
+import { ForcedUpdateJobs } from '../../jobs/forced-update-queue.js';
+import type { JobContext } from '../../jobs/context.js';
 import { EanImports } from '../watch/ean-imports.js';
 import { ForcedUpdates } from '../catalog/forced-updates.js';
 import { Metrics } from '../metrics/registry.js';
@@ -53,6 +56,9 @@ export interface BoardLogin {
  */
 export interface AppContext extends JobContext {
   readonly resources: Resources;
+  readonly jobs: JobProducer;
+  /** The deliveries' queue, which the deliveries (ctx.deliveries) fill. */
+  readonly deliveryJobs: GlobalJobQueue<(typeof deliveryJob)['payload']>;
   /** Where Redis is, for the connections a role opens of its own (workers, subscribers). */
   readonly redisTarget: RedisTarget;
   readonly appKey: Buffer;
@@ -200,9 +206,10 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const weights = new AccountWeights(mongo);
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
     const alerts = new AlertService(mongo, config, ep.appKey, watches);
-    const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config, fair, weights), (d) =>
+    const deliveryJobs = resources.own('delivery queue', new GlobalJobQueue(deliveryJob, redis, redisPrefix, logger, config), (d) =>
       d.close(),
     );
+    const deliveries = new DeliveryQueue(deliveryJobs, logger, alerts, config, fair, weights);
     const policies = new RefreshPolicies(redis, redisPrefix);
     // Confirmation mails under way finish (or give up) before MongoDB closes.
     const emailAddresses = resources.own(
@@ -212,13 +219,13 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     );
     const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights, policies };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
-    const forcedUpdates = resources.own(
-      'forced updates',
-      new ForcedUpdates({ ...base, redisTarget: ep.redis, stopping: resources.stopping }),
-      (f) => f.close(),
+    const forcedJobs = resources.own('forced updates', new ForcedUpdateJobs(jobs, { redisTarget: ep.redis, redisPrefix, logger }), (f) =>
+      f.close(),
     );
+    const forcedUpdates = new ForcedUpdates({ ...base, jobs: forcedJobs, stopping: resources.stopping });
     return {
       ...base,
+      deliveryJobs,
       resources,
       redisTarget: ep.redis,
       appKey: ep.appKey,

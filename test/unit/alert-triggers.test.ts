@@ -3,7 +3,7 @@ import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } 
 import { changeOf, type Point, type PriorState } from '../../src/catalog/history.js';
 import type { UpstreamItem } from '../../src/catalog/product.js';
 import { loadConfig } from '../../config/env.js';
-import { deliveryJobOptions, webhookBackoff } from '../../src/alerts/delivery-queue.js';
+import { deliveryJobOptions, webhookBackoff } from '../../jobs/deliver.js';
 import { configProblems } from '../helpers/config.js';
 
 const at = new Date('2026-11-24T00:00:00Z');

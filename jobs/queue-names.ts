@@ -1,6 +1,6 @@
-import type { Country } from '../catalog/identifiers.js';
-import { QUOTA_CLASSES, type QuotaClass } from './classes.js';
-import { countryTag } from '../db/redis-keys.js';
+import type { Country } from '../src/catalog/identifiers.js';
+import { QUOTA_CLASSES, type QuotaClass } from '../src/quota/classes.js';
+import { countryTag, sharedTag } from '../src/db/redis-keys.js';
 
 /**
  * A country's queue of each class (no `:` in BullMQ names): `forced-JP` for forced updates,
@@ -14,6 +14,20 @@ export function queueName(country: Country, cls: QuotaClass = 'refresh'): string
 /** BullMQ's prefix for a country's queues: the country's hash tag, which its governor shares. */
 export function queuePrefix(prefix: string, country: Country): string {
   return countryTag(prefix, country);
+}
+
+/**
+ * The deliveries' queue: one for every process and country, apart from every upstream queue, so a
+ * slow receiver never holds a refresh and a refresh backlog never holds a delivery.
+ */
+export const DELIVERIES_QUEUE = 'deliveries';
+
+/** The queues of every country (one so far). */
+export type GlobalQueueName = typeof DELIVERIES_QUEUE;
+
+/** BullMQ's prefix for a queue of every country: a hash tag of its own, apart from every country's. */
+export function globalQueuePrefix(prefix: string, queue: GlobalQueueName): string {
+  return sharedTag(prefix, queue);
 }
 
 /** Every queue of a country, one per class. */

@@ -1,18 +1,23 @@
-import type { Queue } from 'bullmq';
 import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import type { QuotaClass } from '../quota/classes.js';
-import type { DeliveryQueue } from '../alerts/delivery-queue.js';
 import type { AlertService } from '../alerts/service.js';
-import type { Metrics } from './registry.js';
-import { JOB_STATES, QUEUE_CLASSES, queueName } from '../quota/queue-names.js';
+import type { Metrics } from '../metrics/registry.js';
+import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../jobs/queue-names.js';
 
 /** What the gauges read: the country queues (the job producer, jobs/queues.ts, opens them), deliveries. */
+/** What the gauges read of a queue (a BullMQ queue is one). */
+export interface CountedQueue {
+  getJobCounts(...states: (typeof JOB_STATES)[number][]): Promise<Record<string, number>>;
+  getJobs(states: ('prioritized' | 'wait')[], start: number, end: number, asc: boolean): Promise<{ readonly timestamp: number }[]>;
+}
+
 export interface QueueGaugeSources {
   readonly config: Pick<Config, 'countries'>;
-  readonly jobs: { queue(country: Country, cls: QuotaClass): Pick<Queue, 'getJobCounts' | 'getJobs'> };
+  readonly jobs: { queue(country: Country, cls: QuotaClass): CountedQueue };
   readonly metrics: Metrics;
-  readonly deliveries: Pick<DeliveryQueue, 'queue'>;
+  /** The deliveries' queue (jobs/global-queue.ts). */
+  readonly deliveryJobs: { readonly queue: Pick<CountedQueue, 'getJobCounts'> };
   readonly alerts: Pick<AlertService, 'oldestPendingDelivery'>;
 }
 
@@ -24,8 +29,8 @@ export async function refreshQueueGauges(ctx: QueueGaugeSources): Promise<void> 
   await Promise.all([refreshDeliveryGauges(ctx), ...countryQueueGauges(ctx)]);
 }
 
-async function refreshDeliveryGauges(ctx: Pick<QueueGaugeSources, 'metrics' | 'deliveries' | 'alerts'>): Promise<void> {
-  const counts = await ctx.deliveries.queue.getJobCounts(...JOB_STATES);
+async function refreshDeliveryGauges(ctx: Pick<QueueGaugeSources, 'metrics' | 'deliveryJobs' | 'alerts'>): Promise<void> {
+  const counts = await ctx.deliveryJobs.queue.getJobCounts(...JOB_STATES);
   for (const state of JOB_STATES) ctx.metrics.deliveryJobs.set({ state }, counts[state] ?? 0);
   const oldest = await ctx.alerts.oldestPendingDelivery();
   ctx.metrics.deliveryOldestPending.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1_000) : 0);
