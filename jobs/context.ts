@@ -12,8 +12,8 @@ import type { RefreshQueues } from '../src/scheduling/planner.js';
 import type { EanResolveQueue } from '../src/watch/ean-imports.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { AccountRef } from '../src/fairness/fair-classes.js';
-import type { AlertService } from '../src/alerts/service.js';
-import type { DeliveryQueue } from '../src/alerts/delivery-queue.js';
+import type { AlertService } from '../src/alerts/rules/service.js';
+import type { DeliveryQueue } from '../src/alerts/deliveries/queue.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import type { AccountWeights } from '../src/accounts/weights.js';
 

@@ -4,13 +4,13 @@ import { Types } from 'mongoose';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics/registry.js';
-import type { AlertService } from '../src/alerts/service.js';
+import type { AlertService } from '../src/alerts/rules/service.js';
 import { webhookBody } from '../src/alerts/present.js';
-import type { HostResolver } from '../src/alerts/send-webhook.js';
-import { sendOnChannel } from '../src/alerts/channels/dispatch.js';
+import type { HostResolver } from '../src/alerts/deliveries/send-webhook.js';
+import { sendOnChannel } from '../src/alerts/deliveries/channels/dispatch.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { EmailDeliveryError, EmailNotSentError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
-import type { EmailAddresses } from '../src/alerts/email-addresses.js';
+import type { EmailAddresses } from '../src/alerts/endpoints/email-addresses.js';
 import {
   DELIVERIES_LANE,
   deliveryPayloadSchema,
@@ -18,7 +18,7 @@ import {
   type DeliveryContent,
   type DeliveryPayload,
   type LegacyPayload,
-} from '../src/alerts/delivery-queue.js';
+} from '../src/alerts/deliveries/queue.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
 import { defineGlobalJob, type JobAttempt } from './kind.js';
 import { DELIVERIES_QUEUE } from './queue-names.js';
@@ -51,7 +51,7 @@ type JobPayload = DeliveryPayload | LegacyPayload;
 
 /**
  * The job's payload as a delivery's content. A job queued before endpoints existed names one alert:
- * its alert moves to its endpoint (endpoints.ts, `adopt`), which then signs and takes the failures.
+ * its alert moves to its endpoint (src/alerts/endpoints/endpoints.ts, `adopt`), which then signs and takes the failures.
  */
 async function targetOf(deps: DeliveryDeps, data: JobPayload): Promise<Target> {
   if ('endpoint_id' in data) {
@@ -72,13 +72,13 @@ async function targetOf(deps: DeliveryDeps, data: JobPayload): Promise<Target> {
 }
 
 /**
- * One attempt of a delivery, on its endpoint's channel (src/alerts/channels/dispatch.ts). A 2xx
+ * One attempt of a delivery, on its endpoint's channel (src/alerts/deliveries/channels/dispatch.ts). A 2xx
  * (an accepted e-mail) acknowledges and clears the endpoint's failure span; 410 (a chat service's
  * "no such webhook") disables the endpoint and ends the delivery; anything else fails the attempt,
  * and BullMQ retries on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
  * for longer than WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
  * were all deleted, meanwhile ends without a request (its record says so; a replay can send it later).
- * So does an e-mail the address gate refused (not confirmed, a daily cap: src/alerts/email-addresses.ts),
+ * So does an e-mail the address gate refused (not confirmed, a daily cap: src/alerts/endpoints/email-addresses.ts),
  * without touching the endpoint's health; a permanent SMTP refusal fails at once and counts toward
  * the address's bouncing.
  */
@@ -195,7 +195,7 @@ export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions 
 
 /**
  * A delivery: one endpoint and one change, on the deliveries' queue of every country. Jobs are
- * queued fairly between accounts (src/alerts/delivery-queue.ts): each gets its account's start tag
+ * queued fairly between accounts (src/alerts/deliveries/queue.ts): each gets its account's start tag
  * in the `deliveries` lane as its BullMQ priority. WEBHOOK_CONCURRENCY attempts at once per process
  * (each mostly waits on a receiver), retried on WEBHOOK_RETRY_SCHEDULE.
  */

@@ -6,12 +6,12 @@ import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES } from '../models/alert.j
 import { DELIVERY_STATUSES } from '../models/delivery.js';
 import { ACCOUNT_EVENT_TYPES } from '../models/account-event.js';
 import { EMAIL_STATES, type EmailState } from '../models/email-address.js';
-import type { AlertView } from './service.js';
-import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoints.js';
-import { addressOf } from './channels/target.js';
-import type { DeliveryRecord } from './delivery-records.js';
-import type { AccountEvent } from './events.js';
-import type { DeliveryContent, PayloadPoint } from './delivery-queue.js';
+import type { AlertView } from './rules/service.js';
+import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoints/endpoints.js';
+import { addressOf } from './endpoints/target.js';
+import type { DeliveryRecord } from './deliveries/records.js';
+import type { AccountEvent } from './endpoints/events.js';
+import type { DeliveryContent, PayloadPoint } from './deliveries/queue.js';
 
 export const alertRecordSchema = z
   .object({

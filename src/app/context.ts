@@ -26,11 +26,11 @@ import { QuotaGovernor } from '../quota/governor.js';
 import { WatchService } from '../watch/service.js';
 import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
-import { AlertService } from '../alerts/service.js';
-import { migrateAlertIdentities } from '../alerts/migrate.js';
+import { AlertService } from '../alerts/rules/service.js';
+import { migrateAlertIdentities } from '../alerts/rules/migrate.js';
 import { resealStoredSecrets } from '../secrets/reseal.js';
-import { DeliveryQueue } from '../alerts/delivery-queue.js';
-import { EmailAddresses } from '../alerts/email-addresses.js';
+import { DeliveryQueue } from '../alerts/deliveries/queue.js';
+import { EmailAddresses } from '../alerts/endpoints/email-addresses.js';
 import { FairTags } from '../fairness/fair-tags.js';
 import { AccountWeights } from '../accounts/weights.js';
 import { RefreshPolicies } from '../scheduling/policy-store.js';
@@ -73,7 +73,7 @@ export interface AppContext extends JobContext {
   readonly notices: ChangeNotices;
   /** True when this process started MongoDB and Redis itself. */
   readonly embedded: boolean;
-  /** E-mail addresses' consent, daily caps and bounces: every mail passes it (src/alerts/email-addresses.ts). */
+  /** E-mail addresses' consent, daily caps and bounces: every mail passes it (src/alerts/endpoints/email-addresses.ts). */
   readonly emailAddresses: EmailAddresses;
   /** The price charts' render threads (started on the first chart). */
   readonly charts: ChartRenderer;

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import type { QuotaClass } from '../quota/classes.js';
-import type { AlertService } from '../alerts/service.js';
+import type { AlertService } from '../alerts/rules/service.js';
 import type { Metrics } from '../metrics/registry.js';
 import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../jobs/queue-names.js';
 

@@ -15,7 +15,7 @@ export interface WebhookEndpointFields {
   /**
    * The endpoint's key, unique per account: a webhook's URL as webhookUrlSchema normalised it
    * (`URL.href`), so one receiver is one endpoint; `mailto:` and the address for e-mail; for a chat
-   * channel `<channel>:` and a keyed hash of its URL (src/alerts/channels/target.ts), never the URL.
+   * channel `<channel>:` and a keyed hash of its URL (src/alerts/endpoints/target.ts), never the URL.
    */
   url: string;
   /** A chat channel's webhook URL, sealed: the URL is the credential. */
@@ -42,7 +42,7 @@ export interface WebhookEndpointFields {
    */
   record_count: number;
   /**
-   * Set while a removal checks that no alert uses the endpoint (src/alerts/endpoints.ts, `retire`):
+   * Set while a removal checks that no alert uses the endpoint (src/alerts/endpoints/endpoints.ts, `retire`):
    * the remover's token, an ObjectId, so its time tells a removal that died from one under way.
    * An alert attached meanwhile clears it, and the removal then deletes nothing.
    */

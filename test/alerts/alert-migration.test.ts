@@ -4,9 +4,9 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf, createAlert, startTestDeliveryWorker, testAccount, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { alertModel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX } from '../../src/models/alert.js';
-import { LEGACY_PER_KIND_INDEX, migrateAlertIdentities } from '../../src/alerts/migrate.js';
+import { LEGACY_PER_KIND_INDEX, migrateAlertIdentities } from '../../src/alerts/rules/migrate.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
+import { generateWebhookSecret } from '../../src/alerts/deliveries/send-webhook.js';
 
 /**
  * Upgrading from one alert per account, country, ASIN and kind: alerts stored under the old unique

@@ -4,7 +4,7 @@ import { WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
 import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
-import { sendOnChannel } from '../../src/alerts/channels/dispatch.js';
+import { sendOnChannel } from '../../src/alerts/deliveries/channels/dispatch.js';
 import { WebhookTargetRefusedError } from '../../src/errors/index.js';
 
 /**

@@ -14,7 +14,7 @@ import {
   unsubscribeHeaderPath,
 } from '../helpers/email-consent.js';
 import { emailAddressModel } from '../../src/models/email-address.js';
-import { signLink } from '../../src/alerts/email-links.js';
+import { signLink } from '../../src/alerts/endpoints/email-links.js';
 import { parseAppKey } from '../../config/app-key.js';
 
 /**

@@ -10,7 +10,7 @@ import {
   sendWebhook,
   signWebhook,
   type WebhookRequest,
-} from '../../src/alerts/send-webhook.js';
+} from '../../src/alerts/deliveries/send-webhook.js';
 import http from 'node:http';
 import { useAgent } from 'request-filtering-agent';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../src/errors/index.js';

@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { createAlert, testAccount } from '../helpers/deliveries.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
-import { TestSendLimits } from '../../src/alerts/test-limits.js';
+import { TestSendLimits } from '../../src/alerts/deliveries/test-limits.js';
 import { ServiceUnavailableError, TooManyRequestsError } from '../../src/errors/index.js';
 
 /**

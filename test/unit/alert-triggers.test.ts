@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } from '../../src/alerts/triggers.js';
+import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } from '../../src/alerts/rules/triggers.js';
 import { changeOf, type Point, type PriorState } from '../../src/catalog/history.js';
 import type { UpstreamItem } from '../../src/catalog/product.js';
 import { loadConfig } from '../../config/env.js';

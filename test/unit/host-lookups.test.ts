@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HostLookups, HostLookupsBusyError, isLocalhostName, resolveHost } from '../../src/alerts/host-lookups.js';
-import { checkWebhookTarget } from '../../src/alerts/webhook-target.js';
+import { HostLookups, HostLookupsBusyError, isLocalhostName, resolveHost } from '../../src/alerts/endpoints/host-lookups.js';
+import { checkWebhookTarget } from '../../src/alerts/endpoints/webhook-target.js';
 import { WebhookTargetRefusedError } from '../../src/errors/index.js';
 import { until } from '../helpers/until.js';
 

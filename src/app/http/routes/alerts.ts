@@ -9,12 +9,12 @@ import { bodyFields, validate } from '../validate.js';
 import { NotFoundError, ValidationError } from '../../../errors/index.js';
 import { asinSchema, type Country } from '../../../catalog/identifiers.js';
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from '../../../models/alert.js';
-import { webhookUrlSchema } from '../../../alerts/webhook-target.js';
-import type { AlertTarget } from '../../../alerts/channels/target.js';
+import { webhookUrlSchema } from '../../../alerts/endpoints/webhook-target.js';
+import type { AlertTarget } from '../../../alerts/endpoints/target.js';
 import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
-import { sendTestDelivery, TEST_OUTCOMES } from '../../../alerts/test-delivery.js';
-import { TestSendLimits } from '../../../alerts/test-limits.js';
-import type { AlertView } from '../../../alerts/service.js';
+import { sendTestDelivery, TEST_OUTCOMES } from '../../../alerts/deliveries/test-delivery.js';
+import { TestSendLimits } from '../../../alerts/deliveries/test-limits.js';
+import type { AlertView } from '../../../alerts/rules/service.js';
 import type { Types } from 'mongoose';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
@@ -368,7 +368,7 @@ export function alertRoutes(ctx: AppContext): Router {
       rearmAfter: a.rearm_after ?? null,
       target,
     });
-    // Naming an address asks its owner (email-addresses.ts): a confirmation mail unless it is confirmed.
+    // Naming an address asks its owner (src/alerts/endpoints/email-addresses.ts): a confirmation mail unless it is confirmed.
     if (target.channel === 'email') await ctx.emailAddresses.named(userOf(res)._id, target.address);
     if (saved.created && a.fire_on_create) {
       // The alert is made: a delivery that cannot be queued now is logged, not the request's failure.

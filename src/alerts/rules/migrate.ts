@@ -1,9 +1,9 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
-import { alertModel, isChatChannel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX, type AlertFields } from '../models/alert.js';
-import { webhookEndpointModel } from '../models/webhook-endpoint.js';
-import { isDuplicateKey } from '../db/mongo.js';
-import type { Logger } from '../logger.js';
-import type { Country } from '../catalog/identifiers.js';
+import { alertModel, isChatChannel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX, type AlertFields } from '../../models/alert.js';
+import { webhookEndpointModel } from '../../models/webhook-endpoint.js';
+import { isDuplicateKey } from '../../db/mongo.js';
+import type { Logger } from '../../logger.js';
+import type { Country } from '../../catalog/identifiers.js';
 import { alertIdentity } from './identity.js';
 
 /**

@@ -1,7 +1,7 @@
 import mongoose, { Schema, type Connection, type Model, type Types } from 'mongoose';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import type { Country } from '../catalog/identifiers.js';
-import { isDuplicateKey, withTimeout } from '../db/mongo.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
+import type { Country } from '../../catalog/identifiers.js';
+import { isDuplicateKey, withTimeout } from '../../db/mongo.js';
 
 /**
  * How many of the latest events a counter remembers by key: a change seen again (a retried batch,

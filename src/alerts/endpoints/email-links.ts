@@ -6,8 +6,8 @@
  * stored per link: the record's own state decides what a valid link may still do.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { purposeKey } from '../../config/app-key.js';
-import { OBJECT_ID_RE } from '../db/mongo.js';
+import { purposeKey } from '../../../config/app-key.js';
+import { OBJECT_ID_RE } from '../../db/mongo.js';
 
 export type LinkPurpose = 'confirm' | 'unsubscribe';
 

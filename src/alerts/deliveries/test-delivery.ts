@@ -5,19 +5,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Types } from 'mongoose';
-import type { Config } from '../../config/env.js';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import { MARKETPLACES } from '../../config/marketplaces.js';
-import { historyPointModel } from '../models/history-point.js';
-import type { Point } from '../catalog/history.js';
-import type { Logger } from '../logger.js';
-import type { Alert, AlertService } from './service.js';
-import { thresholdOf, type DeliveryContent, type PayloadPoint } from './delivery-queue.js';
+import type { Config } from '../../../config/env.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
+import { MARKETPLACES } from '../../../config/marketplaces.js';
+import { historyPointModel } from '../../models/history-point.js';
+import type { Point } from '../../catalog/history.js';
+import type { Logger } from '../../logger.js';
+import type { Alert, AlertService } from '../rules/service.js';
+import { thresholdOf, type DeliveryContent, type PayloadPoint } from './queue.js';
 import type { HostResolver } from './send-webhook.js';
 import { sendOnChannel } from './channels/dispatch.js';
-import { testRefusalAnswer, type EmailAddresses } from './email-addresses.js';
+import { testRefusalAnswer, type EmailAddresses } from '../endpoints/email-addresses.js';
 import type { TestSendLimits } from './test-limits.js';
-import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRefusedError } from '../errors/index.js';
+import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRefusedError } from '../../errors/index.js';
 
 export interface TestDeliveryDeps {
   readonly conn: Parameters<typeof historyPointModel>[0];

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { type Connection, type Types } from 'mongoose';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import { deliveryModel, type DeliveryFields, type DeliveryStatus } from '../models/delivery.js';
-import { withTimeout } from '../db/mongo.js';
-import { findPage, type Page, type PageRequest } from '../db/page.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
+import { deliveryModel, type DeliveryFields, type DeliveryStatus } from '../../models/delivery.js';
+import { withTimeout } from '../../db/mongo.js';
+import { findPage, type Page, type PageRequest } from '../../db/page.js';
 
 export type DeliveryRecord = Omit<DeliveryFields, 'payload' | 'replay_token'>;
 

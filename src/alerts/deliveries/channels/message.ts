@@ -2,13 +2,13 @@
  * What a delivery says to a person (chat and e-mail), in words: which product, what changed, and a
  * link to it. Every channel renders this one message in its own format, so they all say the same.
  */
-import { MARKETPLACES } from '../../../config/marketplaces.js';
-import type { Country } from '../../catalog/identifiers.js';
-import type { Availability } from '../../catalog/product.js';
-import { formatPrice } from '../../catalog/price-chart.js';
-import { formatDateTime } from '../../dates.js';
-import type { AlertKind } from '../../models/alert.js';
-import type { DeliveryContent, PayloadPoint } from '../delivery-queue.js';
+import { MARKETPLACES } from '../../../../config/marketplaces.js';
+import type { Country } from '../../../catalog/identifiers.js';
+import type { Availability } from '../../../catalog/product.js';
+import { formatPrice } from '../../../catalog/price-chart.js';
+import { formatDateTime } from '../../../dates.js';
+import type { AlertKind } from '../../../models/alert.js';
+import type { DeliveryContent, PayloadPoint } from '../queue.js';
 
 /** What a delivery knows of its product besides the change: its title and page, when fetched. */
 export interface ProductLabel {

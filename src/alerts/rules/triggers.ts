@@ -1,5 +1,5 @@
-import type { AlertFields } from '../models/alert.js';
-import type { ProductChange } from '../catalog/history.js';
+import type { AlertFields } from '../../models/alert.js';
+import type { ProductChange } from '../../catalog/history.js';
 
 export type AlertRule = Pick<AlertFields, 'kind' | 'price' | 'percent'> &
   Partial<Pick<AlertFields, 'amount' | 'reference' | 'rearm_above' | 'rearm_after_ms' | 'rank'>>;

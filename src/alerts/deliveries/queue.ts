@@ -1,18 +1,18 @@
 import { Types } from 'mongoose';
 import { z } from 'zod';
-import type { Config } from '../../config/env.js';
-import { countrySchema } from '../catalog/identifiers.js';
-import { availabilitySchema } from '../catalog/product.js';
-import type { ProductChange } from '../catalog/history.js';
-import type { Logger } from '../logger.js';
-import { ALERT_KINDS } from '../models/alert.js';
-import type { Alert, AlertService } from './service.js';
-import type { Endpoint } from './endpoints.js';
-import type { Claimed, QueuedDelivery } from './delivery-records.js';
-import { holdsNow, judge, rearms, sameState, stateOf, type ArmState } from './triggers.js';
-import type { FairQueue, FairTags } from '../fairness/fair-tags.js';
-import type { AccountWeights } from '../accounts/weights.js';
-import { OBJECT_ID_RE } from '../db/mongo.js';
+import type { Config } from '../../../config/env.js';
+import { countrySchema } from '../../catalog/identifiers.js';
+import { availabilitySchema } from '../../catalog/product.js';
+import type { ProductChange } from '../../catalog/history.js';
+import type { Logger } from '../../logger.js';
+import { ALERT_KINDS } from '../../models/alert.js';
+import type { Alert, AlertService } from '../rules/service.js';
+import type { Endpoint } from '../endpoints/endpoints.js';
+import type { Claimed, QueuedDelivery } from './records.js';
+import { holdsNow, judge, rearms, sameState, stateOf, type ArmState } from '../rules/triggers.js';
+import type { FairQueue, FairTags } from '../../fairness/fair-tags.js';
+import type { AccountWeights } from '../../accounts/weights.js';
+import { OBJECT_ID_RE } from '../../db/mongo.js';
 
 /**
  * Deliveries: one job per endpoint and change on the deliveries' queue (the delivery job kind,
@@ -56,7 +56,7 @@ export const deliveryContentSchema = z.object({
         price: z.number().int().optional(),
         rank: z.number().int().optional(),
         /**
-         * The event's number for this alert and product (sequences.ts), assigned when it was queued;
+         * The event's number for this alert and product (rules/sequences.ts), assigned when it was queued;
          * absent on deliveries queued before numbers existed.
          */
         sequence: z.number().int().positive().optional(),

@@ -5,11 +5,11 @@
  * URL goes through postJson's address guard; e-mail goes to the operator's SMTP server, to an
  * address its owner confirmed and within the daily caps (the gate, email-addresses.ts).
  */
-import type { Config } from '../../../config/env.js';
-import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../config/alerts.js';
-import type { AlertChannel } from '../../models/alert.js';
-import type { DeliveryContent } from '../delivery-queue.js';
-import { webhookBody } from '../present.js';
+import type { Config } from '../../../../config/env.js';
+import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../../config/alerts.js';
+import type { AlertChannel } from '../../../models/alert.js';
+import type { DeliveryContent } from '../queue.js';
+import { webhookBody } from '../../present.js';
 import { postJson, sendWebhook, type HostResolver, type WebhookResponse } from '../send-webhook.js';
 import { alertMessage, type ProductLabel } from './message.js';
 import { emailContent, sendEmail } from './email.js';
@@ -17,8 +17,8 @@ import { slack } from './slack.js';
 import { discord } from './discord.js';
 import { teams } from './teams.js';
 import type { ChannelAnswer, ChatService } from './types.js';
-import type { EmailGate } from '../email-addresses.js';
-import { EmailDeliveryError } from '../../errors/index.js';
+import type { EmailGate } from '../../endpoints/email-addresses.js';
+import { EmailDeliveryError } from '../../../errors/index.js';
 
 const CHAT: Readonly<Record<'slack' | 'discord' | 'teams', ChatService>> = { slack, discord, teams };
 
@@ -44,7 +44,7 @@ export interface ChannelOptions {
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
   /** Where hosts resolve at connection time: the account's HostLookups. */
   readonly resolve?: HostResolver;
-  /** What every e-mail passes first (src/alerts/email-addresses.ts): without it no e-mail goes. */
+  /** What every e-mail passes first (src/alerts/endpoints/email-addresses.ts): without it no e-mail goes. */
   readonly mail?: EmailGate;
 }
 

@@ -5,11 +5,11 @@
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
-import { isLoopbackHost } from '../../config/parsers.js';
-import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
-import { withTimeout } from '../db/mongo.js';
+import { isLoopbackHost } from '../../../config/parsers.js';
+import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../../config/alerts.js';
+import { withTimeout } from '../../db/mongo.js';
 import { describeClass, nonPublic } from './address-class.js';
-import { WebhookTargetRefusedError } from '../errors/index.js';
+import { WebhookTargetRefusedError } from '../../errors/index.js';
 import { HostLookupsBusyError, resolveHost, type HostResolver, type ResolvedAddress } from './host-lookups.js';
 
 export type { ResolvedAddress };

@@ -1,27 +1,27 @@
 import mongoose, { Types, type Connection } from 'mongoose';
-import type { Config } from '../../config/env.js';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import type { Country } from '../catalog/identifiers.js';
-import { alertModel, type AlertFields, type AlertKind, type AlertReference } from '../models/alert.js';
-import { ValidationError, WebhookTargetRefusedError } from '../errors/index.js';
-import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
-import { findPage, type Page, type PageRequest } from '../db/page.js';
-import type { WatchService } from '../watch/service.js';
-import { AccountCounters } from '../accounts/counters.js';
-import { checkWebhookTarget, type WebhookLookup } from './webhook-target.js';
-import { HostLookups } from './host-lookups.js';
-import { shownUrl, WebhookEndpoints, type Endpoint } from './endpoints.js';
-import { keyOf, type AlertTarget } from './channels/target.js';
+import type { Config } from '../../../config/env.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
+import type { Country } from '../../catalog/identifiers.js';
+import { alertModel, type AlertFields, type AlertKind, type AlertReference } from '../../models/alert.js';
+import { ValidationError, WebhookTargetRefusedError } from '../../errors/index.js';
+import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
+import { findPage, type Page, type PageRequest } from '../../db/page.js';
+import type { WatchService } from '../../watch/service.js';
+import { AccountCounters } from '../../accounts/counters.js';
+import { checkWebhookTarget, type WebhookLookup } from '../endpoints/webhook-target.js';
+import { HostLookups } from '../endpoints/host-lookups.js';
+import { shownUrl, WebhookEndpoints, type Endpoint } from '../endpoints/endpoints.js';
+import { keyOf, type AlertTarget } from '../endpoints/target.js';
 import { alertIdentity } from './identity.js';
-import type { ProductLabel } from './channels/message.js';
-import { DeliveryRecords, type DeliveryRecord } from './delivery-records.js';
-import { AccountEvents } from './events.js';
+import type { ProductLabel } from '../deliveries/channels/message.js';
+import { DeliveryRecords, type DeliveryRecord } from '../deliveries/records.js';
+import { AccountEvents } from '../endpoints/events.js';
 import { AlertSequences } from './sequences.js';
 import type { ArmState } from './triggers.js';
 import { referencesFor } from './reference.js';
-import type { Point, ProductChange } from '../catalog/history.js';
-import { historyPointModel } from '../models/history-point.js';
-import { productModel } from '../models/product.js';
+import type { Point, ProductChange } from '../../catalog/history.js';
+import { historyPointModel } from '../../models/history-point.js';
+import { productModel } from '../../models/product.js';
 
 export type Alert = Omit<AlertFields, 'secret_sealed'>;
 
@@ -59,7 +59,7 @@ function targetOf(input: NewAlert): AlertTarget {
 }
 
 /**
- * The options a POST sets on an alert, new or existing. A POST re-arms it (src/alerts/triggers.ts);
+ * The options a POST sets on an alert, new or existing. A POST re-arms it (src/alerts/rules/triggers.ts);
  * when it last fired stays, so `rearm_after` still holds.
  */
 function optionsOf(input: AlertOptions) {
@@ -307,7 +307,7 @@ export class AlertService {
   /**
    * Deletes the alert, gives its place under the cap back, and deletes the records of deliveries
    * it alone fired and its sequence counters; a delivery still queued finds none of its alerts left and stops.
-   * Its endpoint goes too when no other alert uses it (endpoints.ts, `retire`).
+   * Its endpoint goes too when no other alert uses it (endpoints/endpoints.ts, `retire`).
    */
   async remove(userId: Types.ObjectId, id: string): Promise<AlertView | null> {
     if (!OBJECT_ID_RE.test(id)) return null;
@@ -389,7 +389,7 @@ export class AlertService {
     return { reference_price: product?.price?.amount ?? null, reference_currency: product?.price?.currency ?? null };
   }
 
-  /** Re-arming alerts' states after a batch's changes (src/alerts/triggers.ts). */
+  /** Re-arming alerts' states after a batch's changes (src/alerts/rules/triggers.ts). */
   async saveStates(states: readonly { id: Types.ObjectId; state: ArmState }[]): Promise<void> {
     if (states.length === 0) return;
     await withTimeout(

@@ -1,8 +1,8 @@
 import { Types, type Connection } from 'mongoose';
-import { accountEventModel, type AccountEventFields } from '../models/account-event.js';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import { OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
-import { findPage, type Page, type PageRequest } from '../db/page.js';
+import { accountEventModel, type AccountEventFields } from '../../models/account-event.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
+import { OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
+import { findPage, type Page, type PageRequest } from '../../db/page.js';
 
 export type AccountEvent = AccountEventFields;
 export type NewAccountEvent = Omit<AccountEventFields, '_id'>;

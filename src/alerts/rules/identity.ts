@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { AlertFields, AlertKind } from '../models/alert.js';
+import type { AlertFields, AlertKind } from '../../models/alert.js';
 
 /**
  * What makes two alerts of an account on one product the same alert: the kind, the options that

@@ -13,17 +13,17 @@
  * either: a link issued before the last unsubscribe or bounce confirms nothing.
  */
 import mongoose, { Types, type Connection } from 'mongoose';
-import type { Config } from '../../config/env.js';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import { emailAddressModel, type EmailAddressFields, type EmailState } from '../models/email-address.js';
-import { ConflictError, EmailNotSentError, TooManyRequestsError, type HttpError } from '../errors/index.js';
-import { isDuplicateKey, withTimeout } from '../db/mongo.js';
-import type { Redis } from '../db/redis.js';
-import type { Logger } from '../logger.js';
+import type { Config } from '../../../config/env.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
+import { emailAddressModel, type EmailAddressFields, type EmailState } from '../../models/email-address.js';
+import { ConflictError, EmailNotSentError, TooManyRequestsError, type HttpError } from '../../errors/index.js';
+import { isDuplicateKey, withTimeout } from '../../db/mongo.js';
+import type { Redis } from '../../db/redis.js';
+import type { Logger } from '../../logger.js';
 import { EmailCaps } from './email-caps.js';
 import { linkUrl, signLink, verifyLink, UNSUBSCRIBE_TTL_MS, type LinkPurpose } from './email-links.js';
-import { sendEmail } from './channels/email.js';
-import { confirmationContent } from './channels/confirmation-mail.js';
+import { sendEmail } from '../deliveries/channels/email.js';
+import { confirmationContent } from '../deliveries/channels/confirmation-mail.js';
 
 /** At most one confirmation mail per account and address within this long. */
 export const CONFIRMATION_INTERVAL_MS = 86_400_000;

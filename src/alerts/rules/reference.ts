@@ -1,7 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import type { ProductChange } from '../catalog/history.js';
-import { historyPointModel } from '../models/history-point.js';
+import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
+import type { ProductChange } from '../../catalog/history.js';
+import { historyPointModel } from '../../models/history-point.js';
 import type { Alert } from './service.js';
 import { usesReference } from './triggers.js';
 

@@ -5,10 +5,10 @@
  * keys carry the accounts' hash tag, so one script takes both at once on a Redis Cluster too.
  */
 import { createHash } from 'node:crypto';
-import type { Redis } from '../db/redis.js';
-import { takeFromWindows } from '../db/window-counters.js';
-import { sharedTag } from '../db/redis-keys.js';
-import type { EmailLimits } from '../../config/alerts.js';
+import type { Redis } from '../../db/redis.js';
+import { takeFromWindows } from '../../db/window-counters.js';
+import { sharedTag } from '../../db/redis-keys.js';
+import type { EmailLimits } from '../../../config/alerts.js';
 
 /** A day's counters outlive it by one, as the other daily counters do (src/accounts/limits.ts). */
 const COUNTER_TTL_MS = 2 * 86_400_000;

@@ -4,9 +4,9 @@
  * to the receiving server's duplicate checks, as the webhook-id is to a webhook receiver.
  */
 import type * as Nodemailer from 'nodemailer';
-import type { SmtpConfig } from '../../../config/smtp.js';
-import { withTimeout } from '../../db/mongo.js';
-import { EmailDeliveryError } from '../../errors/index.js';
+import type { SmtpConfig } from '../../../../config/smtp.js';
+import { withTimeout } from '../../../db/mongo.js';
+import { EmailDeliveryError } from '../../../errors/index.js';
 import type { AlertMessage } from './message.js';
 import type { ChannelAnswer } from './types.js';
 
