@@ -12,8 +12,7 @@ import type { RefreshQueues } from '../src/scheduling/planner.js';
 import type { EanResolveQueue } from '../src/watch/ean-imports.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import type { AccountRef } from '../src/fairness/fair-classes.js';
-import type { AlertService } from '../src/alerts/rules/service.js';
-import type { DeliveryQueue } from '../src/alerts/deliveries/queue.js';
+import type { Deliveries } from '../src/alerts/deliveries/service.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import type { AccountWeights } from '../src/accounts/weights.js';
 
@@ -43,9 +42,8 @@ export interface JobContext {
   readonly quota: QuotaGovernor;
   readonly metrics: Metrics;
   readonly watches: WatchService;
-  readonly alerts: AlertService;
   /** Where a batch's changes become alert deliveries. */
-  readonly deliveries: DeliveryQueue;
+  readonly deliveries: Deliveries;
   /** Start tags of fair queuing between accounts (src/fairness/fair-tags.ts). */
   readonly fair: FairTags;
   /** Each account's weight in that fair sharing. */

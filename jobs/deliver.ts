@@ -4,8 +4,9 @@ import { Types } from 'mongoose';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics/registry.js';
-import type { AlertService } from '../src/alerts/rules/service.js';
-import { webhookBody } from '../src/alerts/present.js';
+import type { Endpoints } from '../src/alerts/endpoints/endpoints.js';
+import type { Deliveries } from '../src/alerts/deliveries/service.js';
+import { webhookBody } from '../src/alerts/deliveries/present.js';
 import type { HostResolver } from '../src/alerts/deliveries/send-webhook.js';
 import { sendOnChannel } from '../src/alerts/deliveries/channels/dispatch.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
@@ -18,14 +19,15 @@ import {
   type DeliveryContent,
   type DeliveryPayload,
   type LegacyPayload,
-} from '../src/alerts/deliveries/queue.js';
+} from '../src/alerts/deliveries/payload.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
 import { defineGlobalJob, type JobAttempt } from './kind.js';
 import { DELIVERIES_QUEUE } from './queue-names.js';
 
 export interface DeliveryDeps {
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
-  readonly alerts: AlertService;
+  readonly endpoints: Endpoints;
+  readonly deliveries: Pick<Deliveries, 'records' | 'alerts'>;
   readonly fair: FairTags;
   readonly metrics: Metrics;
   readonly logger: Logger;
@@ -39,7 +41,7 @@ export interface DeliveryDeps {
 
 export type DeliveryOutcome = { status: number } | { skipped: string };
 
-/** The webhook's body (src/alerts/present.ts, where the test delivery builds it too). */
+/** The webhook's body (src/alerts/deliveries/present.ts, where the test delivery builds it too). */
 export { webhookBody };
 
 /** What a job sends: a delivery's content and id, or why there is nothing to send. */
@@ -58,8 +60,8 @@ async function targetOf(deps: DeliveryDeps, data: JobPayload): Promise<Target> {
     const { tag, delivery_id: _d, ...content } = data;
     return { content, tag };
   }
-  const alert = await deps.alerts.legacy(data.alert_id);
-  const endpoint = alert ? await deps.alerts.endpoints.adopt(alert) : null;
+  const alert = await deps.deliveries.alerts.legacy(data.alert_id);
+  const endpoint = alert ? await deps.endpoints.adopt(alert) : null;
   if (!alert || !endpoint) return { skipped: 'the alert was deleted or disabled' };
   const { alert_id, kind, ...change } = data;
   const content = {
@@ -87,7 +89,7 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
   const target = await targetOf(deps, data);
   const id = ('delivery_id' in data ? data.delivery_id : undefined) ?? job.id;
   const skip = async (why: string): Promise<DeliveryOutcome> => {
-    await deps.alerts.records.failIfPending(id, `not sent: ${why}`);
+    await deps.deliveries.records.failIfPending(id, `not sent: ${why}`);
     deps.metrics.deliveries.inc({ outcome: 'skipped' });
     return { skipped: why };
   };
@@ -97,13 +99,13 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
   if (tag !== null)
     await deps.fair.started(DELIVERIES_LANE, tag).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'fair tag'));
 
-  const found = await deps.alerts.endpoints.forDelivery(new Types.ObjectId(content.endpoint_id));
+  const found = await deps.endpoints.forDelivery(new Types.ObjectId(content.endpoint_id));
   if (!found) return skip('the endpoint no longer exists');
   const { endpoint } = found;
   if (found.unusable) return skip(`the endpoint is unusable: ${found.unusable}`);
   if (endpoint.disabled_at) return skip(`the endpoint is disabled (${endpoint.disabled_reason ?? 'no reason'}); enable it and replay`);
   const alertIds = content.alerts.map((a) => new Types.ObjectId(a.id));
-  if ((await deps.alerts.live(alertIds)).length === 0) return skip('its alerts were deleted or disabled');
+  if ((await deps.deliveries.alerts.live(alertIds)).length === 0) return skip('its alerts were deleted or disabled');
 
   const attempts = job.attempt;
   const last = attempts >= job.attempts;
@@ -117,17 +119,17 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
         id,
         content,
         test: false,
-        product: () => deps.alerts.productLabel(content.country, content.asin),
+        product: () => deps.deliveries.alerts.productLabel(content.country, content.asin),
       },
-      { config: deps.config, resolve: deps.resolve ?? deps.alerts.lookups.forAccount(content.user_id), mail: deps.emailAddresses },
+      { config: deps.config, resolve: deps.resolve ?? deps.endpoints.lookups.forAccount(content.user_id), mail: deps.emailAddresses },
     );
     status = answer.status;
     if (answer.verdict === 'ok') {
       const at = now();
       if (found.channel === 'email') await deps.emailAddresses?.recordAccepted(content.user_id, found.target);
-      await deps.alerts.records.recordAttempt(id, { status: 'delivered', attempts, responseCode: status, error: null }, at);
-      await deps.alerts.endpoints.recordSuccess(endpoint._id, at);
-      await deps.alerts.stampDelivered(alertIds, at);
+      await deps.deliveries.records.recordAttempt(id, { status: 'delivered', attempts, responseCode: status, error: null }, at);
+      await deps.endpoints.recordSuccess(endpoint._id, at);
+      await deps.deliveries.alerts.stampDelivered(alertIds, at);
       deps.metrics.deliveries.inc({ outcome: 'delivered' });
       return { status };
     }
@@ -139,17 +141,17 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
     // Not offered to the SMTP server at all: the receiver did not fail, so the endpoint's health stays.
     if (error instanceof EmailNotSentError) return skip(error.message);
     if (error instanceof WebhookGoneError) {
-      await deps.alerts.endpoints.recordGone(endpoint, now(), error.reason);
-      await deps.alerts.records.recordAttempt(id, { status: 'gone', attempts, responseCode: status, error: error.message }, now());
+      await deps.endpoints.recordGone(endpoint, now(), error.reason);
+      await deps.deliveries.records.recordAttempt(id, { status: 'gone', attempts, responseCode: status, error: error.message }, now());
       deps.metrics.deliveries.inc({ outcome: 'gone' });
       throw new BullUnrecoverable(error.message);
     }
-    const disabled = await deps.alerts.endpoints.recordFailure(endpoint, now(), deps.config.alerts.disableAfterMs);
+    const disabled = await deps.endpoints.recordFailure(endpoint, now(), deps.config.alerts.disableAfterMs);
     // A 5xx to RCPT TO or DATA refuses the same mail again on every retry: it fails now, and counts toward bouncing.
     const permanent = error instanceof EmailDeliveryError && error.permanent;
     const bounced = permanent && (await deps.emailAddresses?.recordBounce(content.user_id, found.target)) === true;
     const final = last || disabled !== null || permanent;
-    await deps.alerts.records.recordAttempt(
+    await deps.deliveries.records.recordAttempt(
       id,
       {
         status: final ? 'failed' : 'pending',
@@ -216,6 +218,6 @@ export const deliveryJob = defineGlobalJob({
   // record must not stay `pending` for ever, or a replay would never take it.
   async onFinalFailure(deps: DeliveryDeps, job, err) {
     const id = (job.data as { delivery_id?: string } | undefined)?.delivery_id ?? job.id;
-    if (id) await deps.alerts.records.failIfPending(id, err.message);
+    if (id) await deps.deliveries.records.failIfPending(id, err.message);
   },
 });

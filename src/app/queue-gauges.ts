@@ -1,7 +1,7 @@
 import type { Config } from '../../config/env.js';
 import type { Country } from '../catalog/identifiers.js';
 import type { QuotaClass } from '../quota/classes.js';
-import type { AlertService } from '../alerts/rules/service.js';
+import type { DeliveryRecords } from '../alerts/deliveries/records.js';
 import type { Metrics } from '../metrics/registry.js';
 import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../jobs/queue-names.js';
 
@@ -18,7 +18,7 @@ export interface QueueGaugeSources {
   readonly metrics: Metrics;
   /** The deliveries' queue (jobs/global-queue.ts). */
   readonly deliveryJobs: { readonly queue: Pick<CountedQueue, 'getJobCounts'> };
-  readonly alerts: Pick<AlertService, 'oldestPendingDelivery'>;
+  readonly deliveries: { readonly records: Pick<DeliveryRecords, 'oldestPending'> };
 }
 
 /**
@@ -29,10 +29,10 @@ export async function refreshQueueGauges(ctx: QueueGaugeSources): Promise<void> 
   await Promise.all([refreshDeliveryGauges(ctx), ...countryQueueGauges(ctx)]);
 }
 
-async function refreshDeliveryGauges(ctx: Pick<QueueGaugeSources, 'metrics' | 'deliveryJobs' | 'alerts'>): Promise<void> {
+async function refreshDeliveryGauges(ctx: Pick<QueueGaugeSources, 'metrics' | 'deliveryJobs' | 'deliveries'>): Promise<void> {
   const counts = await ctx.deliveryJobs.queue.getJobCounts(...JOB_STATES);
   for (const state of JOB_STATES) ctx.metrics.deliveryJobs.set({ state }, counts[state] ?? 0);
-  const oldest = await ctx.alerts.oldestPendingDelivery();
+  const oldest = await ctx.deliveries.records.oldestPending();
   ctx.metrics.deliveryOldestPending.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1_000) : 0);
 }
 

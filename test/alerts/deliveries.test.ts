@@ -16,7 +16,7 @@ import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { generateWebhookSecret } from '../../src/alerts/deliveries/send-webhook.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoints.js';
 import { deliveryJob } from '../../jobs/deliver.js';
 
 /**

@@ -16,7 +16,7 @@ import { sealV1 } from '../helpers/sealed-v1.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
 import { alertModel } from '../../src/models/alert.js';
 import { userModel } from '../../src/models/user.js';
-import { generateWebhookSecret } from '../../src/alerts/deliveries/send-webhook.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoints.js';
 import { UNSEALABLE_REASON } from '../../src/alerts/endpoints/endpoints.js';
 import { resealStoredSecrets } from '../../src/secrets/reseal.js';
 import { SEALED_FIELDS } from '../../src/secrets/fields.js';

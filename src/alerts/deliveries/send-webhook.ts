@@ -3,7 +3,6 @@
  * than fetch, because only it takes an http.Agent and a `lookup`, which is where private addresses
  * are refused at connection time, after the DNS answer that is actually used.
  */
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -52,11 +51,6 @@ export interface WebhookRequest extends Omit<JsonPost, 'headers'> {
 export interface WebhookResponse {
   status: number;
   durationMs: number;
-}
-
-/** `whsec_` and 24 random bytes in base64, the form standardwebhooks reads. */
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
 /** The signature headers; several secrets give several `v1,…` signatures, space-separated as the standard says. */

@@ -11,8 +11,11 @@ import { MARKETPLACES } from '../../../config/marketplaces.js';
 import { historyPointModel } from '../../models/history-point.js';
 import type { Point } from '../../catalog/history.js';
 import type { Logger } from '../../logger.js';
-import type { Alert, AlertService } from '../rules/service.js';
-import { thresholdOf, type DeliveryContent, type PayloadPoint } from './queue.js';
+import type { Alert } from '../rules/alert.js';
+import type { AlertRules } from '../rules/service.js';
+import type { Endpoints } from '../endpoints/endpoints.js';
+import type { DeliveredAlerts } from './alerts.js';
+import { thresholdOf, type DeliveryContent, type PayloadPoint } from './payload.js';
 import type { HostResolver } from './send-webhook.js';
 import { sendOnChannel } from './channels/dispatch.js';
 import { testRefusalAnswer, type EmailAddresses } from '../endpoints/email-addresses.js';
@@ -21,7 +24,9 @@ import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRe
 
 export interface TestDeliveryDeps {
   readonly conn: Parameters<typeof historyPointModel>[0];
-  readonly alerts: AlertService;
+  readonly rules: Pick<AlertRules, 'find'>;
+  readonly endpoints: Endpoints;
+  readonly alerts: Pick<DeliveredAlerts, 'productLabel'>;
   readonly config: Pick<Config, 'alerts' | 'timeZone'>;
   readonly logger: Logger;
   /** How many tests may go (test-limits.ts). */
@@ -165,10 +170,10 @@ export async function sendTestDelivery(
   userId: Types.ObjectId,
   alertId: string,
 ): Promise<TestDeliveryResult | null> {
-  const view = await deps.alerts.find(userId, alertId);
+  const view = await deps.rules.find(userId, alertId);
   if (!view) return null;
-  const endpoint = view.endpoint ?? (await deps.alerts.endpoints.adopt(view.alert));
-  const found = endpoint ? await deps.alerts.endpoints.forDelivery(endpoint._id) : null;
+  const endpoint = view.endpoint ?? (await deps.endpoints.adopt(view.alert));
+  const found = endpoint ? await deps.endpoints.forDelivery(endpoint._id) : null;
   if (!found) return null;
   if (found.endpoint.disabled_at) {
     const id = found.endpoint._id.toHexString();
@@ -195,7 +200,7 @@ export async function sendTestDelivery(
           test: true,
           product: () => deps.alerts.productLabel(view.alert.country, view.alert.asin),
         },
-        { config: deps.config, resolve: deps.resolve ?? deps.alerts.lookups.forAccount(userId), mail: deps.emailAddresses },
+        { config: deps.config, resolve: deps.resolve ?? deps.endpoints.lookups.forAccount(userId), mail: deps.emailAddresses },
       );
       const { status, durationMs } = answer;
       if (answer.verdict === 'ok') return { outcome: 'delivered', status, ok: true, durationMs, error: null, webhookId };

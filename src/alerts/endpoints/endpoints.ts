@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import mongoose, { Types, type Connection } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
 import { webhookEndpointModel, type WebhookEndpointFields } from '../../models/webhook-endpoint.js';
@@ -6,11 +7,10 @@ import { sealFor, SEALED_FIELDS, tryOpenFor } from '../../secrets/fields.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
 import { AccountCounters } from '../../accounts/counters.js';
 import { ValidationError } from '../../errors/index.js';
-import type { DeliveryRecords } from '../deliveries/records.js';
 import { findPage, type Page, type PageRequest } from '../../db/page.js';
 import type { AlertChannel } from '../../models/alert.js';
-import { generateWebhookSecret } from '../deliveries/send-webhook.js';
 import type { AccountEvents } from './events.js';
+import { HostLookups } from './host-lookups.js';
 import { addressOf, keyOf, type AlertTarget } from './target.js';
 import { isChatChannel } from '../../models/alert.js';
 
@@ -67,7 +67,17 @@ export interface EndpointOptions {
   /** Endpoints one account may hold (ACCOUNT_MAX_ENDPOINTS; 0: no cap). */
   readonly maxEndpoints?: number;
   /** A removed endpoint's delivery records go with it. */
-  readonly records?: DeliveryRecords;
+  readonly records?: EndpointRecords;
+}
+
+/** The delivery records of endpoints (src/alerts/deliveries/records.ts), as removing one drops its own. */
+export interface EndpointRecords {
+  removeForEndpoint(endpointId: Types.ObjectId): Promise<void>;
+}
+
+/** `whsec_` and 24 random bytes in base64, the form standardwebhooks reads: a webhook endpoint's signing secret. */
+export function generateWebhookSecret(): string {
+  return `whsec_${randomBytes(24).toString('base64')}`;
 }
 const SECRETS = '+secret_sealed +legacy_secrets_sealed +target_sealed';
 const GONE_REASON = 'the receiver answered 410 Gone';
@@ -106,14 +116,17 @@ function spanText(ms: number): string {
  * from a delivery have deadlines (maxTimeMS on reads, DELIVERY_DB_TIMEOUT_MS on writes), so a
  * stalled MongoDB fails the attempt instead of holding the worker's slot.
  */
-export class WebhookEndpoints {
+export class Endpoints {
   /** The endpoints each account holds, against ACCOUNT_MAX_ENDPOINTS. */
   readonly counters: AccountCounters<'endpoints'>;
+  /** This process's DNS lookups of the accounts' host names, a few per account at once. */
+  readonly lookups = new HostLookups();
 
   constructor(
     private readonly conn: Connection,
     private readonly appKey: Buffer,
-    private readonly events: AccountEvents,
+    /** What the service did to the accounts' endpoints by itself (disabled one), as GET /api/events lists it. */
+    readonly events: AccountEvents,
     private readonly opts: EndpointOptions = {},
   ) {
     this.counters = new AccountCounters(conn, { endpoints: (userId) => this.endpoints.countDocuments({ user_id: userId }) });

@@ -2,7 +2,7 @@ import mongoose, { type Connection } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
 import type { ProductChange } from '../../catalog/history.js';
 import { historyPointModel } from '../../models/history-point.js';
-import type { Alert } from './service.js';
+import type { Alert } from './alert.js';
 import { usesReference } from './triggers.js';
 
 const DAY_MS = 86_400_000;

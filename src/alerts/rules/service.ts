@@ -1,34 +1,37 @@
-import mongoose, { Types, type Connection } from 'mongoose';
+import { Types, type Connection } from 'mongoose';
 import type { Config } from '../../../config/env.js';
-import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
 import type { Country } from '../../catalog/identifiers.js';
-import { alertModel, type AlertFields, type AlertKind, type AlertReference } from '../../models/alert.js';
+import { alertModel, type AlertKind, type AlertReference } from '../../models/alert.js';
 import { ValidationError, WebhookTargetRefusedError } from '../../errors/index.js';
-import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
+import { isDuplicateKey, OBJECT_ID_RE } from '../../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../../db/page.js';
 import type { WatchService } from '../../watch/service.js';
 import { AccountCounters } from '../../accounts/counters.js';
 import { checkWebhookTarget, type WebhookLookup } from '../endpoints/webhook-target.js';
-import { HostLookups } from '../endpoints/host-lookups.js';
-import { shownUrl, WebhookEndpoints, type Endpoint } from '../endpoints/endpoints.js';
+import { shownUrl, type Endpoint, type Endpoints } from '../endpoints/endpoints.js';
 import { keyOf, type AlertTarget } from '../endpoints/target.js';
 import { alertIdentity } from './identity.js';
-import type { ProductLabel } from '../deliveries/channels/message.js';
-import { DeliveryRecords, type DeliveryRecord } from '../deliveries/records.js';
-import { AccountEvents } from '../endpoints/events.js';
-import { AlertSequences } from './sequences.js';
-import type { ArmState } from './triggers.js';
-import { referencesFor } from './reference.js';
-import type { Point, ProductChange } from '../../catalog/history.js';
-import { historyPointModel } from '../../models/history-point.js';
+import type { AlertSequences } from './sequences.js';
 import { productModel } from '../../models/product.js';
+import type { Alert, AlertView } from './alert.js';
 
-export type Alert = Omit<AlertFields, 'secret_sealed'>;
+export type { Alert, AlertView } from './alert.js';
 
-/** An alert with the endpoint it delivers to (null: an alert of before endpoints, not yet moved). */
-export interface AlertView {
-  readonly alert: Alert;
-  readonly endpoint: Endpoint | null;
+/** The deliveries' records of alerts (src/alerts/deliveries/records.ts), as deleting one drops those it alone fired. */
+export interface AlertRecords {
+  removeForAlert(alertId: Types.ObjectId): Promise<void>;
+}
+
+export interface AlertRulesDeps {
+  readonly conn: Connection;
+  readonly config: Pick<Config, 'accounts' | 'alerts'>;
+  readonly appKey: Buffer;
+  readonly watches: WatchService;
+  readonly endpoints: Endpoints;
+  readonly sequences: AlertSequences;
+  readonly records: AlertRecords;
+  /** Tests: where webhook hosts resolve at creation. */
+  readonly lookup?: WebhookLookup;
 }
 
 interface AlertOptions {
@@ -99,33 +102,24 @@ const RESERVATION_POLL_MS = { first: 25, max: 200 } as const;
 const EXTRA_CREATE_ATTEMPTS = 3;
 
 /**
- * Alerts of accounts on products, several per account, product and kind when they differ in their
- * firing options or target (identity.ts), each delivering to its account's endpoint for its URL. An account sees only its own alerts: another's id answers as if
- * it did not exist. Endpoints, deliveries' records and the account's events are the parts below.
+ * The accounts' alerts on products, several per account, product and kind when they differ in their
+ * firing options or target (identity.ts), each delivering to its account's endpoint for its target.
+ * An account sees only its own alerts: another's id answers as if it did not exist. What fires on
+ * a change is the firing's (firing.ts); where it goes, the endpoints'.
  */
-export class AlertService {
-  readonly events: AccountEvents;
-  readonly endpoints: WebhookEndpoints;
-  readonly records: DeliveryRecords;
-  /** The deliveries' sequence numbers per alert and product. */
-  readonly sequences: AlertSequences;
+export class AlertRules {
   readonly counters: AccountCounters<'alerts'>;
-  /** This process's DNS lookups of the accounts' host names, a few per account at once. */
-  readonly lookups = new HostLookups();
+  private readonly conn: Connection;
+  private readonly config: Pick<Config, 'accounts' | 'alerts'>;
+  private readonly appKey: Buffer;
+  private readonly endpoints: Endpoints;
 
-  constructor(
-    private readonly conn: Connection,
-    private readonly config: Pick<Config, 'accounts' | 'alerts'>,
-    private readonly appKey: Buffer,
-    private readonly watches: WatchService,
-    /** Tests: where webhook hosts resolve at creation. */
-    private readonly lookup?: WebhookLookup,
-  ) {
-    this.events = new AccountEvents(conn);
-    this.records = new DeliveryRecords(conn);
-    this.endpoints = new WebhookEndpoints(conn, appKey, this.events, { maxEndpoints: config.accounts.maxEndpoints, records: this.records });
-    this.sequences = new AlertSequences(conn);
-    this.counters = new AccountCounters(conn, { alerts: (userId) => this.alerts.countDocuments({ user_id: userId }) });
+  constructor(private readonly deps: AlertRulesDeps) {
+    this.conn = deps.conn;
+    this.config = deps.config;
+    this.appKey = deps.appKey;
+    this.endpoints = deps.endpoints;
+    this.counters = new AccountCounters(deps.conn, { alerts: (userId) => this.alerts.countDocuments({ user_id: userId }) });
   }
 
   private get alerts() {
@@ -156,7 +150,7 @@ export class AlertService {
       const made = await this.reservePlace(userId, input, identity);
       if (made) return this.update(made, input);
       try {
-        await this.watches.ensureAsinWatched(userId, input.asin);
+        await this.deps.watches.ensureAsinWatched(userId, input.asin);
         const { endpoint, secret } = await this.endpoints.upsert(userId, target);
         const doc = await this.alerts.create({
           user_id: userId,
@@ -210,7 +204,7 @@ export class AlertService {
       });
     }
     try {
-      const lookup = this.lookup ?? this.lookups.forAccount(userId);
+      const lookup = this.deps.lookup ?? this.endpoints.lookups.forAccount(userId);
       await checkWebhookTarget(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup });
     } catch (err) {
       if (err instanceof WebhookTargetRefusedError) throw new ValidationError({ webhook_url: [err.message] });
@@ -314,71 +308,11 @@ export class AlertService {
     const removed = await this.alerts.findOneAndDelete({ _id: new Types.ObjectId(id), user_id: userId }).lean();
     if (!removed) return null;
     await this.counters.release(userId, 'alerts');
-    await this.records.removeForAlert(removed._id);
-    await this.sequences.removeForAlert(removed._id);
+    await this.deps.records.removeForAlert(removed._id);
+    await this.deps.sequences.removeForAlert(removed._id);
     const view = (await this.withEndpoints([removed]))[0]!;
     if (removed.endpoint_id) await this.endpoints.removeIfUnused(removed.endpoint_id);
     return view;
-  }
-
-  /** The alert's deliveries, newest first; null when the account has no such alert. */
-  async deliveries(userId: Types.ObjectId, id: string, page: PageRequest): Promise<Page<DeliveryRecord> | null> {
-    const alert = await this.own(userId, id);
-    if (!alert) return null;
-    return this.records.forAlert(alert._id, page);
-  }
-
-  /** The active alerts on these products of a country (one query per batch that changed something). */
-  activeOn(country: Country, asins: readonly string[]): Promise<Alert[]> {
-    return this.alerts
-      .find({ country, asin: mongoose.trusted({ $in: [...asins] }), disabled_at: null, paused: mongoose.trusted({ $ne: true }) })
-      .sort({ _id: 1 })
-      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
-      .lean();
-  }
-
-  /**
-   * The reference prices of these changes for the alerts that compare against one (reference.ts).
-   * An at_creation alert made before its product had a price takes the first price it sees.
-   */
-  async referencesFor(pairs: readonly { change: ProductChange; alert: Alert }[]): Promise<Map<string, number | null>> {
-    for (const { change, alert } of pairs) {
-      if (alert.reference !== 'at_creation' || (alert.reference_price ?? null) !== null || change.after.price === null) continue;
-      const { price, currency } = change.after;
-      await this.alerts
-        .updateOne({ _id: alert._id, reference_price: null }, { $set: { reference_price: price, reference_currency: currency } })
-        .maxTimeMS(DELIVERY_DB_TIMEOUT_MS);
-      Object.assign(alert, { reference_price: price, reference_currency: currency });
-    }
-    return referencesFor(this.conn, pairs);
-  }
-
-  /** The product's last two history points, newest first (fewer when it has fewer). */
-  async lastPoints(country: Country, asin: string): Promise<Point[]> {
-    const points = await historyPointModel(this.conn)
-      .find({ country, asin })
-      .sort({ at: -1 })
-      .limit(2)
-      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
-      .lean();
-    return points.map((p) => ({
-      at: p.at,
-      price: p.price,
-      currency: p.currency,
-      availability: p.availability,
-      buybox: p.buybox,
-      rank: p.rank,
-    }));
-  }
-
-  /** The product's title and page, as chat and e-mail deliveries name it; nulls when the service has none yet. */
-  async productLabel(country: Country, asin: string): Promise<ProductLabel> {
-    const product = await productModel(this.conn)
-      .findOne({ country, asin })
-      .select({ title: 1, url: 1 })
-      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
-      .lean();
-    return { title: product?.title ?? null, url: product?.url ?? null };
   }
 
   /** The product's price now, as an at_creation alert takes it; nulls when it has none yet. */
@@ -387,57 +321,6 @@ export class AlertService {
     if (input.reference !== 'at_creation') return { reference_price: null, reference_currency: null };
     const product = await productModel(this.conn).findOne({ country: input.country, asin: input.asin }).select({ price: 1 }).lean();
     return { reference_price: product?.price?.amount ?? null, reference_currency: product?.price?.currency ?? null };
-  }
-
-  /** Re-arming alerts' states after a batch's changes (src/alerts/rules/triggers.ts). */
-  async saveStates(states: readonly { id: Types.ObjectId; state: ArmState }[]): Promise<void> {
-    if (states.length === 0) return;
-    await withTimeout(
-      this.alerts
-        .bulkWrite(
-          states.map(({ id, state }) => ({
-            updateOne: {
-              filter: { _id: id },
-              update: { $set: { armed: state.armed, last_fired_at: state.last_fired_at, last_fired_key: state.last_fired_key } },
-            },
-          })),
-          { ordered: false },
-        )
-        .then(() => undefined),
-      DELIVERY_DB_TIMEOUT_MS,
-      'alert re-arming states',
-    );
-  }
-
-  /** Which of these alerts still exist and are not disabled (a queued delivery's, checked before sending). */
-  async live(ids: readonly Types.ObjectId[]): Promise<Alert[]> {
-    return this.alerts
-      .find({ _id: mongoose.trusted({ $in: [...ids] }), disabled_at: null })
-      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
-      .lean();
-  }
-
-  /** An alert of before endpoints, as a delivery queued then names it; null once deleted or disabled. */
-  async legacy(alertId: string): Promise<Alert | null> {
-    if (!OBJECT_ID_RE.test(alertId)) return null;
-    return this.alerts
-      .findOne({ _id: new Types.ObjectId(alertId), disabled_at: null })
-      .maxTimeMS(DELIVERY_DB_TIMEOUT_MS)
-      .lean();
-  }
-
-  /** When the oldest delivery still waiting for an acknowledgement was queued; null when none waits. */
-  oldestPendingDelivery(): Promise<Date | null> {
-    return this.records.oldestPending();
-  }
-
-  /** A delivery acknowledged: its alerts' `last_delivery_at`. */
-  async stampDelivered(ids: readonly Types.ObjectId[], now: Date): Promise<void> {
-    await withTimeout(
-      this.alerts.updateMany({ _id: mongoose.trusted({ $in: [...ids] }) }, { $set: { last_delivery_at: now } }).exec(),
-      DELIVERY_DB_TIMEOUT_MS,
-      'alert delivery stamp',
-    );
   }
 
   private own(userId: Types.ObjectId, id: string): Promise<Alert | null> {

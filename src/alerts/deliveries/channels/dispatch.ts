@@ -8,8 +8,8 @@
 import type { Config } from '../../../../config/env.js';
 import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../../config/alerts.js';
 import type { AlertChannel } from '../../../models/alert.js';
-import type { DeliveryContent } from '../queue.js';
-import { webhookBody } from '../../present.js';
+import type { DeliveryContent } from '../payload.js';
+import { webhookBody } from '../present.js';
 import { postJson, sendWebhook, type HostResolver, type WebhookResponse } from '../send-webhook.js';
 import { alertMessage, type ProductLabel } from './message.js';
 import { emailContent, sendEmail } from './email.js';

@@ -8,7 +8,7 @@ import type { Availability } from '../../../catalog/product.js';
 import { formatPrice } from '../../../catalog/price-chart.js';
 import { formatDateTime } from '../../../dates.js';
 import type { AlertKind } from '../../../models/alert.js';
-import type { DeliveryContent, PayloadPoint } from '../queue.js';
+import type { DeliveryContent, PayloadPoint } from '../payload.js';
 
 /** What a delivery knows of its product besides the change: its title and page, when fetched. */
 export interface ProductLabel {

@@ -11,7 +11,8 @@ import { asinSchema, type Country } from '../../../catalog/identifiers.js';
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from '../../../models/alert.js';
 import { webhookUrlSchema } from '../../../alerts/endpoints/webhook-target.js';
 import type { AlertTarget } from '../../../alerts/endpoints/target.js';
-import { alertRecordSchema, createdAlertSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
+import { alertRecordSchema, createdAlertSchema, presentAlert } from '../../../alerts/rules/present.js';
+import { deliveryRecordSchema, presentDelivery } from '../../../alerts/deliveries/present.js';
 import { sendTestDelivery, TEST_OUTCOMES } from '../../../alerts/deliveries/test-delivery.js';
 import { TestSendLimits } from '../../../alerts/deliveries/test-limits.js';
 import type { AlertView } from '../../../alerts/rules/service.js';
@@ -424,7 +425,9 @@ export function alertRoutes(ctx: AppContext): Router {
     const tested = await sendTestDelivery(
       {
         conn: ctx.mongo,
-        alerts: ctx.alerts,
+        rules: ctx.alerts,
+        endpoints: ctx.endpoints,
+        alerts: ctx.deliveries.alerts,
         config: ctx.config,
         logger: ctx.logger,
         limits: testLimits,
@@ -449,7 +452,7 @@ export function alertRoutes(ctx: AppContext): Router {
   router.get('/api/alerts/:id/deliveries', async (req, res) => {
     const { id } = validate(input.id, req.params);
     const q = validate(input.list, req.query);
-    const found = await ctx.alerts.deliveries(userOf(res)._id, id, q);
+    const found = await ctx.deliveries.forAlert(userOf(res)._id, id, q);
     if (!found) throw new NotFoundError('No such alert.');
     res.json(
       paginate({
