@@ -4,6 +4,7 @@
  * signing and WEBHOOK_TIMEOUT) as real deliveries, and the class of the receiver's answer reported back.
  */
 import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
 import type { Types } from 'mongoose';
 import type { Config } from '../../../config/env.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
@@ -217,4 +218,40 @@ export async function sendTestDelivery(
   } finally {
     permit.release();
   }
+}
+
+/** The test's answer (POST /api/alerts/{id}/test), with the descriptions the OpenAPI document shows. */
+export const testedAnswer = z
+  .object({
+    data: z.object({
+      outcome: z.enum(TEST_OUTCOMES).meta({
+        description:
+          'What happened, as a class: delivered (a 2xx; for email the SMTP server accepted it), refused (another status: `status`), timed_out (no complete answer within WEBHOOK_TIMEOUT), unreachable (no answer: the name did not resolve, the connection failed, or the address is not one this server calls). Nothing the remote said is shown.',
+      }),
+      status: z.number().int().nullable().meta({
+        description:
+          "The receiver's HTTP status; for email the SMTP server's reply code (250: accepted); null when none arrived (timed_out, unreachable).",
+      }),
+      ok: z.boolean().meta({ description: 'outcome is delivered (as a real delivery would count it acknowledged).' }),
+      duration_ms: z.number().int().meta({ description: 'From the start of the attempt to its answer or failure.' }),
+      error: z.string().nullable().meta({
+        description: 'The outcome in words (`the receiver answered 500`), never the remote’s text; null when delivered.',
+      }),
+      webhook_id: z.string().meta({
+        description: 'The webhook-id the test was sent with (test.…; a test is not a delivery); for email, the Message-ID’s left part.',
+      }),
+    }),
+  })
+  .meta({ id: 'AlertTestAnswer' });
+
+/** A test's result as the answer shows it. */
+export function presentTest(tested: TestDeliveryResult): z.infer<typeof testedAnswer>['data'] {
+  return {
+    outcome: tested.outcome,
+    status: tested.status,
+    ok: tested.ok,
+    duration_ms: tested.durationMs,
+    error: tested.error,
+    webhook_id: tested.webhookId,
+  };
 }

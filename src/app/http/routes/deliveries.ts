@@ -12,7 +12,7 @@ import type { Endpoint } from '../../../alerts/endpoints/endpoints.js';
 import { deliveryRecordSchema, presentDelivery } from '../../../alerts/deliveries/present.js';
 import { REPLAY_LIMIT } from '../../../alerts/deliveries/payload.js';
 import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
-import { deliveryPage } from './alerts.js';
+import { deliveryPage } from '../openapi/alerts.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
 /** Without `status`: every delivery not acknowledged. */
