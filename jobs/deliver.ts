@@ -177,10 +177,10 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
 }
 
 /** BullMQ's backoff type for the WEBHOOK_RETRY_SCHEDULE strategy the worker carries. */
-export const WEBHOOK_BACKOFF = 'webhook-schedule';
+export const DELIVERY_BACKOFF = 'webhook-schedule';
 
 /** The BullMQ backoff of WEBHOOK_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
-export function webhookBackoff(schedule: readonly number[]) {
+export function deliveryBackoff(schedule: readonly number[]) {
   return (attemptsMade: number): number => schedule[attemptsMade - 1] ?? -1;
 }
 
@@ -188,7 +188,7 @@ export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions 
   const spanMs = config.alerts.retryScheduleMs.reduce((a, b) => a + b, 0);
   return {
     attempts: config.alerts.attempts,
-    backoff: { type: WEBHOOK_BACKOFF },
+    backoff: { type: DELIVERY_BACKOFF },
     // Kept past the retry span, so a change seen again within it still finds its job id taken.
     removeOnComplete: { age: Math.ceil(Math.max(2 * 86_400_000, spanMs + 86_400_000) / 1_000) },
     removeOnFail: { age: 7 * 86_400, count: 10_000 },
@@ -208,7 +208,7 @@ export const deliveryJob = defineGlobalJob({
   jobOptions: deliveryJobOptions,
   worker: (config: Pick<Config, 'alerts'>) => ({
     concurrency: config.alerts.concurrency,
-    backoff: webhookBackoff(config.alerts.retryScheduleMs),
+    backoff: deliveryBackoff(config.alerts.retryScheduleMs),
     // An attempt is bounded by WEBHOOK_TIMEOUT and MongoDB's own timeouts; the cut-off only matters
     // when the drain runs out of time (BullMQ's cancel signal), so it gets the attempt's bound as deadline.
     attemptMs: config.alerts.timeoutMs + 2 * DELIVERY_DB_TIMEOUT_MS + 5_000,

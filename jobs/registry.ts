@@ -9,7 +9,7 @@ import type { QuotaClass } from '../src/quota/classes.js';
 import type { Country } from '../src/catalog/identifiers.js';
 import { InvalidJobPayloadError } from '../src/errors/index.js';
 import { browseCrawlJob } from './browse-crawl.js';
-import { eanResolveJob } from './ean-import.js';
+import { eanResolveJob } from './ean-resolve.js';
 import type { CountryJobKind, JobKind } from './kind.js';
 import { refreshP0Job, refreshP1Job } from './refresh.js';
 import { forcedUpdateJob } from './forced-update.js';

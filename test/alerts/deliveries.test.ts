@@ -14,7 +14,7 @@ import {
 } from '../helpers/deliveries.js';
 import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
+import { endpointModel } from '../../src/models/endpoint.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
 import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoints.js';
 import { deliveryJob } from '../../jobs/deliver.js';
@@ -331,7 +331,7 @@ describe('records', () => {
     expect(withPayload.map((r) => (r.payload as { after: { rank: number } }).after.rank)).toEqual(
       Array.from({ length: 10 }, (_, i) => 1_004 + i),
     );
-    const endpoint = await webhookEndpointModel(t.ctx.mongo).findById(endpointId).lean();
+    const endpoint = await endpointModel(t.ctx.mongo).findById(endpointId).lean();
     expect(endpoint!.record_count).toBeLessThanOrEqual(11);
     await rx.waitFor('/records', 14);
   });

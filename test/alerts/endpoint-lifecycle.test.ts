@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { testAccount } from '../helpers/deliveries.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
+import { endpointModel } from '../../src/models/endpoint.js';
 import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 
@@ -27,7 +27,7 @@ const post = (headers: Record<string, string>, body: Record<string, unknown>) =>
     .set(headers)
     .send({ country: 'JP', kind: 'any_change', ...body });
 
-const endpoints = () => webhookEndpointModel(t.ctx.mongo);
+const endpoints = () => endpointModel(t.ctx.mongo);
 const endpointOf = (id: string) => endpoints().findById(new Types.ObjectId(id)).lean();
 
 describe('ACCOUNT_MAX_ENDPOINTS', () => {

@@ -10,7 +10,7 @@ import { useAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../errors/index.js';
 import { describeClass, nonPublic, type AddressClass } from '../endpoints/address-class.js';
-import { portRefusal } from '../endpoints/webhook-target.js';
+import { portRefusal } from '../endpoints/target-url.js';
 import { resolveHost, type HostResolver } from '../endpoints/host-lookups.js';
 
 export type { HostResolver };
@@ -48,7 +48,7 @@ export interface WebhookRequest extends Omit<JsonPost, 'headers'> {
   timestamp: Date;
 }
 
-export interface WebhookResponse {
+export interface PostResponse {
   status: number;
   durationMs: number;
 }
@@ -123,7 +123,7 @@ export function guardedLookup(resolve: HostResolver = defaultResolver, guard = t
 const CARRYING_IPV4 = ['::ffff:0:0/96', '::ffff:0:0:0/96', '64:ff9b::/96', '2002::/16'];
 
 /** POSTs `req.body` once, signed (Standard Webhooks), as postJson does. */
-export function sendWebhook(req: WebhookRequest): Promise<WebhookResponse> {
+export function sendWebhook(req: WebhookRequest): Promise<PostResponse> {
   const { secret, id, timestamp, ...post } = req;
   return postJson({ ...post, headers: { ...signWebhook(secret, id, timestamp, req.body) } });
 }
@@ -135,7 +135,7 @@ export function sendWebhook(req: WebhookRequest): Promise<WebhookResponse> {
  * within `timeoutMs`. At most `maxResponseBytes` of the answer are read, and discarded: a receiver
  * that streams without end must not hold the worker.
  */
-export function postJson(req: JsonPost): Promise<WebhookResponse> {
+export function postJson(req: JsonPost): Promise<PostResponse> {
   const started = performance.now();
   const url = new URL(req.url);
   const transport = url.protocol === 'https:' ? https : http;
@@ -148,7 +148,7 @@ export function postJson(req: JsonPost): Promise<WebhookResponse> {
     const c = nonPublic(host);
     if (c) return Promise.reject(refusal(c));
   }
-  return new Promise<WebhookResponse>((resolve, reject) => {
+  return new Promise<PostResponse>((resolve, reject) => {
     let settled = false;
     const settle = (outcome: { status: number } | { error: Error }) => {
       if (settled) return;

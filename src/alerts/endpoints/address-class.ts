@@ -1,6 +1,6 @@
 /**
  * Which addresses a webhook may go to, as one rule for the check at creation
- * (webhook-target.ts) and the one at connection time (deliveries/send-webhook.ts). Only public unicast
+ * (target-url.ts) and the one at connection time (deliveries/send-webhook.ts). Only public unicast
  * passes. An IPv6 address that carries an IPv4 address is judged by the IPv4 address: a packet
  * to it reaches that IPv4 host (through the kernel, a NAT64 gateway or a 6to4 relay), so
  * `::ffff:127.0.0.1`, `::7f00:1` and `64:ff9b::a00:1` are loopback, loopback and private.

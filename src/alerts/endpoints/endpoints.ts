@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import mongoose, { Types, type Connection } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
-import { webhookEndpointModel, type WebhookEndpointFields } from '../../models/webhook-endpoint.js';
+import { endpointModel, type EndpointFields } from '../../models/endpoint.js';
 import { alertModel } from '../../models/alert.js';
 import { sealFor, SEALED_FIELDS, tryOpenFor } from '../../secrets/fields.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
@@ -14,7 +14,7 @@ import { HostLookups } from './host-lookups.js';
 import { addressOf, keyOf, type AlertTarget } from './target.js';
 import { isChatChannel } from '../../models/alert.js';
 
-export type Endpoint = Omit<WebhookEndpointFields, 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
+export type Endpoint = Omit<EndpointFields, 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
 export type EndpointState = 'active' | 'failing' | 'disabled';
 
 export function endpointState(e: Pick<Endpoint, 'disabled_at' | 'failing_since'>): EndpointState {
@@ -87,8 +87,8 @@ export const UNSEALABLE_REASON =
 
 const { endpointSecret, endpointLegacySecrets, endpointTarget, alertSecret } = SEALED_FIELDS;
 
-type SealedParts = Pick<WebhookEndpointFields, '_id' | 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
-type NewEndpointFields = Pick<WebhookEndpointFields, 'channel' | 'secret_sealed' | 'target_sealed' | 'shown_url'>;
+type SealedParts = Pick<EndpointFields, '_id' | 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
+type NewEndpointFields = Pick<EndpointFields, 'channel' | 'secret_sealed' | 'target_sealed' | 'shown_url'>;
 
 /** An alert as stored before endpoints existed: its own URL and sealed secret, no endpoint. */
 interface LegacyAlert {
@@ -133,7 +133,7 @@ export class Endpoints {
   }
 
   private get endpoints() {
-    return webhookEndpointModel(this.conn);
+    return endpointModel(this.conn);
   }
 
   private get alerts() {
@@ -177,7 +177,7 @@ export class Endpoints {
    * do not open dropped; an endpoint disabled for that reason is enabled again. Concurrent repairs
    * meet at the old value: one writes, the others read what it wrote.
    */
-  private async repaired(doc: WebhookEndpointFields, target: AlertTarget): Promise<WebhookEndpointFields> {
+  private async repaired(doc: EndpointFields, target: AlertTarget): Promise<EndpointFields> {
     const set: Partial<Record<'secret_sealed' | 'target_sealed' | 'legacy_secrets_sealed', string | string[]>> = {};
     if (target.channel === 'webhook' && doc.secret_sealed !== undefined) {
       if (tryOpenFor(this.appKey, endpointSecret, doc._id, doc.secret_sealed) === null) {
@@ -468,7 +468,7 @@ export class Endpoints {
     url: string,
     fields: (id: Types.ObjectId) => NewEndpointFields,
     capped = true,
-  ): Promise<WebhookEndpointFields> {
+  ): Promise<EndpointFields> {
     const max = this.opts.maxEndpoints ?? 0;
     if (max > 0 && !(await this.counters.reserve(userId, 'endpoints', capped ? max : Number.MAX_SAFE_INTEGER))) {
       const made = await this.placeOrExisting(userId, url, max);
@@ -510,7 +510,7 @@ export class Endpoints {
    * or removing one; looks again a few times, briefly. Answers the endpoint when it appeared, null
    * when a place came free (taken), and refuses with 422 otherwise.
    */
-  private async placeOrExisting(userId: Types.ObjectId, url: string, max: number): Promise<WebhookEndpointFields | null> {
+  private async placeOrExisting(userId: Types.ObjectId, url: string, max: number): Promise<EndpointFields | null> {
     for (const wait of CAP_RETRIES_MS) {
       await new Promise((r) => setTimeout(r, wait));
       const existing = await this.endpoints.findOne({ user_id: userId, url }).select(SECRETS).lean();
@@ -526,7 +526,7 @@ export class Endpoints {
   }
 
   /** The endpoint and its own secret; a secret that does not open is none (a delivery then finds it unusable). */
-  private withSecret(doc: WebhookEndpointFields): { endpoint: Endpoint; secret: string | null } {
+  private withSecret(doc: EndpointFields): { endpoint: Endpoint; secret: string | null } {
     const { secret_sealed, legacy_secrets_sealed: _l, target_sealed: _t, ...endpoint } = doc;
     return { endpoint, secret: secret_sealed === undefined ? null : tryOpenFor(this.appKey, endpointSecret, doc._id, secret_sealed) };
   }

@@ -5,7 +5,7 @@ import { ACCOUNT_EVENT_TYPES } from '../../models/account-event.js';
 import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoints.js';
 import type { AccountEvent } from './events.js';
 
-export const webhookEndpointRecordSchema = z
+export const endpointRecordSchema = z
   .object({
     id: z.string(),
     channel: z.enum(ALERT_CHANNELS),
@@ -35,7 +35,7 @@ export const accountEventRecordSchema = z
   })
   .meta({ id: 'AccountEvent' });
 
-export function presentEndpoint(e: Endpoint, timeZone: string): z.infer<typeof webhookEndpointRecordSchema> {
+export function presentEndpoint(e: Endpoint, timeZone: string): z.infer<typeof endpointRecordSchema> {
   return {
     id: e._id.toHexString(),
     channel: channelOf(e),

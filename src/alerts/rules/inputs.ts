@@ -4,7 +4,7 @@ import { durationOrZero } from '../../../config/parsers.js';
 import { ValidationError } from '../../errors/index.js';
 import { asinSchema, type Country } from '../../catalog/identifiers.js';
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from '../../models/alert.js';
-import { webhookUrlSchema } from '../endpoints/webhook-target.js';
+import { targetUrlSchema } from '../endpoints/target-url.js';
 import type { AlertTarget } from '../endpoints/target.js';
 import { alertRecordSchema, createdAlertSchema } from './present.js';
 
@@ -118,7 +118,7 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
           description:
             'Where deliveries go. webhook (default): a POST signed with Standard Webhooks to webhook_url, its body a WebhookPayload. slack, discord, teams: a message in the shape that service’s incoming webhook takes (Slack {text, blocks}; Discord {content, embeds}; Teams a message with an Adaptive Card, for a Workflows or incoming webhook) to webhook_url, that service’s webhook URL, which is kept sealed and shown redacted. email: a plain-text and HTML message to `email` through the server’s SMTP (422 when its operator has not configured one).',
         }),
-      webhook_url: webhookUrlSchema(config.alerts.allowPrivate, config.alerts.allowedPorts)
+      webhook_url: targetUrlSchema(config.alerts.allowPrivate, config.alerts.allowedPorts)
         .optional()
         .meta({
           description: `Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https, to port ${config.alerts.allowedPorts.join(' or ')} (WEBHOOK_ALLOWED_PORTS; any port where WEBHOOK_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,

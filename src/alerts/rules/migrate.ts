@@ -1,6 +1,6 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
 import { alertModel, isChatChannel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX, type AlertFields } from '../../models/alert.js';
-import { webhookEndpointModel } from '../../models/webhook-endpoint.js';
+import { endpointModel } from '../../models/endpoint.js';
 import { isDuplicateKey } from '../../db/mongo.js';
 import type { Logger } from '../../logger.js';
 import type { Country } from '../../catalog/identifiers.js';
@@ -99,7 +99,7 @@ export async function migrateAlertIdentities(conn: Connection, logger: Logger): 
 async function fillGroups(conn: Connection, groups: readonly ProductGroup[]): Promise<number> {
   const endpointIds = groups.flatMap((g) => g.alerts.flatMap((a) => (a.endpoint_id && a.identity === undefined ? [a.endpoint_id] : [])));
   const endpoints = endpointIds.length
-    ? await webhookEndpointModel(conn)
+    ? await endpointModel(conn)
         .find({ _id: mongoose.trusted({ $in: endpointIds }) })
         .select({ url: 1 })
         .lean()

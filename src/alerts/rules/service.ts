@@ -7,7 +7,7 @@ import { isDuplicateKey, OBJECT_ID_RE } from '../../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../../db/page.js';
 import type { WatchService } from '../../watch/service.js';
 import { AccountCounters } from '../../accounts/counters.js';
-import { checkWebhookTarget, type WebhookLookup } from '../endpoints/webhook-target.js';
+import { checkTargetUrl, type TargetLookup } from '../endpoints/target-url.js';
 import { shownUrl, type Endpoint, type Endpoints } from '../endpoints/endpoints.js';
 import { keyOf, type AlertTarget } from '../endpoints/target.js';
 import { alertIdentity } from './identity.js';
@@ -31,7 +31,7 @@ export interface AlertRulesDeps {
   readonly sequences: AlertSequences;
   readonly records: AlertRecords;
   /** Tests: where webhook hosts resolve at creation. */
-  readonly lookup?: WebhookLookup;
+  readonly lookup?: TargetLookup;
 }
 
 interface AlertOptions {
@@ -205,7 +205,7 @@ export class AlertRules {
     }
     try {
       const lookup = this.deps.lookup ?? this.endpoints.lookups.forAccount(userId);
-      await checkWebhookTarget(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup });
+      await checkTargetUrl(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup });
     } catch (err) {
       if (err instanceof WebhookTargetRefusedError) throw new ValidationError({ webhook_url: [err.message] });
       throw err;

@@ -10,7 +10,7 @@ import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../../config/alerts.js';
 import type { AlertChannel } from '../../../models/alert.js';
 import type { DeliveryContent } from '../payload.js';
 import { webhookBody } from '../present.js';
-import { postJson, sendWebhook, type HostResolver, type WebhookResponse } from '../send-webhook.js';
+import { postJson, sendWebhook, type HostResolver, type PostResponse } from '../send-webhook.js';
 import { alertMessage, type ProductLabel } from './message.js';
 import { emailContent, sendEmail } from './email.js';
 import { slack } from './slack.js';
@@ -48,7 +48,7 @@ export interface ChannelOptions {
   readonly mail?: EmailGate;
 }
 
-function judged(answer: WebhookResponse, gone: Readonly<Record<number, string>>, wording: (why: string) => string): ChannelAnswer {
+function judged(answer: PostResponse, gone: Readonly<Record<number, string>>, wording: (why: string) => string): ChannelAnswer {
   const { status, durationMs } = answer;
   if (status >= 200 && status < 300) return { status, durationMs, verdict: 'ok', reason: null };
   const why = gone[status];

@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
 import { ConflictError, NotFoundError } from '../../../errors/index.js';
-import { accountEventRecordSchema, presentEndpoint, presentEvent, webhookEndpointRecordSchema } from '../../../alerts/endpoints/present.js';
+import { accountEventRecordSchema, presentEndpoint, presentEvent, endpointRecordSchema } from '../../../alerts/endpoints/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
@@ -14,8 +14,8 @@ const LINK_PARAMS = Object.keys(listQuery.shape);
 const endpointParam = z.object({ id: z.string().meta({ description: 'The endpoint id (GET /api/webhooks, or an alert’s endpoint_id).' }) });
 const eventParam = z.object({ id: z.string().meta({ description: 'The event id (GET /api/events).' }) });
 
-const endpointAnswer = z.object({ data: webhookEndpointRecordSchema }).meta({ id: 'WebhookEndpointAnswer' });
-const endpointPage = pagedSchema(webhookEndpointRecordSchema, 'WebhookEndpointPage');
+const endpointAnswer = z.object({ data: endpointRecordSchema }).meta({ id: 'WebhookEndpointAnswer' });
+const endpointPage = pagedSchema(endpointRecordSchema, 'WebhookEndpointPage');
 const eventAnswer = z.object({ data: accountEventRecordSchema }).meta({ id: 'AccountEventAnswer' });
 const eventPage = pagedSchema(accountEventRecordSchema, 'AccountEventPage');
 const tokenOnly = z.object(bodyToken);

@@ -1,33 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { checkWebhookTarget, webhookUrlSchema, type ResolvedAddress } from '../../src/alerts/endpoints/webhook-target.js';
+import { checkTargetUrl, targetUrlSchema, type ResolvedAddress } from '../../src/alerts/endpoints/target-url.js';
 import { WebhookTargetRefusedError } from '../../src/errors/index.js';
 import { embeddedIPv4, nonPublic } from '../../src/alerts/endpoints/address-class.js';
 import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
 import ipaddr from 'ipaddr.js';
 
 const firstMessage = (allowPrivate: boolean, input: unknown) => {
-  const r = webhookUrlSchema(allowPrivate).safeParse(input);
+  const r = targetUrlSchema(allowPrivate).safeParse(input);
   return r.success ? undefined : r.error.issues[0]?.message;
 };
 
-describe('webhookUrlSchema', () => {
+describe('targetUrlSchema', () => {
   it.each([
     ['https://example.com/hook', 'https://example.com/hook'],
     ['https://EXAMPLE.com:443/a b?x=1', 'https://example.com/a%20b?x=1'],
     ['  https://example.com  ', 'https://example.com/'],
   ])('accepts %j as %j', (input, href) => {
-    expect(webhookUrlSchema(false).parse(input)).toBe(href);
+    expect(targetUrlSchema(false).parse(input)).toBe(href);
   });
 
   it('takes only WEBHOOK_ALLOWED_PORTS (443 by default), and any port where private targets are allowed', () => {
     expect(firstMessage(false, 'https://example.com:8443/')).toBe("must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
     expect(firstMessage(false, 'https://example.com:25/')).toBe("must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
-    expect(webhookUrlSchema(false, [443, 8443]).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
-    expect(webhookUrlSchema(false, [443, 8443]).safeParse('https://example.com:9000/').error?.issues[0]?.message).toBe(
+    expect(targetUrlSchema(false, [443, 8443]).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
+    expect(targetUrlSchema(false, [443, 8443]).safeParse('https://example.com:9000/').error?.issues[0]?.message).toBe(
       "must use one of the ports 443, 8443 (this server's WEBHOOK_ALLOWED_PORTS).",
     );
-    expect(webhookUrlSchema(true).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
-    expect(webhookUrlSchema(true).parse('http://127.0.0.1:4000/hook')).toBe('http://127.0.0.1:4000/hook');
+    expect(targetUrlSchema(true).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
+    expect(targetUrlSchema(true).parse('http://127.0.0.1:4000/hook')).toBe('http://127.0.0.1:4000/hook');
   });
 
   it.each([
@@ -51,7 +51,7 @@ describe('webhookUrlSchema', () => {
   });
 
   it('takes http only to loopback, and only when private targets are allowed', () => {
-    const allowed = webhookUrlSchema(true);
+    const allowed = targetUrlSchema(true);
     expect(allowed.parse('http://127.0.0.1:8080/hook')).toBe('http://127.0.0.1:8080/hook');
     expect(allowed.parse('http://127.1/hook')).toBe('http://127.0.0.1/hook');
     expect(allowed.parse('http://localhost/hook')).toBe('http://localhost/hook');
@@ -64,7 +64,7 @@ describe('webhookUrlSchema', () => {
   });
 });
 
-describe('checkWebhookTarget', () => {
+describe('checkTargetUrl', () => {
   const resolvingTo =
     (...addresses: string[]) =>
     async (): Promise<ResolvedAddress[]> =>
@@ -91,7 +91,7 @@ describe('checkWebhookTarget', () => {
     ['255.255.255.255', 'a broadcast'],
     ['192.0.2.1', 'a reserved'],
   ])('refuses a host resolving to %s (%s address), naming the class but never the address', async (address, what) => {
-    const err = await checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(address) }).catch(
+    const err = await checkTargetUrl('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(address) }).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(WebhookTargetRefusedError);
@@ -101,9 +101,9 @@ describe('checkWebhookTarget', () => {
   });
 
   it.each(['93.184.216.34', '2606:2800:220:1::', '::ffff:93.184.216.34'])('accepts a host resolving to %s', async (address) => {
-    await expect(checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(address) })).resolves.toEqual(
-      [{ address, family: address.includes(':') ? 6 : 4 }],
-    );
+    await expect(checkTargetUrl('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(address) })).resolves.toEqual([
+      { address, family: address.includes(':') ? 6 : 4 },
+    ]);
   });
 
   it('refuses when one of several addresses is private, whatever its place', async () => {
@@ -112,46 +112,44 @@ describe('checkWebhookTarget', () => {
       ['10.0.0.1', '93.184.216.34'],
       ['2606:2800:220:1::', '93.184.216.34', 'fe80::1'],
     ]) {
-      await expect(
-        checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(...order) }),
-      ).rejects.toThrow(WebhookTargetRefusedError);
+      await expect(checkTargetUrl('https://hooks.example.com/x', { allowPrivate: false, lookup: resolvingTo(...order) })).rejects.toThrow(
+        WebhookTargetRefusedError,
+      );
     }
   });
 
   it('judges an IP literal host as itself, without a lookup', async () => {
     const lookup = () => Promise.reject(new Error('no lookup expected'));
-    await expect(checkWebhookTarget('https://10.0.0.1/x', { allowPrivate: false, lookup })).rejects.toThrow(
+    await expect(checkTargetUrl('https://10.0.0.1/x', { allowPrivate: false, lookup })).rejects.toThrow(
       /resolves to a private address: refused/,
     );
-    await expect(checkWebhookTarget('https://[::1]:8443/x', { allowPrivate: false, lookup })).rejects.toThrow(
+    await expect(checkTargetUrl('https://[::1]:8443/x', { allowPrivate: false, lookup })).rejects.toThrow(
       /resolves to a loopback address: refused/,
     );
-    await expect(checkWebhookTarget('https://93.184.216.34/x', { allowPrivate: false, lookup })).resolves.toEqual([
+    await expect(checkTargetUrl('https://93.184.216.34/x', { allowPrivate: false, lookup })).resolves.toEqual([
       { address: '93.184.216.34', family: 4 },
     ]);
-    await expect(checkWebhookTarget('https://[2606:2800:220:1::]/x', { allowPrivate: false, lookup })).resolves.toEqual([
+    await expect(checkTargetUrl('https://[2606:2800:220:1::]/x', { allowPrivate: false, lookup })).resolves.toEqual([
       { address: '2606:2800:220:1::', family: 6 },
     ]);
   });
 
   it('lets every address through when private targets are allowed', async () => {
     const all = ['10.0.0.1', '127.0.0.1', '::1', 'fe80::1', '169.254.169.254', '93.184.216.34'];
-    await expect(
-      checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: true, lookup: resolvingTo(...all) }),
-    ).resolves.toHaveLength(all.length);
+    await expect(checkTargetUrl('https://hooks.example.com/x', { allowPrivate: true, lookup: resolvingTo(...all) })).resolves.toHaveLength(
+      all.length,
+    );
   });
 
   it('refuses a name that resolves to nothing', async () => {
-    const err = await checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: true, lookup: resolvingTo() }).catch(
-      (e: unknown) => e,
-    );
+    const err = await checkTargetUrl('https://hooks.example.com/x', { allowPrivate: true, lookup: resolvingTo() }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WebhookTargetRefusedError);
     expect((err as Error).message).toBe("webhook_url's host hooks.example.com does not resolve.");
   });
 
   it('refuses a name that does not resolve (a real lookup), even when private targets are allowed', async () => {
     for (const allowPrivate of [false, true]) {
-      const err = await checkWebhookTarget('https://nonexistent.invalid/x', { allowPrivate }).catch((e: unknown) => e);
+      const err = await checkTargetUrl('https://nonexistent.invalid/x', { allowPrivate }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(WebhookTargetRefusedError);
       expect((err as Error).message).toBe("webhook_url's host nonexistent.invalid does not resolve.");
       // NXDOMAIN where a DNS server answers; on a machine with none (a network namespace of its own),
@@ -184,18 +182,18 @@ describe('IPv6 addresses that carry an IPv4 address are judged by it', () => {
     ['2002:a9fe:a9fe::1', `a link-local address${embedded}`],
   ])('refuses %s: %s', async (address, words) => {
     const lookup = async (): Promise<ResolvedAddress[]> => [{ address, family: 6 }];
-    const err = await checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup }).catch((e: unknown) => e);
+    const err = await checkTargetUrl('https://hooks.example.com/x', { allowPrivate: false, lookup }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WebhookTargetRefusedError);
     expect((err as Error).message).toBe(`webhook_url resolves to ${words}: refused.`);
     // Written as the URL's host, without a lookup, the same.
-    await expect(checkWebhookTarget(`https://[${address}]/x`, { allowPrivate: false })).rejects.toThrow(words);
+    await expect(checkTargetUrl(`https://[${address}]/x`, { allowPrivate: false })).rejects.toThrow(words);
   });
 
   it.each(['::ffff:93.184.216.34', '::5db8:d822', '64:ff9b::93.184.216.34', '2002:5db8:d822::1'])(
     'accepts %s, which carries a public IPv4 address',
     async (address) => {
       const lookup = async (): Promise<ResolvedAddress[]> => [{ address, family: 6 }];
-      await expect(checkWebhookTarget('https://hooks.example.com/x', { allowPrivate: false, lookup })).resolves.toHaveLength(1);
+      await expect(checkTargetUrl('https://hooks.example.com/x', { allowPrivate: false, lookup })).resolves.toHaveLength(1);
     },
   );
 
@@ -222,7 +220,7 @@ describe('the lookup at creation', () => {
   it('gives up after its timeout with "does not resolve in time", naming no address', async () => {
     const never = () => new Promise<ResolvedAddress[]>(() => undefined);
     const started = Date.now();
-    const err = await checkWebhookTarget('https://slow.example.com/x', { allowPrivate: false, lookup: never, lookupTimeoutMs: 100 }).catch(
+    const err = await checkTargetUrl('https://slow.example.com/x', { allowPrivate: false, lookup: never, lookupTimeoutMs: 100 }).catch(
       (e: unknown) => e,
     );
     expect(Date.now() - started).toBeLessThan(2_000);

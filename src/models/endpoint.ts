@@ -7,13 +7,13 @@ import { ALERT_CHANNELS, type AlertChannel } from './alert.js';
  * signing secret, a chat webhook's URL) and the delivery health that decides whether it still gets
  * deliveries, the same for every channel.
  */
-export interface WebhookEndpointFields {
+export interface EndpointFields {
   _id: Types.ObjectId;
   user_id: Types.ObjectId;
   /** Absent on endpoints of before channels: webhook. */
   channel?: AlertChannel;
   /**
-   * The endpoint's key, unique per account: a webhook's URL as webhookUrlSchema normalised it
+   * The endpoint's key, unique per account: a webhook's URL as targetUrlSchema normalised it
    * (`URL.href`), so one receiver is one endpoint; `mailto:` and the address for e-mail; for a chat
    * channel `<channel>:` and a keyed hash of its URL (src/alerts/endpoints/target.ts), never the URL.
    */
@@ -51,7 +51,7 @@ export interface WebhookEndpointFields {
   updated_at: Date;
 }
 
-export const webhookEndpointSchema = new Schema<WebhookEndpointFields>(
+export const endpointSchema = new Schema<EndpointFields>(
   {
     user_id: { type: Schema.Types.ObjectId, required: true },
     channel: { type: String, enum: ALERT_CHANNELS, default: 'webhook' },
@@ -76,15 +76,12 @@ export const webhookEndpointSchema = new Schema<WebhookEndpointFields>(
 );
 
 // One endpoint per account and key (channel and target): concurrent alert creations on one target meet here.
-webhookEndpointSchema.index({ user_id: 1, url: 1 }, { unique: true });
+endpointSchema.index({ user_id: 1, url: 1 }, { unique: true });
 // An account's list, newest first.
-webhookEndpointSchema.index({ user_id: 1, created_at: -1, _id: -1 });
+endpointSchema.index({ user_id: 1, created_at: -1, _id: -1 });
 
-export type WebhookEndpointModel = Model<WebhookEndpointFields>;
+export type EndpointModel = Model<EndpointFields>;
 
-export function webhookEndpointModel(conn: Connection): WebhookEndpointModel {
-  return (
-    (conn.models.WebhookEndpoint as WebhookEndpointModel | undefined) ??
-    conn.model<WebhookEndpointFields>('WebhookEndpoint', webhookEndpointSchema)
-  );
+export function endpointModel(conn: Connection): EndpointModel {
+  return (conn.models.Endpoint as EndpointModel | undefined) ?? conn.model<EndpointFields>('Endpoint', endpointSchema);
 }

@@ -1,7 +1,8 @@
 /**
- * Where a webhook may go. The schema judges the URL as written; checkWebhookTarget judges where its
- * host resolves now. Neither is the last word: DNS may answer otherwise at delivery, which is why
- * send-webhook.ts filters again at connection time.
+ * Where an endpoint's URL may point, on every channel that posts to one (a webhook, a chat
+ * service's incoming webhook). The schema judges the URL as written; checkTargetUrl judges where
+ * its host resolves now. Neither is the last word: DNS may answer otherwise at delivery, which is
+ * why deliveries/send-webhook.ts filters again at connection time.
  */
 import { isIP } from 'node:net';
 import { z } from 'zod';
@@ -14,9 +15,9 @@ import { HostLookupsBusyError, resolveHost, type HostResolver, type ResolvedAddr
 
 export type { ResolvedAddress };
 
-export const MAX_WEBHOOK_URL_LENGTH = 2048;
+export const MAX_TARGET_URL_LENGTH = 2048;
 
-export type WebhookLookup = HostResolver;
+export type TargetLookup = HostResolver;
 
 /** The port a URL connects to: the one it names, or its scheme's. */
 export function portOf(u: URL): number {
@@ -42,13 +43,13 @@ export function portRefusal(u: URL, allowPrivate: boolean, allowedPorts: readonl
  * fragment never reaches the receiver, so both are refused rather than silently dropped. The port
  * must be one of `allowedPorts` unless `allowPrivate` (portRefusal).
  */
-export function webhookUrlSchema(allowPrivate: boolean, allowedPorts: readonly number[] = [443]) {
+export function targetUrlSchema(allowPrivate: boolean, allowedPorts: readonly number[] = [443]) {
   return z.string({ error: 'must be a string.' }).transform((v, ctx): string => {
     const refuse = (message: string) => {
       ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     };
-    if (v.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`must not be greater than ${MAX_WEBHOOK_URL_LENGTH} characters.`);
+    if (v.length > MAX_TARGET_URL_LENGTH) return refuse(`must not be greater than ${MAX_TARGET_URL_LENGTH} characters.`);
     let u: URL;
     try {
       u = new URL(v);
@@ -67,7 +68,7 @@ export function webhookUrlSchema(allowPrivate: boolean, allowedPorts: readonly n
     const port = portRefusal(u, allowPrivate, allowedPorts);
     if (port) return refuse(port);
     // Percent-encoding can make the normalised form longer than what was written.
-    if (u.href.length > MAX_WEBHOOK_URL_LENGTH) return refuse(`must not be greater than ${MAX_WEBHOOK_URL_LENGTH} characters.`);
+    if (u.href.length > MAX_TARGET_URL_LENGTH) return refuse(`must not be greater than ${MAX_TARGET_URL_LENGTH} characters.`);
     return u.href;
   });
 }
@@ -75,7 +76,7 @@ export function webhookUrlSchema(allowPrivate: boolean, allowedPorts: readonly n
 export interface TargetCheckOptions {
   readonly allowPrivate: boolean;
   /** Where names resolve: the account's HostLookups (host-lookups.ts); resolveHost alone by default. */
-  readonly lookup?: WebhookLookup;
+  readonly lookup?: TargetLookup;
   /** How long to wait for the DNS answer (WEBHOOK_LOOKUP_TIMEOUT_MS). */
   readonly lookupTimeoutMs?: number;
 }
@@ -87,7 +88,7 @@ export interface TargetCheckOptions {
  * The refusal names the class of address, never the address: the answer must not tell a caller
  * what a name resolves to inside our network.
  */
-export async function checkWebhookTarget(url: string, opts: TargetCheckOptions): Promise<ResolvedAddress[]> {
+export async function checkTargetUrl(url: string, opts: TargetCheckOptions): Promise<ResolvedAddress[]> {
   const hostname = new URL(url).hostname;
   const host = hostname.startsWith('[') && hostname.endsWith(']') ? hostname.slice(1, -1) : hostname;
   let addresses: ResolvedAddress[];
