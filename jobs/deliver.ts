@@ -204,6 +204,7 @@ export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions 
 export const deliveryJob = defineGlobalJob({
   name: 'deliver',
   queue: DELIVERIES_QUEUE,
+  noun: 'delivery',
   payload: jobPayloadSchema,
   jobOptions: deliveryJobOptions,
   worker: (config: Pick<Config, 'alerts'>) => ({

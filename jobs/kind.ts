@@ -60,6 +60,8 @@ export interface GlobalJobKind<N extends string = string, S extends z.ZodType = 
   readonly name: N;
   readonly scope: 'global';
   readonly queue: GlobalQueueName;
+  /** What one job is called in logs and errors ("delivery"). */
+  readonly noun: string;
   /** Parsed by the producer before the payload reaches Redis and by the worker when it takes it. */
   readonly payload: S;
   /** Its jobs' attempts, backoff and retention: the queue's defaults. */

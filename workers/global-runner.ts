@@ -55,7 +55,7 @@ export async function startGlobalWorker<S extends z.ZodType, D>(
       runCutOff(() => run(job), {
         ms: attemptMs,
         cancel,
-        onTimeout: () => new JobTimeoutError(`${kind.name} attempt still running after ${attemptMs} ms`),
+        onTimeout: () => new JobTimeoutError(`${kind.noun} attempt still running after ${attemptMs} ms`),
       }),
     {
       connection,
