@@ -99,7 +99,7 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
   if (tag !== null)
     await deps.fair.started(DELIVERIES_LANE, tag).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'fair tag'));
 
-  const found = await deps.endpoints.forDelivery(new Types.ObjectId(content.endpoint_id));
+  const found = await deps.endpoints.health.forDelivery(new Types.ObjectId(content.endpoint_id));
   if (!found) return skip('the endpoint no longer exists');
   const { endpoint } = found;
   if (found.unusable) return skip(`the endpoint is unusable: ${found.unusable}`);
@@ -128,7 +128,7 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
       const at = now();
       if (found.channel === 'email') await deps.emailAddresses?.recordAccepted(content.user_id, found.target);
       await deps.deliveries.records.recordAttempt(id, { status: 'delivered', attempts, responseCode: status, error: null }, at);
-      await deps.endpoints.recordSuccess(endpoint._id, at);
+      await deps.endpoints.health.recordSuccess(endpoint._id, at);
       await deps.deliveries.alerts.stampDelivered(alertIds, at);
       deps.metrics.deliveries.inc({ outcome: 'delivered' });
       return { status };
@@ -141,12 +141,12 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
     // Not offered to the SMTP server at all: the receiver did not fail, so the endpoint's health stays.
     if (error instanceof EmailNotSentError) return skip(error.message);
     if (error instanceof WebhookGoneError) {
-      await deps.endpoints.recordGone(endpoint, now(), error.reason);
+      await deps.endpoints.health.recordGone(endpoint, now(), error.reason);
       await deps.deliveries.records.recordAttempt(id, { status: 'gone', attempts, responseCode: status, error: error.message }, now());
       deps.metrics.deliveries.inc({ outcome: 'gone' });
       throw new BullUnrecoverable(error.message);
     }
-    const disabled = await deps.endpoints.recordFailure(endpoint, now(), deps.config.alerts.disableAfterMs);
+    const disabled = await deps.endpoints.health.recordFailure(endpoint, now(), deps.config.alerts.disableAfterMs);
     // A 5xx to RCPT TO or DATA refuses the same mail again on every retry: it fails now, and counts toward bouncing.
     const permanent = error instanceof EmailDeliveryError && error.permanent;
     const bounced = permanent && (await deps.emailAddresses?.recordBounce(content.user_id, found.target)) === true;

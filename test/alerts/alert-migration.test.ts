@@ -6,7 +6,7 @@ import { changeOf, createAlert, startTestDeliveryWorker, testAccount, verified, 
 import { alertModel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX } from '../../src/models/alert.js';
 import { LEGACY_PER_KIND_INDEX, migrateAlertIdentities } from '../../src/alerts/rules/migrate.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoints.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
 
 /**
  * Upgrading from one alert per account, country, ASIN and kind: alerts stored under the old unique

@@ -16,7 +16,7 @@ import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 import { endpointModel } from '../../src/models/endpoint.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoints.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
 import { deliveryJob } from '../../jobs/deliver.js';
 
 /**

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FILTER_REFUSAL, guardedLookup, sendWebhook, signWebhook, type WebhookRequest } from '../../src/alerts/deliveries/send-webhook.js';
-import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoints.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
 import http from 'node:http';
 import { useAgent } from 'request-filtering-agent';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../src/errors/index.js';

@@ -6,7 +6,8 @@ import type { Alert } from '../rules/alert.js';
 import type { AlertFiring, Fired } from '../rules/firing.js';
 import type { AlertRules } from '../rules/service.js';
 import type { AlertSequences } from '../rules/sequences.js';
-import type { Endpoint, Endpoints } from '../endpoints/endpoints.js';
+import type { Endpoints } from '../endpoints/endpoints.js';
+import type { Endpoint } from '../endpoints/endpoint.js';
 import type { Page, PageRequest } from '../../db/page.js';
 import type { Claimed, DeliveryRecord, DeliveryRecords, QueuedDelivery } from './records.js';
 import type { FairTags } from '../../fairness/fair-tags.js';
@@ -213,8 +214,8 @@ export class Deliveries {
     const max = this.deps.config.alerts.recordsPerEndpoint;
     for (const [hex, n] of added) {
       const id = new Types.ObjectId(hex);
-      if ((await this.deps.endpoints.addRecords(id, n)) <= max) continue;
-      await this.deps.endpoints.setRecordCount(id, await this.records.trim(id, max));
+      if ((await this.deps.endpoints.health.addRecords(id, n)) <= max) continue;
+      await this.deps.endpoints.health.setRecordCount(id, await this.records.trim(id, max));
     }
   }
 }

@@ -174,7 +174,7 @@ export async function sendTestDelivery(
   const view = await deps.rules.find(userId, alertId);
   if (!view) return null;
   const endpoint = view.endpoint ?? (await deps.endpoints.adopt(view.alert));
-  const found = endpoint ? await deps.endpoints.forDelivery(endpoint._id) : null;
+  const found = endpoint ? await deps.endpoints.health.forDelivery(endpoint._id) : null;
   if (!found) return null;
   if (found.endpoint.disabled_at) {
     const id = found.endpoint._id.toHexString();

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import mongoose, { Types, type Connection } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
 import { endpointModel, type EndpointFields } from '../../models/endpoint.js';
@@ -8,43 +7,12 @@ import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
 import { AccountCounters } from '../../accounts/counters.js';
 import { ValidationError } from '../../errors/index.js';
 import { findPage, type Page, type PageRequest } from '../../db/page.js';
-import type { AlertChannel } from '../../models/alert.js';
 import type { AccountEvents } from './events.js';
 import { HostLookups } from './host-lookups.js';
-import { addressOf, keyOf, type AlertTarget } from './target.js';
+import { EndpointHealth } from './health.js';
+import { generateWebhookSecret, openedParts, SECRETS, UNSEALABLE_REASON, type Endpoint } from './endpoint.js';
+import { keyOf, type AlertTarget } from './target.js';
 import { isChatChannel } from '../../models/alert.js';
-
-export type Endpoint = Omit<EndpointFields, 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
-export type EndpointState = 'active' | 'failing' | 'disabled';
-
-export function endpointState(e: Pick<Endpoint, 'disabled_at' | 'failing_since'>): EndpointState {
-  return e.disabled_at ? 'disabled' : e.failing_since ? 'failing' : 'active';
-}
-
-/** Endpoints stored before channels have none: they are webhooks. */
-export function channelOf(e: Pick<Endpoint, 'channel'>): AlertChannel {
-  return e.channel ?? 'webhook';
-}
-
-/** The endpoint's target as answers and events show it: a chat webhook's URL only redacted. */
-export function shownUrl(e: Pick<Endpoint, 'url' | 'shown_url'>): string {
-  return e.shown_url ?? e.url;
-}
-
-/** What a delivery needs to reach an endpoint, its sealed parts opened. */
-export interface DeliveryEndpoint {
-  readonly endpoint: Endpoint;
-  readonly channel: AlertChannel;
-  /** The URL to POST to (webhook and chat channels), or the address to mail (e-mail). */
-  readonly target: string;
-  /** The webhook's signing secrets, its own first; none for the other channels, which are not signed. */
-  readonly secrets: string[];
-  /**
-   * Why nothing may be sent: a sealed part of the endpoint did not open (the endpoint is disabled
-   * with this reason, `target` and `secrets` are empty); null when it can be reached.
-   */
-  readonly unusable: string | null;
-}
 
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
 
@@ -75,19 +43,8 @@ export interface EndpointRecords {
   removeForEndpoint(endpointId: Types.ObjectId): Promise<void>;
 }
 
-/** `whsec_` and 24 random bytes in base64, the form standardwebhooks reads: a webhook endpoint's signing secret. */
-export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
-}
-const SECRETS = '+secret_sealed +legacy_secrets_sealed +target_sealed';
-const GONE_REASON = 'the receiver answered 410 Gone';
-/** The reason of an endpoint whose sealed target or secret does not open; posting its alert again stores them anew. */
-export const UNSEALABLE_REASON =
-  'its sealed target or signing secret does not open (moved from another record, altered, or sealed under another APP_KEY); post the alert again to store it anew';
-
 const { endpointSecret, endpointLegacySecrets, endpointTarget, alertSecret } = SEALED_FIELDS;
 
-type SealedParts = Pick<EndpointFields, '_id' | 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
 type NewEndpointFields = Pick<EndpointFields, 'channel' | 'secret_sealed' | 'target_sealed' | 'shown_url'>;
 
 /** An alert as stored before endpoints existed: its own URL and sealed secret, no endpoint. */
@@ -95,19 +52,6 @@ interface LegacyAlert {
   _id: Types.ObjectId;
   user_id: Types.ObjectId;
   webhook_url: string;
-}
-
-/** "5d", "12h", "30m", "45s": how WEBHOOK_DISABLE_AFTER reads back in a reason. */
-function spanText(ms: number): string {
-  for (const [unit, size] of [
-    ['d', 86_400_000],
-    ['h', 3_600_000],
-    ['m', 60_000],
-    ['s', 1_000],
-  ] as const) {
-    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
-  }
-  return `${ms}ms`;
 }
 
 /**
@@ -121,6 +65,8 @@ export class Endpoints {
   readonly counters: AccountCounters<'endpoints'>;
   /** This process's DNS lookups of the accounts' host names, a few per account at once. */
   readonly lookups = new HostLookups();
+  /** Their delivery health, as attempts read and write it. */
+  readonly health: EndpointHealth;
 
   constructor(
     private readonly conn: Connection,
@@ -130,6 +76,7 @@ export class Endpoints {
     private readonly opts: EndpointOptions = {},
   ) {
     this.counters = new AccountCounters(conn, { endpoints: (userId) => this.endpoints.countDocuments({ user_id: userId }) });
+    this.health = new EndpointHealth(conn, appKey, events);
   }
 
   private get endpoints() {
@@ -221,7 +168,7 @@ export class Endpoints {
       (id) => ({ channel: 'webhook', secret_sealed: sealFor(this.appKey, endpointSecret, id, secret) }),
       false,
     );
-    const known = this.opened(endpoint)?.secrets ?? [];
+    const known = openedParts(this.appKey, endpoint)?.secrets ?? [];
     if (own !== null && !known.includes(own)) {
       const sealed = sealFor(this.appKey, endpointLegacySecrets, endpoint._id, own);
       await this.write(this.endpoints.updateOne({ _id: endpoint._id }, { $push: { legacy_secrets_sealed: sealed } }).exec());
@@ -376,87 +323,6 @@ export class Endpoints {
   }
 
   /**
-   * The endpoint with its target and every secret a delivery signs with (its own first); null when
-   * it is gone. One whose sealed parts do not open is disabled (with its event) and answered
-   * `unusable`: nothing is sent to it until its alert is posted again.
-   */
-  async forDelivery(id: Types.ObjectId): Promise<DeliveryEndpoint | null> {
-    const doc = await this.endpoints.findById(id).select(SECRETS).maxTimeMS(DELIVERY_DB_TIMEOUT_MS).lean();
-    if (!doc) return null;
-    const { secret_sealed: _s, legacy_secrets_sealed: _l, target_sealed: _t, ...endpoint } = doc;
-    const channel = channelOf(endpoint);
-    const opened = this.opened(doc);
-    const target = channel === 'webhook' ? endpoint.url : channel === 'email' ? addressOf(endpoint.url) : (opened?.target ?? null);
-    if (opened && target !== null) return { endpoint, channel, target, secrets: opened.secrets, unusable: null };
-    const now = new Date();
-    const disabled = (await this.disableWhere({}, endpoint, UNSEALABLE_REASON, now))
-      ? { ...endpoint, disabled_at: now, disabled_reason: UNSEALABLE_REASON }
-      : endpoint;
-    return { endpoint: disabled, channel, target: '', secrets: [], unusable: UNSEALABLE_REASON };
-  }
-
-  /** A 2xx: the endpoint is healthy again. */
-  async recordSuccess(id: Types.ObjectId, now: Date): Promise<void> {
-    await this.write(this.endpoints.updateOne({ _id: id }, { $set: { failing_since: null, last_success_at: now } }).exec());
-  }
-
-  /**
-   * A failed attempt. The first since the last success starts the failure span; one when the span
-   * is older than `disableAfterMs` disables the endpoint, records the event, and answers the reason.
-   */
-  async recordFailure(endpoint: Endpoint, now: Date, disableAfterMs: number): Promise<string | null> {
-    const reason = `every delivery failed for longer than ${spanText(disableAfterMs)} (WEBHOOK_DISABLE_AFTER)`;
-    const cutoff = new Date(now.getTime() - disableAfterMs);
-    // A null failing_since never matches $lte: only an endpoint failing since before the cutoff.
-    const disabled = await this.disableWhere({ failing_since: mongoose.trusted({ $lte: cutoff }) }, endpoint, reason, now);
-    if (disabled) return reason;
-    await this.write(this.endpoints.updateOne({ _id: endpoint._id, failing_since: null }, { $set: { failing_since: now } }).exec());
-    return null;
-  }
-
-  /** A 410 Gone, or a chat service's "no such webhook": disabled at once (with its event). */
-  async recordGone(endpoint: Endpoint, now: Date, reason = GONE_REASON): Promise<string> {
-    await this.disableWhere({}, endpoint, reason, now);
-    return reason;
-  }
-
-  /** Adds `n` new delivery records to the endpoint's count; answers the count. */
-  async addRecords(id: Types.ObjectId, n: number): Promise<number> {
-    const doc = await withTimeout(
-      this.endpoints
-        .findOneAndUpdate({ _id: id }, { $inc: { record_count: n } }, { returnDocument: 'after', projection: { record_count: 1 } })
-        .lean()
-        .exec(),
-      DELIVERY_DB_TIMEOUT_MS,
-      'endpoint record count',
-    );
-    return doc?.record_count ?? 0;
-  }
-
-  async setRecordCount(id: Types.ObjectId, n: number): Promise<void> {
-    await this.write(this.endpoints.updateOne({ _id: id }, { $set: { record_count: n } }).exec());
-  }
-
-  /** Disables an endpoint still enabled that matches `extra`; records the event when this call did it. */
-  private async disableWhere(extra: Record<string, unknown>, endpoint: Endpoint, reason: string, now: Date): Promise<boolean> {
-    const res = await this.write(
-      this.endpoints
-        .updateOne({ _id: endpoint._id, disabled_at: null, ...extra }, { $set: { disabled_at: now, disabled_reason: reason } })
-        .exec(),
-    );
-    if (res.modifiedCount !== 1) return false;
-    await this.events.record({
-      user_id: endpoint.user_id,
-      type: 'endpoint.disabled',
-      endpoint_id: endpoint._id,
-      url: shownUrl(endpoint),
-      reason,
-      at: now,
-    });
-    return true;
-  }
-
-  /**
    * The account's endpoint at `url`, inserted with `fields` when it has none. The id of a new one is
    * chosen here, as its sealed parts are bound to it. A new one takes a place under
    * ACCOUNT_MAX_ENDPOINTS first (one conditional increment, so concurrent creations cannot pass the
@@ -535,15 +401,6 @@ export class Endpoints {
    * The endpoint's sealed parts opened: its chat URL (null for the channels that have none) and every
    * secret it signs with, its own first; null when any of them does not open.
    */
-  private opened(doc: SealedParts): { target: string | null; secrets: string[] } | null {
-    const own = doc.secret_sealed === undefined ? [] : [tryOpenFor(this.appKey, endpointSecret, doc._id, doc.secret_sealed)];
-    const legacy = (doc.legacy_secrets_sealed ?? []).map((l) => tryOpenFor(this.appKey, endpointLegacySecrets, doc._id, l));
-    const target = doc.target_sealed === undefined ? null : tryOpenFor(this.appKey, endpointTarget, doc._id, doc.target_sealed);
-    const secrets = [...own, ...legacy];
-    if (secrets.includes(null) || (doc.target_sealed !== undefined && target === null)) return null;
-    return { target, secrets: secrets as string[] };
-  }
-
   private write<T>(p: Promise<T>): Promise<T> {
     return withTimeout(p, DELIVERY_DB_TIMEOUT_MS, 'endpoint write');
   }

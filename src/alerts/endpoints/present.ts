@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../../dates.js';
 import { ALERT_CHANNELS } from '../../models/alert.js';
 import { ACCOUNT_EVENT_TYPES } from '../../models/account-event.js';
-import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoints.js';
+import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoint.js';
 import type { AccountEvent } from './events.js';
 
 export const endpointRecordSchema = z

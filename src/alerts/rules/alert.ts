@@ -1,5 +1,5 @@
 import type { AlertFields } from '../../models/alert.js';
-import type { Endpoint } from '../endpoints/endpoints.js';
+import type { Endpoint } from '../endpoints/endpoint.js';
 
 /** An alert as the service reads it: everything but its sealed secret of before endpoints. */
 export type Alert = Omit<AlertFields, 'secret_sealed'>;

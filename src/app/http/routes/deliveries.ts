@@ -8,7 +8,7 @@ import { bodyFields, validate } from '../validate.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../../errors/index.js';
 import { single } from '../../../catalog/world-query.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../models/delivery.js';
-import type { Endpoint } from '../../../alerts/endpoints/endpoints.js';
+import type { Endpoint } from '../../../alerts/endpoints/endpoint.js';
 import { deliveryRecordSchema, presentDelivery } from '../../../alerts/deliveries/present.js';
 import { REPLAY_LIMIT } from '../../../alerts/deliveries/payload.js';
 import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
