@@ -13,7 +13,7 @@ import { loadConfig } from '../config/env.js';
 import { generateAppKey } from '../config/app-key.js';
 import { JobProducer } from '../jobs/queues.js';
 import type { JobPayload } from '../jobs/registry.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import { closeRedis, createRedis } from '../src/db/redis.js';
 import { createLogger } from '../src/logger.js';
 import { productModel } from '../src/models/product.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { countrySchema } from '../src/catalog/identifiers.js';
+import { countrySchema } from '../src/core/identifiers.js';
 import { DayQuotaSpentError } from '../src/errors/index.js';
 import { asinBatchSchema } from '../src/upstream/port.js';
 import { defineJob } from './kind.js';

@@ -3,7 +3,7 @@ import type { Connection } from 'mongoose';
 import type { Redis } from '../src/db/redis.js';
 import type { RefreshPolicies } from '../src/scheduling/policy-store.js';
 import type { Config } from '../config/env.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import type { Metrics } from '../src/metrics/registry.js';
 import type { QuotaGovernor } from '../src/quota/governor.js';

@@ -1,6 +1,6 @@
 import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from '../src/db/redis.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import { kindOf, parseJob, priorityOf, type JobInput, type JobName } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';

@@ -1,6 +1,6 @@
 import mongoose from 'mongoose';
 import { z } from 'zod';
-import { countrySchema } from '../src/catalog/identifiers.js';
+import { countrySchema } from '../src/core/identifiers.js';
 import { readPrior, writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
 import { DayQuotaSpentError } from '../src/errors/index.js';

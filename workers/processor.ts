@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError } from '../src/errors/index.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { JobContext, JobKind } from '../jobs/kind.js';

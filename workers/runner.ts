@@ -7,7 +7,7 @@ import { readyOf } from './ready.js';
 import type { JobContext } from '../jobs/kind.js';
 import { QUEUE_CLASSES, queueName, queuePrefix } from '../src/quota/queue-names.js';
 import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import type { QuotaClass } from '../src/quota/classes.js';
 import { isFairClass } from '../src/fairness/fair-classes.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';

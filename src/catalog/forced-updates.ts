@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { QueueEvents, type Job } from 'bullmq';
 import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
-import type { Country } from './identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';

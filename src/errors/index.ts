@@ -1,4 +1,4 @@
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { CLASS_WORDS, SHARE_VARIABLE, type QuotaClass } from '../quota/classes.js';
 
 /**

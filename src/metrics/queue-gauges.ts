@@ -1,6 +1,6 @@
 import type { Queue } from 'bullmq';
 import type { Config } from '../../config/env.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import type { QuotaClass } from '../quota/classes.js';
 import type { DeliveryQueue } from '../alerts/delivery-queue.js';
 import type { AlertService } from '../alerts/service.js';

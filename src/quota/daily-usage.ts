@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { quotaUsageModel } from '../models/quota-usage.js';
 import type { QuotaClass } from './classes.js';
 import { withTimeout } from '../db/mongo.js';

@@ -1,4 +1,4 @@
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { UpstreamRateLimitedError } from '../errors/index.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { QuotaGovernor } from './governor.js';

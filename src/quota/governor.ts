@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { evalScript } from '../db/redis.js';
 import type { Redis } from '../db/redis.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import type { Metrics } from '../metrics/registry.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../errors/index.js';

@@ -1,4 +1,4 @@
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { QUOTA_CLASSES, type QuotaClass } from './classes.js';
 import { countryTag } from '../db/redis-keys.js';
 

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import type { QuotaGovernor } from '../quota/governor.js';
 import { claimProducts, countDue } from './claims.js';
 import { pickDue, type DueProduct } from './pick-due.js';

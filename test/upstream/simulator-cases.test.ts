@@ -6,7 +6,7 @@
  * it makes of it).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { UnrecoverableError, UpstreamRateLimitedError } from '../../src/errors/index.js';
 import * as errors from '../../src/errors/index.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';

@@ -4,7 +4,7 @@
  * in flight however many callers wait. No call waits for a renewal while the old token is valid.
  */
 import type { Dispatcher } from 'undici';
-import type { Country } from '../../catalog/identifiers.js';
+import type { Country } from '../../core/identifiers.js';
 import { UpstreamAuthError, UpstreamConfigError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../errors/index.js';
 import type { Credential } from './credentials.js';
 import { post, retryAfterMs } from './http.js';

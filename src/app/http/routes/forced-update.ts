@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
 import type { AppContext } from '../../context.js';
-import { countrySchema, type Country } from '../../../catalog/identifiers.js';
+import { countrySchema, type Country } from '../../../core/identifiers.js';
 import { oneCountryParam } from '../../../catalog/world-query.js';
 import { presentProduct } from '../../../catalog/present.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../../../upstream/port.js';

@@ -11,7 +11,7 @@ import { intParam } from '../paginate.js';
 import { userOf } from '../auth.js';
 import { NotFoundError, ServiceUnavailableError } from '../../../errors/index.js';
 import { ACCOUNT_API_SECURITY, errors, notModified } from '../openapi/responses.js';
-import { asinSchema, type Country } from '../../../catalog/identifiers.js';
+import { asinSchema, type Country } from '../../../core/identifiers.js';
 import { requiredCountryParam } from '../../../catalog/world-query.js';
 import { productModel } from '../../../models/product.js';
 import { historyPointModel } from '../../../models/history-point.js';

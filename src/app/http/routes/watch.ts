@@ -4,7 +4,7 @@ import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { bodyFields, validate } from '../validate.js';
 import { NotFoundError } from '../../../errors/index.js';
-import { asinSchema, browseNodeSchema, eanSchema } from '../../../catalog/identifiers.js';
+import { asinSchema, browseNodeSchema, eanSchema } from '../../../core/identifiers.js';
 import { eanImportSchema, presentImport, presentWatch, watchEntrySchema } from '../../../watch/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
