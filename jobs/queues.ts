@@ -4,7 +4,7 @@ import type { Country } from '../src/core/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import { kindOf, parseJob, priorityOf, type JobInput, type JobName } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
-import type { QuotaClass } from '../src/quota/classes.js';
+import type { QuotaClass } from '../src/core/quota-classes.js';
 import { queueName, queuePrefix } from '../src/quota/queue-names.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { fairLane, isFairClass, type AccountRef } from '../src/fairness/fair-classes.js';

@@ -17,7 +17,7 @@ import { JobProducer } from '../../jobs/queues.js';
 import type { JobContext } from '../../jobs/kind.js';
 import { EanImports } from '../watch/ean-imports.js';
 import { ForcedUpdates } from '../catalog/forced-updates.js';
-import { Metrics } from '../metrics/registry.js';
+import { Metrics } from '../core/metrics.js';
 import { DailyUsage } from '../quota/daily-usage.js';
 import { QuotaGovernor } from '../quota/governor.js';
 import { WatchService } from '../watch/service.js';

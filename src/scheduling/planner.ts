@@ -9,7 +9,7 @@ import type { Connection } from 'mongoose';
 import type { Queue } from 'bullmq';
 import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { Metrics } from '../core/metrics.js';
 import { countryTag } from '../db/redis-keys.js';
 import type { RefreshPolicies } from './policy-store.js';
 import type { RefreshPolicy } from './refresh-objective.js';

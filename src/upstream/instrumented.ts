@@ -1,4 +1,4 @@
-import type { Metrics } from '../metrics/registry.js';
+import type { Metrics } from '../core/metrics.js';
 import type { DroppedMember, UpstreamPort } from './port.js';
 import {
   UpstreamAuthError,
