@@ -18,7 +18,7 @@ import { closeRedis, createRedis } from '../src/db/redis.js';
 import { createLogger } from '../src/logger.js';
 import { productModel } from '../src/models/product.js';
 import { DailyUsage } from '../src/quota/daily-usage.js';
-import { DayQuotaSpentError } from '../src/errors/index.js';
+import { DayQuotaSpentError } from '../src/core/errors.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
 import { planCountry } from '../src/scheduling/planner.js';
 import { benchJobContext } from './lib/job-context.js';

@@ -14,7 +14,7 @@ import {
   InvalidJobPayloadError,
   WebhookDeliveryError,
   WebhookGoneError,
-} from '../src/errors/index.js';
+} from '../src/core/errors.js';
 import type { EmailAddresses } from '../src/alerts/email-addresses.js';
 import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent } from '../src/alerts/delivery-queue.js';
 

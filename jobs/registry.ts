@@ -6,7 +6,7 @@
  */
 import type { z } from 'zod';
 import type { QuotaClass } from '../src/core/quota-classes.js';
-import { InvalidJobPayloadError } from '../src/errors/index.js';
+import { InvalidJobPayloadError } from '../src/core/errors.js';
 import { browseCrawlJob } from './browse-crawl.js';
 import { eanResolveJob } from './ean-import.js';
 import type { JobKind } from './kind.js';

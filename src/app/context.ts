@@ -10,7 +10,7 @@ import { startEmbeddedMongo } from '../embedded/mongo-server.js';
 import { startEmbeddedRedis } from '../embedded/redis-server.js';
 import { readEmbeddedState, removeEmbeddedState, writeEmbeddedState } from '../embedded/state-file.js';
 import { assertEmbeddedAllowed } from '../embedded/guard.js';
-import { EmbeddedUnavailableError } from '../errors/index.js';
+import { EmbeddedUnavailableError } from '../core/errors.js';
 import { UserService } from '../users/service.js';
 import { registerModels } from '../models/index.js';
 import { JobProducer } from '../../jobs/queues.js';

@@ -7,7 +7,7 @@ import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import { closeRedis, createRedis, type Redis, type RedisTarget } from '../db/redis.js';
-import { TooManyRequestsError, UpstreamFailedError } from '../errors/index.js';
+import { TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
 import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
 import { productModel } from '../models/product.js';

@@ -6,7 +6,7 @@ import {
   UpstreamInvalidRequestError,
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
-} from '../errors/index.js';
+} from '../core/errors.js';
 
 function resultOf(err: unknown): string {
   if (err instanceof UpstreamRateLimitedError) return 'throttled';

@@ -3,7 +3,7 @@
  * quota, so we refuse it here first.
  */
 import { browseNodeSchema, isValidEan13 } from '../core/identifiers.js';
-import { UpstreamInvalidRequestError } from '../errors/index.js';
+import { UpstreamInvalidRequestError } from '../core/errors.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL, MAX_PAGE } from './port.js';
 
 /** Upper-cased, checked ASINs (asinBatchSchema). */

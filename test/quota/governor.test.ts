@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
 import { QuotaGovernor, type GovernedQuota } from '../../src/quota/governor.js';
 import { DailyUsage } from '../../src/quota/daily-usage.js';
-import { DayQuotaSpentError } from '../../src/errors/index.js';
+import { DayQuotaSpentError } from '../../src/core/errors.js';
 import type { QuotaClass } from '../../src/core/quota-classes.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';
 import { registerModels } from '../../src/models/index.js';

@@ -14,7 +14,7 @@ import {
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
-} from '../../errors/index.js';
+} from '../../core/errors.js';
 import {
   MAX_PAGE,
   type BrowseNodeInfo,

@@ -5,7 +5,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Country } from '../../core/identifiers.js';
-import { UpstreamAuthError, UpstreamConfigError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../errors/index.js';
+import { UpstreamAuthError, UpstreamConfigError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../core/errors.js';
 import type { Credential } from './credentials.js';
 import { post, retryAfterMs } from './http.js';
 import { tokenErrorSchema, tokenResponseSchema } from './wire.js';

@@ -6,7 +6,7 @@ import { durationOrZero } from '../../../../config/parsers.js';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { bodyFields, validate } from '../validate.js';
-import { NotFoundError, ValidationError } from '../../../errors/index.js';
+import { NotFoundError, ValidationError } from '../../../core/errors.js';
 import { asinSchema, type Country } from '../../../core/identifiers.js';
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from '../../../models/alert.js';
 import { webhookUrlSchema } from '../../../alerts/webhook-target.js';

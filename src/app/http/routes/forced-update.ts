@@ -10,7 +10,7 @@ import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../../../upstream/port.js';
 import { errors, limited, ACCOUNT_API_SECURITY, bodyToken } from '../openapi/responses.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
-import { UpstreamFailedError } from '../../../errors/index.js';
+import { UpstreamFailedError } from '../../../core/errors.js';
 import { productListSchema } from './world.js';
 
 /** `asin`: 1–10 ASINs separated by commas; duplicates count once. */

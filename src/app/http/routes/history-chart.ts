@@ -9,7 +9,7 @@ import { MARKETPLACES } from '../../../../config/marketplaces.js';
 import { validate } from '../validate.js';
 import { intParam } from '../paginate.js';
 import { userOf } from '../auth.js';
-import { NotFoundError, ServiceUnavailableError } from '../../../errors/index.js';
+import { NotFoundError, ServiceUnavailableError } from '../../../core/errors.js';
 import { ACCOUNT_API_SECURITY, errors, notModified } from '../openapi/responses.js';
 import { asinSchema, type Country } from '../../../core/identifiers.js';
 import { requiredCountryParam } from '../../../catalog/world-query.js';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { bodyFields, validate } from '../validate.js';
-import { NotFoundError } from '../../../errors/index.js';
+import { NotFoundError } from '../../../core/errors.js';
 import { asinSchema, browseNodeSchema, eanSchema } from '../../../core/identifiers.js';
 import { eanImportSchema, presentImport, presentWatch, watchEntrySchema } from '../../../watch/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';

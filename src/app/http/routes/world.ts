@@ -2,7 +2,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
 import { validate } from '../validate.js';
-import { NotFoundError } from '../../../errors/index.js';
+import { NotFoundError } from '../../../core/errors.js';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema, type KeptQuery } from '../paginate.js';
