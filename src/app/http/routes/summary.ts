@@ -11,7 +11,7 @@ import { productRecordSchema } from '../../../core/product.js';
 import { presentProduct } from '../../../catalog/present.js';
 import { historyPointRecordSchema, presentPoint } from '../../../catalog/history.js';
 import { alertRecordSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
-import { accountSummary, DELIVERY_WINDOW, RECENT_CHANGES, RECENT_DAYS, SUMMARY_PAGE } from '../../../accounts/summary.js';
+import { accountSummary, DELIVERY_WINDOW, RECENT_CHANGES, RECENT_DAYS, SUMMARY_PAGE } from '../../../summary/account-summary.js';
 
 /** GET /api/me/summary: the account page's data in one request (authenticated and limited by account-api.ts). */
 
