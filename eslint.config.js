@@ -19,7 +19,7 @@ const ROOT = import.meta.dirname;
  * - domain: the rest of src/, one folder per concern;
  * - jobs: the job kinds and the workers that run them;
  * - app: the composition (context, roles, routes, command line), which may import anything.
- * Inside a layer, bin/check-folder-graph.ts keeps the folders from importing each other in a circle.
+ * Inside a layer, scripts/check-folder-graph.ts keeps the folders from importing each other in a circle.
  */
 const LAYERS = [
   { name: 'infrastructure', paths: ['config', 'src/logger.ts', 'src/version.ts', 'src/lifecycle'] },
@@ -74,7 +74,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/app/cli/**', 'bench/**', 'test/**'],
+    files: ['src/app/cli/**', 'bench/**', 'test/**', 'scripts/**'],
     rules: { 'no-console': 'off' },
   },
   {
