@@ -2,7 +2,7 @@ import { UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
 import { Types } from 'mongoose';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../src/logger.js';
-import type { Metrics } from '../src/metrics/registry.js';
+import type { Metrics } from '../src/core/metrics.js';
 import type { AlertService } from '../src/alerts/service.js';
 import { webhookBody } from '../src/alerts/present.js';
 import type { HostResolver } from '../src/alerts/send-webhook.js';
@@ -14,7 +14,7 @@ import {
   InvalidJobPayloadError,
   WebhookDeliveryError,
   WebhookGoneError,
-} from '../src/errors/index.js';
+} from '../src/core/errors.js';
 import type { EmailAddresses } from '../src/alerts/email-addresses.js';
 import { DELIVERIES_LANE, deliveryPayloadSchema, legacyPayloadSchema, type DeliveryContent } from '../src/alerts/delivery-queue.js';
 

@@ -3,11 +3,11 @@ import type { Connection } from 'mongoose';
 import type { Redis } from '../src/db/redis.js';
 import type { RefreshPolicies } from '../src/scheduling/policy-store.js';
 import type { Config } from '../config/env.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import type { Logger } from '../src/logger.js';
-import type { Metrics } from '../src/metrics/registry.js';
+import type { Metrics } from '../src/core/metrics.js';
 import type { QuotaGovernor } from '../src/quota/governor.js';
-import type { QuotaClass } from '../src/quota/classes.js';
+import type { QuotaClass } from '../src/core/quota-classes.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { WatchService } from '../src/watch/service.js';
 import type { JobProducer } from './queues.js';
@@ -62,7 +62,7 @@ export interface JobKind<N extends string = string, S extends z.ZodType<{ countr
   readonly payload: S;
   /**
    * Its class: the country's queue it goes to, and whose share of the quota its calls take
-   * (src/quota/classes.ts). Jobs of the classes shared fairly between accounts (FAIR_CLASSES) carry
+   * (src/core/quota-classes.ts). Jobs of the classes shared fairly between accounts (FAIR_CLASSES) carry
    * their account and start tag.
    */
   readonly cls: QuotaClass;

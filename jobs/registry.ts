@@ -5,8 +5,8 @@
  * hand). Each kind lives, whole, in its own module.
  */
 import type { z } from 'zod';
-import type { QuotaClass } from '../src/quota/classes.js';
-import { InvalidJobPayloadError } from '../src/errors/index.js';
+import type { QuotaClass } from '../src/core/quota-classes.js';
+import { InvalidJobPayloadError } from '../src/core/errors.js';
 import { browseCrawlJob } from './browse-crawl.js';
 import { eanResolveJob } from './ean-import.js';
 import type { JobKind } from './kind.js';
@@ -42,7 +42,7 @@ export function priorityOf<N extends JobName>(name: N, data?: JobPayload<N>): nu
   return data !== undefined && kind.priorityFor ? kind.priorityFor(data) : kind.priority;
 }
 
-/** A job's class: its queue, and whose share of the quota its calls take (src/quota/classes.ts). */
+/** A job's class: its queue, and whose share of the quota its calls take (src/core/quota-classes.ts). */
 export function classOf(name: JobName): QuotaClass {
   return kindOf(name).cls;
 }

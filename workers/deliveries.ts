@@ -4,7 +4,7 @@ import { DELIVERIES_QUEUE, deliveriesPrefix, webhookBackoff } from '../src/alert
 import { runDelivery, type DeliveryDeps } from '../jobs/deliver.js';
 import { withTimeout } from '../src/db/mongo.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
-import { JobTimeoutError } from '../src/errors/index.js';
+import { JobTimeoutError } from '../src/core/errors.js';
 import { runCutOff } from './cut-off.js';
 import { once } from '../src/lifecycle/once.js';
 import { readyOf } from './ready.js';

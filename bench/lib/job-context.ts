@@ -7,7 +7,7 @@ import type { JobProducer } from '../../jobs/queues.js';
 import { DeliveryQueue } from '../../src/alerts/delivery-queue.js';
 import { AlertService } from '../../src/alerts/service.js';
 import type { Logger } from '../../src/logger.js';
-import { Metrics } from '../../src/metrics/registry.js';
+import { Metrics } from '../../src/core/metrics.js';
 import type { QuotaGovernor } from '../../src/quota/governor.js';
 import { WatchService } from '../../src/watch/service.js';
 import { onCleanup } from './infra.js';

@@ -12,7 +12,7 @@ import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Types } from 'mongoose';
 import { DNS_LOOKUPS_PER_ACCOUNT, DNS_TRIES, DNS_TRY_TIMEOUT_MS, WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
-import { TooManyRequestsError } from '../errors/index.js';
+import { TooManyRequestsError } from '../core/errors.js';
 
 export interface ResolvedAddress {
   address: string;

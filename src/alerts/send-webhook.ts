@@ -9,7 +9,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { useAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
-import { WebhookDeliveryError, WebhookTargetRefusedError } from '../errors/index.js';
+import { WebhookDeliveryError, WebhookTargetRefusedError } from '../core/errors.js';
 import { describeClass, nonPublic, type AddressClass } from './address-class.js';
 import { portRefusal } from './webhook-target.js';
 import { resolveHost, type HostResolver } from './host-lookups.js';

@@ -1,9 +1,9 @@
 import mongoose, { Types, type Connection } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../config/alerts.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { alertModel, type AlertFields, type AlertKind, type AlertReference } from '../models/alert.js';
-import { ValidationError, WebhookTargetRefusedError } from '../errors/index.js';
+import { ValidationError, WebhookTargetRefusedError } from '../core/errors.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../db/page.js';
 import type { WatchService } from '../watch/service.js';

@@ -17,7 +17,7 @@ import type { HostResolver } from './send-webhook.js';
 import { sendOnChannel } from './channels/dispatch.js';
 import { testRefusalAnswer, type EmailAddresses } from './email-addresses.js';
 import type { TestSendLimits } from './test-limits.js';
-import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRefusedError } from '../errors/index.js';
+import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRefusedError } from '../core/errors.js';
 
 export interface TestDeliveryDeps {
   readonly conn: Parameters<typeof historyPointModel>[0];

@@ -9,7 +9,7 @@ import { isLoopbackHost } from '../../config/parsers.js';
 import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
 import { withTimeout } from '../db/mongo.js';
 import { describeClass, nonPublic } from './address-class.js';
-import { WebhookTargetRefusedError } from '../errors/index.js';
+import { WebhookTargetRefusedError } from '../core/errors.js';
 import { HostLookupsBusyError, resolveHost, type HostResolver, type ResolvedAddress } from './host-lookups.js';
 
 export type { ResolvedAddress };

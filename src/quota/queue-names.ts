@@ -1,5 +1,5 @@
-import type { Country } from '../catalog/identifiers.js';
-import { QUOTA_CLASSES, type QuotaClass } from './classes.js';
+import type { Country } from '../core/identifiers.js';
+import { QUOTA_CLASSES, type QuotaClass } from '../core/quota-classes.js';
 import { countryTag } from '../db/redis-keys.js';
 
 /**

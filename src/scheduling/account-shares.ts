@@ -1,7 +1,7 @@
 import mongoose, { Types, type Connection } from 'mongoose';
 import pLimit from 'p-limit';
 import type { Redis } from '../db/redis.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { productModel } from '../models/product.js';
 import { userModel } from '../models/user.js';
 import { dueFilterOf } from './claims.js';

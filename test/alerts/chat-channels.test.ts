@@ -5,7 +5,7 @@ import { until } from '../helpers/until.js';
 import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
 import { sendOnChannel } from '../../src/alerts/channels/dispatch.js';
-import { WebhookTargetRefusedError } from '../../src/errors/index.js';
+import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 
 /**
  * Slack, Discord and Teams alerts through the real DeliveryQueue and delivery worker, a loopback

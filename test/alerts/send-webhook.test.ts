@@ -13,7 +13,7 @@ import {
 } from '../../src/alerts/send-webhook.js';
 import http from 'node:http';
 import { useAgent } from 'request-filtering-agent';
-import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../src/errors/index.js';
+import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../src/core/errors.js';
 
 interface Received {
   method: string;

@@ -5,7 +5,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { createAlert, testAccount } from '../helpers/deliveries.js';
 import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
 import { TestSendLimits } from '../../src/alerts/test-limits.js';
-import { ServiceUnavailableError, TooManyRequestsError } from '../../src/errors/index.js';
+import { ServiceUnavailableError, TooManyRequestsError } from '../../src/core/errors.js';
 
 /**
  * The test button's limits under load: tests to one endpoint an hour, tests of one account a day

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } from '../../src/alerts/triggers.js';
 import { changeOf, type Point, type PriorState } from '../../src/catalog/history.js';
-import type { UpstreamItem } from '../../src/catalog/product.js';
+import type { UpstreamItem } from '../../src/core/product.js';
 import { loadConfig } from '../../config/env.js';
 import { deliveryJobOptions, webhookBackoff } from '../../src/alerts/delivery-queue.js';
 import { configProblems } from '../helpers/config.js';

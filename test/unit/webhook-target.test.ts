@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { checkWebhookTarget, webhookUrlSchema, type ResolvedAddress } from '../../src/alerts/webhook-target.js';
-import { WebhookTargetRefusedError } from '../../src/errors/index.js';
+import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 import { embeddedIPv4, nonPublic } from '../../src/alerts/address-class.js';
 import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
 import ipaddr from 'ipaddr.js';

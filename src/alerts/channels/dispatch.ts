@@ -18,7 +18,7 @@ import { discord } from './discord.js';
 import { teams } from './teams.js';
 import type { ChannelAnswer, ChatService } from './types.js';
 import type { EmailGate } from '../email-addresses.js';
-import { EmailDeliveryError } from '../../errors/index.js';
+import { EmailDeliveryError } from '../../core/errors.js';
 
 const CHAT: Readonly<Record<'slack' | 'discord' | 'teams', ChatService>> = { slack, discord, teams };
 

@@ -1,5 +1,5 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from '../catalog/present.js';
 import { productModel } from '../models/product.js';
 import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';

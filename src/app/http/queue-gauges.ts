@@ -1,11 +1,11 @@
 import type { Queue } from 'bullmq';
-import type { Config } from '../../config/env.js';
-import type { Country } from '../catalog/identifiers.js';
-import type { QuotaClass } from '../quota/classes.js';
-import type { DeliveryQueue } from '../alerts/delivery-queue.js';
-import type { AlertService } from '../alerts/service.js';
-import type { Metrics } from './registry.js';
-import { JOB_STATES, QUEUE_CLASSES, queueName } from '../quota/queue-names.js';
+import type { Config } from '../../../config/env.js';
+import type { Country } from '../../core/identifiers.js';
+import type { QuotaClass } from '../../core/quota-classes.js';
+import type { DeliveryQueue } from '../../alerts/delivery-queue.js';
+import type { AlertService } from '../../alerts/service.js';
+import type { Metrics } from '../../core/metrics.js';
+import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../quota/queue-names.js';
 
 /** What the gauges read: the country queues (the job producer, jobs/queues.ts, opens them), deliveries. */
 export interface QueueGaugeSources {

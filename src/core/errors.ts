@@ -1,5 +1,5 @@
-import type { Country } from '../catalog/identifiers.js';
-import { CLASS_WORDS, SHARE_VARIABLE, type QuotaClass } from '../quota/classes.js';
+import type { Country } from './identifiers.js';
+import { CLASS_WORDS, SHARE_VARIABLE, type QuotaClass } from './quota-classes.js';
 
 /**
  * Every named error the program throws (but configuration and usage errors, which their own layers

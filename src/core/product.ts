@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { countrySchema } from './identifiers.js';
-import { dateTimeTextSchema as dateText } from '../dates.js';
+import { dateTimeTextSchema as dateText } from './dates.js';
 
 /** Money in integer minor units (yen, cents) with its ISO 4217 currency: no floating point. */
 export const priceSchema = z.object({
