@@ -45,14 +45,14 @@ const portList = z
 
 export const alertsEnvSchema = z.object({
   HISTORY_DAYS: int(1, 36_500).default(365),
-  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
-  WEBHOOK_ALLOWED_PORTS: portList.default([443]),
-  WEBHOOK_TIMEOUT: duration.default(10_000),
+  ENDPOINT_ALLOW_PRIVATE: bool.default(false),
+  ENDPOINT_ALLOWED_PORTS: portList.default([443]),
+  DELIVERY_TIMEOUT: duration.default(10_000),
   // Standard Webhooks' schedule: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (~27 h).
-  WEBHOOK_RETRY_SCHEDULE: retrySchedule.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
-  WEBHOOK_CONCURRENCY: int(1, 1_000).default(32),
-  WEBHOOK_DISABLE_AFTER: duration.default(5 * 86_400_000),
-  WEBHOOK_RECORDS_PER_ENDPOINT: int(10, 1_000_000).default(1_000),
+  DELIVERY_RETRY_SCHEDULE: retrySchedule.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]),
+  DELIVERY_CONCURRENCY: int(1, 1_000).default(32),
+  ENDPOINT_DISABLE_AFTER: duration.default(5 * 86_400_000),
+  DELIVERY_RECORDS_PER_ENDPOINT: int(10, 1_000_000).default(1_000),
   // E-mails (alerts, tests, confirmations) one account may send a UTC day, and to one of its addresses; 0: no cap.
   EMAIL_MAX_PER_ACCOUNT_PER_DAY: int(0, 1_000_000).default(200),
   EMAIL_MAX_PER_ADDRESS_PER_DAY: int(0, 1_000_000).default(50),
@@ -66,14 +66,14 @@ export const alertsEnvSchema = z.object({
 });
 
 /** What a delivery reads of a receiver's answer at most: it only needs the status. */
-export const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
+export const DELIVERY_MAX_RESPONSE_BYTES = 64 * 1024;
 
 /** How long creating an alert, or connecting to a webhook, waits for the DNS answer about its host. */
-export const WEBHOOK_LOOKUP_TIMEOUT_MS = 5_000;
+export const ENDPOINT_LOOKUP_TIMEOUT_MS = 5_000;
 
 /**
  * The resolver's own deadline: the first try waits this long and c-ares lengthens the next (two
- * tries take about 3 s against a server that never answers); WEBHOOK_LOOKUP_TIMEOUT_MS cancels
+ * tries take about 3 s against a server that never answers); ENDPOINT_LOOKUP_TIMEOUT_MS cancels
  * the lookup in any case.
  */
 export const DNS_TRY_TIMEOUT_MS = 1_000;
@@ -81,7 +81,7 @@ export const DNS_TRIES = 2;
 
 /**
  * DNS lookups of one account's host names in flight in one process: more wait for a place (until
- * WEBHOOK_LOOKUP_TIMEOUT_MS), so one account's slow names cannot hold the resolver for the others.
+ * ENDPOINT_LOOKUP_TIMEOUT_MS), so one account's slow names cannot hold the resolver for the others.
  */
 export const DNS_LOOKUPS_PER_ACCOUNT = 4;
 
@@ -141,14 +141,14 @@ export interface EmailLimits {
 export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>, smtp: SmtpConfig | null = null): AlertsConfig {
   return Object.freeze({
     historyDays: env.HISTORY_DAYS,
-    allowPrivate: env.WEBHOOK_ALLOW_PRIVATE,
-    allowedPorts: Object.freeze([...new Set(env.WEBHOOK_ALLOWED_PORTS)]),
-    timeoutMs: env.WEBHOOK_TIMEOUT,
-    retryScheduleMs: Object.freeze([...env.WEBHOOK_RETRY_SCHEDULE]),
-    attempts: env.WEBHOOK_RETRY_SCHEDULE.length + 1,
-    concurrency: env.WEBHOOK_CONCURRENCY,
-    disableAfterMs: env.WEBHOOK_DISABLE_AFTER,
-    recordsPerEndpoint: env.WEBHOOK_RECORDS_PER_ENDPOINT,
+    allowPrivate: env.ENDPOINT_ALLOW_PRIVATE,
+    allowedPorts: Object.freeze([...new Set(env.ENDPOINT_ALLOWED_PORTS)]),
+    timeoutMs: env.DELIVERY_TIMEOUT,
+    retryScheduleMs: Object.freeze([...env.DELIVERY_RETRY_SCHEDULE]),
+    attempts: env.DELIVERY_RETRY_SCHEDULE.length + 1,
+    concurrency: env.DELIVERY_CONCURRENCY,
+    disableAfterMs: env.ENDPOINT_DISABLE_AFTER,
+    recordsPerEndpoint: env.DELIVERY_RECORDS_PER_ENDPOINT,
     smtp,
     email: Object.freeze({
       perAccountPerDay: env.EMAIL_MAX_PER_ACCOUNT_PER_DAY,

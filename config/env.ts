@@ -19,6 +19,7 @@ import { buildSmtpConfig, smtpEnvSchema } from './smtp.js';
 import { buildChartsConfig, chartsEnvSchema, type ChartsConfig } from './charts.js';
 import { countryList, DEFAULT_COUNTRIES, type Country } from './countries.js';
 import { trustProxyListProblem } from './trust-proxy.js';
+import { applyRenamedSettings, type DeprecatedSetting } from './renamed.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -186,6 +187,8 @@ export interface Config {
   readonly alerts: AlertsConfig;
   /** Price charts: render threads, their queue, renders per account a minute (config/charts.ts). */
   readonly charts: ChartsConfig;
+  /** Settings found under a former name (config/renamed.ts), for the program to warn about once. */
+  readonly deprecations: readonly DeprecatedSetting[];
 }
 
 export class ConfigError extends Error {
@@ -203,14 +206,17 @@ function present(raw: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(present(raw));
+  const renamed = applyRenamedSettings(present(raw));
+  const parsed = envSchema.safeParse(renamed.env);
   // Another variable's problem must not turn into credential problems for every country we know.
   const countries = parsed.success ? parsed.data.COUNTRIES : (countryList.safeParse(present(raw).COUNTRIES).data ?? DEFAULT_COUNTRIES);
   const upstream = parseUpstreamConfig(present(raw), countries);
   const problems: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const name = String(issue.path[0] ?? 'environment');
+      const parsedName = String(issue.path[0] ?? 'environment');
+      // A value given under a former name is reported under that name, as the operator wrote it.
+      const name = renamed.readFrom[parsedName] ?? parsedName;
       const got = raw[name];
       problems.push(problemLine(name, issue.message, got));
     }
@@ -275,5 +281,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     accounts: buildAccountsConfig(env),
     alerts: buildAlertsConfig(env, smtp.config),
     charts: buildChartsConfig(env),
+    deprecations: Object.freeze(renamed.deprecations.map((d) => Object.freeze(d))),
   });
 }
