@@ -229,7 +229,7 @@ export function renderConfigReference(): string {
     '',
     "`<CC>` in a name stands for a country code: Amazon's 21 Creators API marketplaces, " +
       COUNTRY_CODES.map(code).join(' ') +
-      '. Only the countries of `COUNTRIES` are read.',
+      '; the upstream credentials are read only for the countries of `COUNTRIES`.',
     '',
     ...SECTIONS.flatMap((s) => [
       `## ${s.title}`,
