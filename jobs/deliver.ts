@@ -69,8 +69,8 @@ async function targetOf(deps: DeliveryDeps, job: Job): Promise<Target> {
  * One attempt of a delivery, on its endpoint's channel (src/alerts/channels/dispatch.ts). A 2xx
  * (an accepted e-mail) acknowledges and clears the endpoint's failure span; 410 (a chat service's
  * "no such webhook") disables the endpoint and ends the delivery; anything else fails the attempt,
- * and BullMQ retries on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
- * for longer than WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
+ * and BullMQ retries on DELIVERY_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
+ * for longer than ENDPOINT_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
  * were all deleted, meanwhile ends without a request (its record says so; a replay can send it later).
  * So does an e-mail the address gate refused (not confirmed, a daily cap: src/alerts/email-addresses.ts),
  * without touching the endpoint's health; a permanent SMTP refusal fails at once and counts toward

@@ -15,16 +15,16 @@ export interface RunningDeliveries {
 }
 
 /**
- * The worker of the deliveries queue: WEBHOOK_CONCURRENCY attempts at once per process (each
- * mostly waits on a receiver), retried on WEBHOOK_RETRY_SCHEDULE by BullMQ's custom backoff. On
+ * The worker of the deliveries queue: DELIVERY_CONCURRENCY attempts at once per process (each
+ * mostly waits on a receiver), retried on DELIVERY_RETRY_SCHEDULE by BullMQ's custom backoff. On
  * shutdown it lets attempts in flight finish within the deadline (each is bounded by
- * WEBHOOK_TIMEOUT), then closes; an attempt cut off is retried.
+ * DELIVERY_TIMEOUT), then closes; an attempt cut off is retried.
  */
 export async function startDeliveryWorker(
   deps: DeliveryDeps & { readonly redisPrefix: string; readonly shutdownMs: number },
   connection: Redis,
 ): Promise<RunningDeliveries> {
-  // An attempt is bounded by WEBHOOK_TIMEOUT and MongoDB's own timeouts; the cut-off only matters
+  // An attempt is bounded by DELIVERY_TIMEOUT and MongoDB's own timeouts; the cut-off only matters
   // when the drain runs out of time (BullMQ's cancel signal), so it gets the attempt's bound as deadline.
   const attemptMs = deps.config.alerts.timeoutMs + 2 * DELIVERY_DB_TIMEOUT_MS + 5_000;
   const worker = new Worker(

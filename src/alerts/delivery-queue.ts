@@ -34,7 +34,7 @@ export function deliveriesPrefix(prefix: string): string {
 export const DELIVERY_JOB = 'deliver';
 /** The fair-queuing lane of the deliveries (one for every process and country). */
 export const DELIVERIES_LANE = 'deliveries';
-/** BullMQ's backoff type for the WEBHOOK_RETRY_SCHEDULE strategy the worker carries. */
+/** BullMQ's backoff type for the DELIVERY_RETRY_SCHEDULE strategy the worker carries. */
 export const WEBHOOK_BACKOFF = 'webhook-schedule';
 /** Deliveries one bulk replay queues at most. */
 export const REPLAY_LIMIT = 1_000;
@@ -115,7 +115,7 @@ export function thresholdOf(a: Pick<Alert, 'kind' | 'price' | 'rank'>): { price?
   return {};
 }
 
-/** The BullMQ backoff of WEBHOOK_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
+/** The BullMQ backoff of DELIVERY_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
 export function webhookBackoff(schedule: readonly number[]) {
   return (attemptsMade: number): number => schedule[attemptsMade - 1] ?? -1;
 }
@@ -330,7 +330,7 @@ export class DeliveryQueue {
     return byAlert;
   }
 
-  /** Endpoints over WEBHOOK_RECORDS_PER_ENDPOINT by their count lose their oldest records. */
+  /** Endpoints over DELIVERY_RECORDS_PER_ENDPOINT by their count lose their oldest records. */
   private async trim(added: ReadonlyMap<string, number>): Promise<void> {
     const max = this.config.alerts.recordsPerEndpoint;
     for (const [hex, n] of added) {

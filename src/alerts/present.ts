@@ -62,7 +62,7 @@ export const alertRecordSchema = z
     endpoint_id: z.string().nullable().meta({
       description: 'The endpoint it delivers to (GET /api/webhooks); null for an alert of before endpoints not yet moved to one.',
     }),
-    active: z.boolean().meta({ description: 'false while its endpoint is disabled (a 410 Gone, or failures for WEBHOOK_DISABLE_AFTER).' }),
+    active: z.boolean().meta({ description: 'false while its endpoint is disabled (a 410 Gone, or failures for ENDPOINT_DISABLE_AFTER).' }),
     disabled_reason: z.string().nullable(),
     last_delivery_at: dateText.nullable(),
     created_at: dateText,

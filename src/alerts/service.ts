@@ -199,7 +199,7 @@ export class AlertService {
   }
 
   /**
-   * A URL must resolve to public addresses (unless WEBHOOK_ALLOW_PRIVATE), as it will be checked
+   * A URL must resolve to public addresses (unless ENDPOINT_ALLOW_PRIVATE), as it will be checked
    * again at every attempt; e-mail needs the operator's SMTP server. 422 otherwise.
    */
   private async checkTarget(userId: Types.ObjectId, target: AlertTarget): Promise<void> {

@@ -21,7 +21,7 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
     RATE_LIMIT_API: '0',
     ALERT_TESTS_PER_HOUR: String(PER_HOUR),
     ALERT_TESTS_PER_DAY: String(PER_DAY),

@@ -6,7 +6,7 @@
  * address its owner confirmed and within the daily caps (the gate, email-addresses.ts).
  */
 import type { Config } from '../../../config/env.js';
-import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../config/alerts.js';
+import { DELIVERY_MAX_RESPONSE_BYTES } from '../../../config/alerts.js';
 import type { AlertChannel } from '../../models/alert.js';
 import type { DeliveryContent } from '../delivery-queue.js';
 import { webhookBody } from '../present.js';
@@ -66,7 +66,7 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
   const post = {
     url: send.target,
     timeoutMs: alerts.timeoutMs,
-    maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
+    maxResponseBytes: DELIVERY_MAX_RESPONSE_BYTES,
     allowPrivate: alerts.allowPrivate,
     allowedPorts: alerts.allowedPorts,
     resolve: opts.resolve,

@@ -63,7 +63,7 @@ const OPTION_KINDS = {
   rank: ['rank_below', 'rank_above'],
 } as const;
 
-/** What creating an alert reads; the webhook URL's rule depends on WEBHOOK_ALLOW_PRIVATE. */
+/** What creating an alert reads; the webhook URL's rule depends on ENDPOINT_ALLOW_PRIVATE. */
 export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
   const countries = config.countries;
   const body = z
@@ -129,7 +129,7 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
       webhook_url: webhookUrlSchema(config.alerts.allowPrivate, config.alerts.allowedPorts)
         .optional()
         .meta({
-          description: `Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https, to port ${config.alerts.allowedPorts.join(' or ')} (WEBHOOK_ALLOWED_PORTS; any port where WEBHOOK_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,
+          description: `Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https, to port ${config.alerts.allowedPorts.join(' or ')} (ENDPOINT_ALLOWED_PORTS; any port where ENDPOINT_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,
         }),
       email: emailAddress.optional().meta({ description: 'Channel email (required for it, and only for it): the address.' }),
     })
@@ -209,7 +209,7 @@ const testedAnswer = z
     data: z.object({
       outcome: z.enum(TEST_OUTCOMES).meta({
         description:
-          'What happened, as a class: delivered (a 2xx; for email the SMTP server accepted it), refused (another status: `status`), timed_out (no complete answer within WEBHOOK_TIMEOUT), unreachable (no answer: the name did not resolve, the connection failed, or the address is not one this server calls). Nothing the remote said is shown.',
+          'What happened, as a class: delivered (a 2xx; for email the SMTP server accepted it), refused (another status: `status`), timed_out (no complete answer within DELIVERY_TIMEOUT), unreachable (no answer: the name did not resolve, the connection failed, or the address is not one this server calls). Nothing the remote said is shown.',
       }),
       status: z.number().int().nullable().meta({
         description:
@@ -305,7 +305,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         ...common,
         operationId: 'testAlert',
         summary:
-          "Send a sample delivery on the alert's channel now (one attempt within WEBHOOK_TIMEOUT, not queued, not recorded) and answer what class of thing happened",
+          "Send a sample delivery on the alert's channel now (one attempt within DELIVERY_TIMEOUT, not queued, not recorded) and answer what class of thing happened",
         description:
           "On channel webhook the body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks, port rule and timeout. On the chat channels and email it is the message a real delivery would send for those points, marked [Test]. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the `outcome`; nothing the remote said (a body, an SMTP reply's text, a socket error) is shown. Nothing is recorded and the endpoint's health is not changed. Limits: ALERT_TESTS_PER_HOUR tests to one endpoint an hour and ALERT_TESTS_PER_DAY tests of the account a day (429 with Retry-After; a refused test counts nothing); 503 with Retry-After when the server is already sending ALERT_TESTS_IN_FLIGHT tests; 409 while the alert's endpoint is disabled (enable it first). On channel email only a confirmed address gets the test: 409, with a message saying why, while its email_status is pending (awaiting its owner's confirmation), unsubscribed or bounced; and it counts under the daily e-mail caps (429 with Retry-After, until midnight UTC, when one is spent).",
         requestParams: { path: input.id },
