@@ -26,7 +26,7 @@ import { buildQuotaConfig, quotaEnvSchema } from '../config/quota.js';
 import { QuotaGovernor } from '../src/quota/governor.js';
 import type { DailyUsage } from '../src/quota/daily-usage.js';
 import { startEmbeddedRedis } from '../src/embedded/redis-server.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { BenchUnavailableError, cleanUp, cleanupMark, environmentOf, onCleanup, runMain, uniqueName, type Infra } from './lib/infra.js';
 import { figure, report, round, type BenchResult, type Figure } from './lib/result.js';

@@ -1,5 +1,5 @@
 /**
- * The classes of upstream work that share each country's quota (src/quota/classes.ts says what each
+ * The classes of upstream work that share each country's quota (src/core/quota-classes.ts says what each
  * is). Here, in the configuration layer, because each class's share is configured.
  */
 export const QUOTA_CLASSES = ['forced', 'import', 'refresh', 'crawl'] as const;

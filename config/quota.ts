@@ -14,22 +14,37 @@ const burst = int(1, 10_000);
 /** Every country the product knows may override the defaults: QUOTA_RPS_<CC>, QUOTA_PER_DAY_<CC>, QUOTA_BURST_<CC>. */
 const perCountryShape = Object.fromEntries(
   COUNTRY_CODES.flatMap((c) => [
-    [`QUOTA_RPS_${c}`, perSecond.optional()],
-    [`QUOTA_PER_DAY_${c}`, perDay.optional()],
-    [`QUOTA_BURST_${c}`, burst.optional()],
+    [`QUOTA_RPS_${c}`, perSecond.optional().meta({ description: "This country's `QUOTA_RPS`.", unset: '`QUOTA_RPS`' })],
+    [`QUOTA_PER_DAY_${c}`, perDay.optional().meta({ description: "This country's `QUOTA_PER_DAY`.", unset: '`QUOTA_PER_DAY`' })],
+    [`QUOTA_BURST_${c}`, burst.optional().meta({ description: "This country's `QUOTA_BURST`.", unset: '`QUOTA_BURST`' })],
   ]),
 ) as unknown as Record<`QUOTA_${'RPS' | 'PER_DAY' | 'BURST'}_${Country}`, z.ZodOptional<z.ZodType<number, string>>>;
 
 export const quotaEnvSchema = z.object({
-  QUOTA_RPS: perSecond.default(1),
-  QUOTA_PER_DAY: perDay.default(8_640),
-  QUOTA_BURST: burst.default(1),
+  QUOTA_RPS: perSecond.default(1).meta({
+    description:
+      "Each country's upstream requests a second (decimals allowed, such as `0.5`): the quota governor holds every call to it; set it to what your credentials allow.",
+  }),
+  QUOTA_PER_DAY: perDay.default(8_640).meta({
+    description: "Each country's upstream requests a quota day: the governor caps them and the planner spreads them over the day.",
+  }),
+  QUOTA_BURST: burst
+    .default(1)
+    .meta({ description: 'Requests that may start at once after an idle spell (1: every start at least 1/Q after the one before).' }),
   ...perCountryShape,
-  QUOTA_DAY_TZ: timeZone.default('UTC'),
-  FORCED_SHARE: decimal(0.01, 0.9).default(0.3),
-  IMPORT_SHARE: decimal(0.01, 0.9).default(0.1),
-  CRAWL_SHARE: decimal(0.01, 0.9).default(0.1),
-  FORCED_RESERVE: decimal(0, 0.5).default(0.05),
+  QUOTA_DAY_TZ: timeZone.default('UTC').meta({ description: 'The IANA time zone whose calendar days `QUOTA_PER_DAY` counts.' }),
+  FORCED_SHARE: decimal(0.01, 0.9).default(0.3).meta({
+    description:
+      "Forced updates' share of each country's quota: at least this share of `QUOTA_RPS` while every class has work, at most this share of `QUOTA_PER_DAY`.",
+  }),
+  IMPORT_SHARE: decimal(0.01, 0.9).default(0.1).meta({ description: "EAN imports' share, as `FORCED_SHARE`." }),
+  CRAWL_SHARE: decimal(0.01, 0.9)
+    .default(0.1)
+    .meta({ description: "Browse crawls' share, as `FORCED_SHARE`; scheduled refreshes have the rest (the three add up to 0.9 at most)." }),
+  FORCED_RESERVE: decimal(0, 0.5).default(0.05).meta({
+    description:
+      'The share of what is left of the quota day that scheduled work leaves to forced updates (it shrinks to nothing by midnight).',
+  }),
 });
 
 export interface CountryQuota {

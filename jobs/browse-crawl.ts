@@ -1,6 +1,6 @@
 import mongoose, { Types } from 'mongoose';
 import { z } from 'zod';
-import { countrySchema } from '../src/catalog/identifiers.js';
+import { countrySchema } from '../src/core/identifiers.js';
 import { writeFoundItems } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
 import { watchModel } from '../src/models/watch.js';

@@ -3,14 +3,14 @@ import { z } from 'zod';
 import { Types } from 'mongoose';
 import type { Config } from '../config/env.js';
 import type { Logger } from '../src/logger.js';
-import type { Metrics } from '../src/metrics/registry.js';
+import type { Metrics } from '../src/core/metrics.js';
 import type { Endpoints } from '../src/alerts/endpoints/endpoints.js';
 import type { Deliveries } from '../src/alerts/deliveries/service.js';
 import { webhookBody } from '../src/alerts/deliveries/present.js';
 import type { HostResolver } from '../src/alerts/deliveries/send-webhook.js';
 import { sendOnChannel } from '../src/alerts/deliveries/channels/dispatch.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
-import { EmailDeliveryError, EmailNotSentError, WebhookDeliveryError, WebhookGoneError } from '../src/errors/index.js';
+import { EmailDeliveryError, EmailNotSentError, WebhookDeliveryError, WebhookGoneError } from '../src/core/errors.js';
 import type { EmailAddresses } from '../src/alerts/endpoints/email-addresses.js';
 import {
   DELIVERIES_LANE,
@@ -77,8 +77,8 @@ async function targetOf(deps: DeliveryDeps, data: JobPayload): Promise<Target> {
  * One attempt of a delivery, on its endpoint's channel (src/alerts/deliveries/channels/dispatch.ts). A 2xx
  * (an accepted e-mail) acknowledges and clears the endpoint's failure span; 410 (a chat service's
  * "no such webhook") disables the endpoint and ends the delivery; anything else fails the attempt,
- * and BullMQ retries on WEBHOOK_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
- * for longer than WEBHOOK_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
+ * and BullMQ retries on DELIVERY_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
+ * for longer than ENDPOINT_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
  * were all deleted, meanwhile ends without a request (its record says so; a replay can send it later).
  * So does an e-mail the address gate refused (not confirmed, a daily cap: src/alerts/endpoints/email-addresses.ts),
  * without touching the endpoint's health; a permanent SMTP refusal fails at once and counts toward
@@ -176,10 +176,10 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
   }
 }
 
-/** BullMQ's backoff type for the WEBHOOK_RETRY_SCHEDULE strategy the worker carries. */
+/** BullMQ's backoff type for the DELIVERY_RETRY_SCHEDULE strategy the worker carries. */
 export const DELIVERY_BACKOFF = 'webhook-schedule';
 
-/** The BullMQ backoff of WEBHOOK_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
+/** The BullMQ backoff of DELIVERY_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
 export function deliveryBackoff(schedule: readonly number[]) {
   return (attemptsMade: number): number => schedule[attemptsMade - 1] ?? -1;
 }
@@ -198,8 +198,8 @@ export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions 
 /**
  * A delivery: one endpoint and one change, on the deliveries' queue of every country. Jobs are
  * queued fairly between accounts (src/alerts/deliveries/queue.ts): each gets its account's start tag
- * in the `deliveries` lane as its BullMQ priority. WEBHOOK_CONCURRENCY attempts at once per process
- * (each mostly waits on a receiver), retried on WEBHOOK_RETRY_SCHEDULE.
+ * in the `deliveries` lane as its BullMQ priority. DELIVERY_CONCURRENCY attempts at once per process
+ * (each mostly waits on a receiver), retried on DELIVERY_RETRY_SCHEDULE.
  */
 export const deliveryJob = defineGlobalJob({
   name: 'deliver',
@@ -210,7 +210,7 @@ export const deliveryJob = defineGlobalJob({
   worker: (config: Pick<Config, 'alerts'>) => ({
     concurrency: config.alerts.concurrency,
     backoff: deliveryBackoff(config.alerts.retryScheduleMs),
-    // An attempt is bounded by WEBHOOK_TIMEOUT and MongoDB's own timeouts; the cut-off only matters
+    // An attempt is bounded by DELIVERY_TIMEOUT and MongoDB's own timeouts; the cut-off only matters
     // when the drain runs out of time (BullMQ's cancel signal), so it gets the attempt's bound as deadline.
     attemptMs: config.alerts.timeoutMs + 2 * DELIVERY_DB_TIMEOUT_MS + 5_000,
   }),

@@ -1,6 +1,6 @@
 import { Types } from 'mongoose';
 import { z } from 'zod';
-import { countrySchema, isValidEan13 } from '../src/catalog/identifiers.js';
+import { countrySchema, isValidEan13 } from '../src/core/identifiers.js';
 import { writeFoundItems } from '../src/catalog/writes.js';
 import { OBJECT_ID_RE } from '../src/db/mongo.js';
 import { eanImportModel } from '../src/models/ean-import.js';

@@ -1,5 +1,5 @@
 import { QueueEvents } from 'bullmq';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import type { ForcedUpdateQueue, QueuedUpdate } from '../src/catalog/forced-updates.js';
 import { closeRedis, createRedis, type RedisTarget } from '../src/db/redis.js';
 import type { AccountRef } from '../src/fairness/fair-classes.js';

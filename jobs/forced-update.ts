@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { countrySchema } from '../src/catalog/identifiers.js';
-import { DayQuotaSpentError } from '../src/errors/index.js';
+import { countrySchema } from '../src/core/identifiers.js';
+import { DayQuotaSpentError } from '../src/core/errors.js';
 import { asinBatchSchema } from '../src/upstream/port.js';
 import { defineJob } from './kind.js';
 import { refreshBatch } from './refresh.js';

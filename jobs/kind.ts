@@ -1,8 +1,8 @@
 import type { z } from 'zod';
 import type { JobsOptions } from 'bullmq';
 import type { Config } from '../config/env.js';
-import type { Country } from '../src/catalog/identifiers.js';
-import type { QuotaClass } from '../src/quota/classes.js';
+import type { Country } from '../src/core/identifiers.js';
+import type { QuotaClass } from '../src/core/quota-classes.js';
 import type { RetryPolicy } from '../config/retry.js';
 import type { JobContext, JobRun } from './context.js';
 import type { GlobalQueueName } from './queue-names.js';
@@ -25,7 +25,7 @@ export interface CountryJobKind<N extends string = string, S extends z.ZodType<{
   readonly payload: S;
   /**
    * Its class: the country's queue it goes to, and whose share of the quota its calls take
-   * (src/quota/classes.ts). Jobs of the classes shared fairly between accounts (FAIR_CLASSES) carry
+   * (src/core/quota-classes.ts). Jobs of the classes shared fairly between accounts (FAIR_CLASSES) carry
    * their account and start tag.
    */
   readonly cls: QuotaClass;

@@ -1,5 +1,5 @@
-import type { Country } from '../src/catalog/identifiers.js';
-import { QUOTA_CLASSES, type QuotaClass } from '../src/quota/classes.js';
+import type { Country } from '../src/core/identifiers.js';
+import { QUOTA_CLASSES, type QuotaClass } from '../src/core/quota-classes.js';
 import { countryTag, sharedTag } from '../src/db/redis-keys.js';
 
 /**

@@ -1,10 +1,10 @@
 import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from '../src/db/redis.js';
-import type { Country } from '../src/catalog/identifiers.js';
+import type { Country } from '../src/core/identifiers.js';
 import type { Logger } from '../src/logger.js';
 import { kindOf, parseCountryJob, priorityOf, type CountryJobName, type JobInput } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
-import type { QuotaClass } from '../src/quota/classes.js';
+import type { QuotaClass } from '../src/core/quota-classes.js';
 import { queueName, queuePrefix } from './queue-names.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { fairLane, isFairClass, type AccountRef } from '../src/fairness/fair-classes.js';

@@ -1,9 +1,9 @@
 import mongoose from 'mongoose';
 import { z } from 'zod';
-import { countrySchema } from '../src/catalog/identifiers.js';
+import { countrySchema } from '../src/core/identifiers.js';
 import { readPrior, writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
-import { DayQuotaSpentError } from '../src/errors/index.js';
+import { DayQuotaSpentError } from '../src/core/errors.js';
 import { claimMoreDue } from '../src/scheduling/claims.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { defineJob } from './kind.js';

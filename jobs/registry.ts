@@ -5,9 +5,9 @@
  * or by hand). Each kind lives, whole, in its own module.
  */
 import type { z } from 'zod';
-import type { QuotaClass } from '../src/quota/classes.js';
-import type { Country } from '../src/catalog/identifiers.js';
-import { InvalidJobPayloadError } from '../src/errors/index.js';
+import type { QuotaClass } from '../src/core/quota-classes.js';
+import type { Country } from '../src/core/identifiers.js';
+import { InvalidJobPayloadError } from '../src/core/errors.js';
 import { browseCrawlJob } from './browse-crawl.js';
 import { eanResolveJob } from './ean-resolve.js';
 import type { CountryJobKind, JobKind } from './kind.js';
@@ -52,7 +52,7 @@ export function priorityOf<N extends CountryJobName>(name: N, data?: JobPayload<
   return data !== undefined && kind.priorityFor ? kind.priorityFor(data as { country: Country }) : kind.priority;
 }
 
-/** A job's class: its queue, and whose share of the quota its calls take (src/quota/classes.ts). */
+/** A job's class: its queue, and whose share of the quota its calls take (src/core/quota-classes.ts). */
 export function classOf(name: CountryJobName): QuotaClass {
   return kindOf(name).cls;
 }

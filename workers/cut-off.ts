@@ -1,4 +1,4 @@
-import { WorkerShutdownError } from '../src/errors/index.js';
+import { WorkerShutdownError } from '../src/core/errors.js';
 import { withTimeout } from '../src/db/mongo.js';
 
 /**

@@ -4,7 +4,7 @@ import {
   UnrecoverableError,
   DayQuotaSpentError,
   UpstreamCountryError,
-} from '../src/errors/index.js';
+} from '../src/core/errors.js';
 import type { CountryJobKind } from '../jobs/kind.js';
 
 /** What becomes of a job whose attempt threw, decided by the error's class alone. */

@@ -4,7 +4,7 @@ import type { Config } from '../config/env.js';
 import type { Redis } from '../src/db/redis.js';
 import type { Logger } from '../src/logger.js';
 import { withTimeout } from '../src/db/mongo.js';
-import { JobTimeoutError } from '../src/errors/index.js';
+import { JobTimeoutError } from '../src/core/errors.js';
 import { parsePayload } from '../jobs/registry.js';
 import type { GlobalJobKind } from '../jobs/kind.js';
 import { globalQueuePrefix } from '../jobs/queue-names.js';

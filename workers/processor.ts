@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
-import type { Country } from '../src/catalog/identifiers.js';
-import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError } from '../src/errors/index.js';
+import type { Country } from '../src/core/identifiers.js';
+import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError } from '../src/core/errors.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { JobContext } from '../jobs/context.js';
 import type { CountryJobKind } from '../jobs/kind.js';

@@ -7,8 +7,8 @@ import { readyOf } from './ready.js';
 import type { JobContext } from '../jobs/context.js';
 import { QUEUE_CLASSES, queueName, queuePrefix } from '../jobs/queue-names.js';
 import { isCountryJobName, kindOf, parseJob } from '../jobs/registry.js';
-import type { Country } from '../src/catalog/identifiers.js';
-import type { QuotaClass } from '../src/quota/classes.js';
+import type { Country } from '../src/core/identifiers.js';
+import type { QuotaClass } from '../src/core/quota-classes.js';
 import { isFairClass } from '../src/fairness/fair-classes.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
@@ -59,7 +59,7 @@ async function afterFinalFailure(ctx: JobContext, job: Job, err: Error): Promise
 }
 
 /**
- * One BullMQ worker per country and class (src/quota/classes.ts): forced updates, imports, refreshes
+ * One BullMQ worker per country and class (src/core/quota-classes.ts): forced updates, imports, refreshes
  * and crawls each have their queue, so one class's backlog never holds another's workers. The
  * quota governor paces every upstream call of the country for every process together and shares
  * the pace between the classes, so the workers have no BullMQ limiter: it would only add a second,

@@ -5,9 +5,9 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { onCleanup } from './infra.js';
-import { QUOTA_CLASSES } from '../../src/quota/classes.js';
+import { QUOTA_CLASSES } from '../../src/core/quota-classes.js';
 import { queueName, queuePrefix } from '../../jobs/queue-names.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 
 export interface BacklogSample {
   readonly t: number;

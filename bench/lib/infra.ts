@@ -14,7 +14,7 @@ import type { Connection } from 'mongoose';
 import { connectMongo } from '../../src/db/mongo.js';
 import { startEmbeddedRedis } from '../../src/embedded/redis-server.js';
 import { startEmbeddedMongo } from '../../src/embedded/mongo-server.js';
-import { EmbeddedUnavailableError } from '../../src/errors/index.js';
+import { EmbeddedUnavailableError } from '../../src/core/errors.js';
 import { liveChildren } from './proc.js';
 import { keyPattern } from '../../src/db/redis-keys.js';
 

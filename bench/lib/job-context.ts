@@ -15,7 +15,7 @@ import { GlobalJobQueue } from '../../jobs/global-queue.js';
 import { deliveryJob } from '../../jobs/deliver.js';
 import { AlertRules } from '../../src/alerts/rules/service.js';
 import type { Logger } from '../../src/logger.js';
-import { Metrics } from '../../src/metrics/registry.js';
+import { Metrics } from '../../src/core/metrics.js';
 import type { QuotaGovernor } from '../../src/quota/governor.js';
 import { WatchService } from '../../src/watch/service.js';
 import { onCleanup } from './infra.js';

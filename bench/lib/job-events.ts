@@ -7,8 +7,8 @@
 import { QueueEvents } from 'bullmq';
 import { Redis } from 'ioredis';
 import { onCleanup } from './infra.js';
-import type { Country } from '../../src/catalog/identifiers.js';
-import type { QuotaClass } from '../../src/quota/classes.js';
+import type { Country } from '../../src/core/identifiers.js';
+import type { QuotaClass } from '../../src/core/quota-classes.js';
 import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 
 export interface Completion {

@@ -12,7 +12,7 @@ import { generateAppKey, parseAppKey } from '../../config/app-key.js';
 import { UserService } from '../../src/users/service.js';
 import { registerModels } from '../../src/models/index.js';
 import { countryTag, sharedTag } from '../../src/db/redis-keys.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { onCleanup, ownDatabase, productEnv, uniqueName, type Infra } from './infra.js';
 import { metricsText } from './metrics-text.js';
 import { sampleProc, spawnCli, type Child, type ProcSample } from './proc.js';

@@ -5,7 +5,7 @@
  */
 import { Types, type Connection } from 'mongoose';
 import { searchKeys } from '../../src/search/keys.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { MARKETPLACES, type Marketplace } from '../../src/upstream/marketplaces.js';
 
 /** A deterministic, well-formed ASIN per index (the simulator knows every well-formed ASIN). */

@@ -6,7 +6,7 @@
  * (events, samples, counter readings); lib/tenants-measures.ts makes the figures.
  */
 import { generateAppKey, parseAppKey } from '../../config/app-key.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { registerModels } from '../../src/models/index.js';
 import type { BenchOptions } from './args.js';
 import { sampleBacklog, type BacklogSample } from './backlog-sampler.js';

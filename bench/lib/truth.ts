@@ -2,8 +2,8 @@
  * bench:adaptive's figures: the simulator's ground truth of each product, and what a refresh log
  * saw of it (changes observed, delays, time current, gaps), by product speed.
  */
-import type { Country } from '../../src/catalog/identifiers.js';
-import type { Availability, Price, UpstreamItem } from '../../src/catalog/product.js';
+import type { Country } from '../../src/core/identifiers.js';
+import type { Availability, Price, UpstreamItem } from '../../src/core/product.js';
 import type { SyntheticCatalog } from '../../src/simulator/catalog.js';
 import { normalizeItem } from '../../src/upstream/creators/normalize.js';
 import { readItems } from '../../src/upstream/creators/read.js';

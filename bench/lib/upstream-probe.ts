@@ -6,7 +6,7 @@
  */
 import { metricsText } from './metrics-text.js';
 import { loadConfig } from '../../config/env.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { createUpstream } from '../../src/upstream/factory.js';
 
 export interface CountryCalls {

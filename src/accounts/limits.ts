@@ -1,5 +1,5 @@
 import { evalScript, type Redis } from '../db/redis.js';
-import { DailyUpdateLimitError } from '../errors/index.js';
+import { DailyUpdateLimitError } from '../core/errors.js';
 import { sharedTag } from '../db/redis-keys.js';
 
 export type DailyTake = { ok: true; used: number } | { ok: false; used: number; limit: number };

@@ -7,7 +7,7 @@
 import type { Redis } from '../db/redis.js';
 import { giveBackToWindows, takeFromWindows } from '../db/window-counters.js';
 import { sharedTag } from '../db/redis-keys.js';
-import { TooManyRequestsError } from '../errors/index.js';
+import { TooManyRequestsError } from '../core/errors.js';
 
 const WINDOW_MS = 60_000;
 

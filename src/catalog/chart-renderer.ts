@@ -11,7 +11,7 @@
  */
 import { Piscina } from 'piscina';
 import type { ChartsConfig } from '../../config/charts.js';
-import { ServiceUnavailableError } from '../errors/index.js';
+import { ServiceUnavailableError } from '../core/errors.js';
 import type { PriceChartInput } from './price-chart.js';
 import type { RenderTask } from './chart-worker.js';
 

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
-import type { Country } from './identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import type { Redis } from '../db/redis.js';
-import { TooManyRequestsError, UpstreamFailedError } from '../errors/index.js';
+import { TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
 import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
 import { productModel } from '../models/product.js';

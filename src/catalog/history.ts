@@ -6,11 +6,11 @@
  */
 import { z } from 'zod';
 import type { Connection } from 'mongoose';
-import type { Country } from './identifiers.js';
-import { availabilitySchema, type Availability, type UpstreamItem } from './product.js';
+import type { Country } from '../core/identifiers.js';
+import { availabilitySchema, type Availability, type UpstreamItem } from '../core/product.js';
 import type { ProductFields } from '../models/product.js';
 import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';
-import { dateTimeTextSchema, formatDateTime } from '../dates.js';
+import { dateTimeTextSchema, formatDateTime } from '../core/dates.js';
 import { isDuplicateKey } from '../db/mongo.js';
 
 /** What a point records: the values whose change makes a point. */

@@ -1,6 +1,6 @@
 import type { ProductFields } from '../models/product.js';
-import type { ProductRecord } from './product.js';
-import { formatDateTime, formatNullableDateTime } from '../dates.js';
+import type { ProductRecord } from '../core/product.js';
+import { formatDateTime, formatNullableDateTime } from '../core/dates.js';
 
 /**
  * The fields of a stored product that its API record shows: the only ones read for an answer.
@@ -31,7 +31,7 @@ export const PRODUCT_SHOWN_FIELDS = {
 /** A stored product as read for an answer. */
 export type ShownProduct = Pick<ProductFields, keyof typeof PRODUCT_SHOWN_FIELDS>;
 
-/** A stored product as the API's product record (src/catalog/product.ts, README "Product record"). */
+/** A stored product as the API's product record (src/core/product.ts, docs/api.md "Product record"). */
 export function presentProduct(p: ShownProduct, timeZone: string): ProductRecord {
   return {
     asin: p.asin,

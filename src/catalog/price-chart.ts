@@ -12,8 +12,8 @@
 import type * as Vega from 'vega';
 import type * as VegaLite from 'vega-lite';
 import type { TopLevelSpec } from 'vega-lite';
-import type { Availability } from './product.js';
-import { wallClock } from '../dates.js';
+import type { Availability } from '../core/product.js';
+import { wallClock } from '../core/dates.js';
 import { thinLine, thinShades } from './chart-thinning.js';
 
 export interface ChartPoint {

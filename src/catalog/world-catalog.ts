@@ -1,5 +1,5 @@
 import mongoose, { type Connection } from 'mongoose';
-import type { Country } from './identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { identifierOf } from './world-query.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { TotalCache } from './total-cache.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Country } from './identifiers.js';
-import { ASIN_RE, isValidEan13 } from './identifiers.js';
+import type { Country } from '../core/identifiers.js';
+import { ASIN_RE, isValidEan13 } from '../core/identifiers.js';
 import { MAX_QUERY_LENGTH, MAX_QUERY_TERMS, searchTextIssue } from '../search/keys.js';
-import { instantOfWallTime } from '../dates.js';
+import { instantOfWallTime } from '../core/dates.js';
 
 /** One query-string value: a repeated parameter (an array) or a bracketed object is refused. */
 export const single = (what: string) =>

@@ -1,7 +1,7 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Config } from '../../config/env.js';
-import type { Country } from './identifiers.js';
-import type { ItemOutcome, UpstreamItem } from './product.js';
+import type { Country } from '../core/identifiers.js';
+import type { ItemOutcome, UpstreamItem } from '../core/product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
 import { searchKeys } from '../search/keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';

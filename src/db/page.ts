@@ -1,5 +1,5 @@
 import type { Model, QueryFilter } from 'mongoose';
-import { ValidationError } from '../errors/index.js';
+import { ValidationError } from '../core/errors.js';
 import { LIST_QUERY_MAX_MS } from './mongo.js';
 
 export interface PageRequest {

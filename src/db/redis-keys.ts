@@ -1,6 +1,6 @@
 import calculateSlot from 'cluster-key-slot';
 import { COUNTRY_CODES } from '../../config/countries.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 
 /**
  * Where each Redis key lives (REDIS_PREFIX is P). A Redis Cluster hashes only a key's hash tag (the part in braces), and

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeTextSchema, formatDateTime } from '../dates.js';
+import { dateTimeTextSchema, formatDateTime } from '../core/dates.js';
 import type { Owner, PostRow, UserRow } from './listing.js';
 
 /**

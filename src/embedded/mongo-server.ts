@@ -1,5 +1,5 @@
 /* eslint-disable no-console -- silences the library's own console output while it starts */
-import { EmbeddedUnavailableError } from '../errors/index.js';
+import { EmbeddedUnavailableError } from '../core/errors.js';
 
 export interface EmbeddedMongo {
   readonly uri: string;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { constants, type Stats } from 'node:fs';
 import { lstat, mkdir, open, rename, rm } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { UntrustedFileError } from '../errors/index.js';
+import { UntrustedFileError } from '../core/errors.js';
 
 /**
  * A file of secrets for other processes of the same user, in a directory of that user. Anyone else

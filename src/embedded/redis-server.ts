@@ -4,7 +4,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './free-port.js';
-import { EmbeddedUnavailableError } from '../errors/index.js';
+import { EmbeddedUnavailableError } from '../core/errors.js';
 
 export interface EmbeddedRedis {
   readonly url: string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { Country } from '../catalog/identifiers.js';
-import type { QuotaClass } from '../quota/classes.js';
+import type { Country } from '../core/identifiers.js';
+import type { QuotaClass } from '../core/quota-classes.js';
 import { OBJECT_ID_RE } from '../db/mongo.js';
 
 /**

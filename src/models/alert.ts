@@ -1,5 +1,5 @@
 import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 
 export const ALERT_KINDS = [
   'price_below',

@@ -68,7 +68,7 @@ deliverySchema.index({ alert_ids: 1, created_at: -1, _id: -1 });
 // An account's deliveries, newest first, all of them or of one status; and a bulk replay's pick.
 deliverySchema.index({ user_id: 1, created_at: -1, _id: -1 });
 deliverySchema.index({ user_id: 1, status: 1, created_at: -1, _id: -1 });
-// An endpoint's records, oldest first, for trimming to WEBHOOK_RECORDS_PER_ENDPOINT.
+// An endpoint's records, oldest first, for trimming to DELIVERY_RECORDS_PER_ENDPOINT.
 deliverySchema.index({ endpoint_id: 1, created_at: 1 });
 // The oldest delivery still pending, for its gauge.
 deliverySchema.index({ status: 1, created_at: 1 });

@@ -29,7 +29,7 @@ export interface EndpointFields {
    * deliveries carry a signature under each, so a receiver set up with any of them still verifies.
    */
   legacy_secrets_sealed: string[];
-  /** Set when deliveries stopped: a 410 Gone, or failures for longer than WEBHOOK_DISABLE_AFTER. */
+  /** Set when deliveries stopped: a 410 Gone, or failures for longer than ENDPOINT_DISABLE_AFTER. */
   disabled_at: Date | null;
   disabled_reason: string | null;
   /** The first failed attempt since the last success; null while healthy. */
@@ -37,7 +37,7 @@ export interface EndpointFields {
   last_success_at: Date | null;
   /**
    * Delivery records written since the last count, plus what that count found: the cheap check that
-   * says when to trim to WEBHOOK_RECORDS_PER_ENDPOINT. Records the TTL removed are not subtracted,
+   * says when to trim to DELIVERY_RECORDS_PER_ENDPOINT. Records the TTL removed are not subtracted,
    * so it can only run high, which costs one needless count.
    */
   record_count: number;

@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { AVAILABILITY, type Availability } from '../catalog/product.js';
-import type { Country } from '../catalog/identifiers.js';
+import { AVAILABILITY, type Availability } from '../core/product.js';
+import type { Country } from '../core/identifiers.js';
 
 /**
  * One observed state of a product in a country, written when a refresh saw it change (and at its

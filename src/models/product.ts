@@ -1,6 +1,6 @@
 import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
-import { AVAILABILITY, REFRESH_STATUSES, type Availability, type Price, type RefreshStatus } from '../catalog/product.js';
-import type { Country } from '../catalog/identifiers.js';
+import { AVAILABILITY, REFRESH_STATUSES, type Availability, type Price, type RefreshStatus } from '../core/product.js';
+import type { Country } from '../core/identifiers.js';
 
 /**
  * One document per (country, ASIN): the catalogue ("world") shared by every user, and the refresh

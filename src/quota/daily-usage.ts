@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { quotaUsageModel } from '../models/quota-usage.js';
-import type { QuotaClass } from './classes.js';
+import type { QuotaClass } from '../core/quota-classes.js';
 import { withTimeout } from '../db/mongo.js';
 
 export interface DayCount {

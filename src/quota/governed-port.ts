@@ -1,5 +1,5 @@
-import type { Country } from '../catalog/identifiers.js';
-import { UpstreamRateLimitedError } from '../errors/index.js';
+import type { Country } from '../core/identifiers.js';
+import { UpstreamRateLimitedError } from '../core/errors.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { QuotaGovernor } from './governor.js';
 

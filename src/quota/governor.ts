@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { evalScript } from '../db/redis.js';
 import type { Redis } from '../db/redis.js';
-import type { Country } from '../catalog/identifiers.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { Country } from '../core/identifiers.js';
+import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
-import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../errors/index.js';
+import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../core/errors.js';
 import { CONFIRM_START, HOLD, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
-import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from './classes.js';
+import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../core/quota-classes.js';
 import { isFairClass } from '../fairness/fair-classes.js';
 import { MAX_PRIORITY } from '../fairness/fair-tags.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from './quota-day.js';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { QuotaClass } from './classes.js';
+import type { QuotaClass } from '../core/quota-classes.js';
 
 /**
  * Who an upstream call is for, as the quota governor needs it: the class and rank of the job that

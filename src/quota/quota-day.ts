@@ -3,7 +3,7 @@
  * (QUOTA_DAY_TZ, UTC unless told otherwise). Every reader and writer of the day's count names the
  * day the same way, so every process meets on the same counter.
  */
-import { instantOfWallTime, wallClock } from '../dates.js';
+import { instantOfWallTime, wallClock } from '../core/dates.js';
 
 /** The instant the wall clock of `tz` shows midnight of the given date. */
 function midnight(year: number, month: number, day: number, tz: string): number {

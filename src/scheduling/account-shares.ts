@@ -1,15 +1,21 @@
 import mongoose, { Types, type Connection } from 'mongoose';
 import pLimit from 'p-limit';
 import type { Redis } from '../db/redis.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { productModel } from '../models/product.js';
 import { userModel } from '../models/user.js';
 import { dueFilterOf } from './claims.js';
 import type { DueProduct } from './pick-due.js';
 import { countryTag } from '../db/redis-keys.js';
+import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 
 /** Accounts a planning pass looks at, at most: the rest come in the next passes, in turn. */
 export const ACCOUNTS_PER_PASS = 200;
+/**
+ * Passes' shares an account may carry: products come due together (an account's batch is refreshed
+ * in one call), so an account under its share over a few passes may ask for more than one pass's.
+ */
+const CARRY_SHARES = 2;
 /** Accounts' due products read at once. */
 const READS_AT_ONCE = 8;
 
@@ -17,9 +23,10 @@ const FIELDS = { asin: 1, priority: 1, next_refresh_at: 1, last_attempt_at: 1, c
 
 /**
  * When a country is short of quota (more is due than a pass may plan), each account first gets its
- * fair share of the pass: its weight's share of the slots, taken from the due products it owns
- * (most urgent first: priority 1, then the most overdue), and only then does the rest of the pass
- * follow the scheduler's global order. So an account whose products alone would fill the quota (a
+ * fair share of the pass, taken from the due products it owns (most urgent first: priority 1, then
+ * the most overdue): its weight's share of the slots plus what it left of the last passes' shares
+ * (up to CARRY_SHARES of them), fitted to the slots by waterFill, and only then does the rest of
+ * the pass follow the scheduler's global order. So an account whose products alone would fill the quota (a
  * thousand priority-1 products on short adaptive intervals, or a crawl's worth of new ones) takes
  * the slots the others leave, not theirs: the others keep their intervals, and its own stretch.
  * With quota to spare nobody is short and this is not asked.
@@ -53,35 +60,49 @@ export async function pickAccountShares(
   if (accounts.length === 0) return [];
 
   const weight = (a: (typeof accounts)[number]): number => a.share_weight ?? 1;
-  const total = accounts.reduce((n, a) => n + weight(a), 0);
-  // Each account's share of the slots, at least one; with more accounts than slots, the first in turn.
-  let left = slots;
-  const quanta: { id: Types.ObjectId; n: number }[] = [];
-  for (const a of accounts) {
-    if (left <= 0) break;
-    const n = Math.min(left, Math.max(1, Math.floor((slots * weight(a)) / total)));
-    quanta.push({ id: a._id, n });
-    left -= n;
-  }
-  // The next pass starts after the last account served, not the last read: with fewer slots than
-  // accounts, those the slots did not reach come first next time instead of never.
-  await deps.redis.set(cursorKey, String(quanta.at(-1)!.id), 'PX', 86_400_000);
   const due = dueFilterOf(country, now);
   const limit = pLimit(READS_AT_ONCE);
   const products = productModel(deps.mongo);
-  const shares = await Promise.all(
-    quanta.map((q) =>
-      limit(() =>
-        products
-          .find({ ...due, owners: q.id })
-          .sort({ priority: -1, next_refresh_at: 1 })
-          .hint('plan_owner')
-          .limit(q.n)
-          .select(FIELDS)
-          .lean<DueProduct[]>(),
-      ),
-    ),
-  );
+  const read = (id: Types.ObjectId, n: number) =>
+    limit(() =>
+      products
+        .find({ ...due, owners: id })
+        .sort({ priority: -1, next_refresh_at: 1 })
+        .hint('plan_owner')
+        .limit(n)
+        .select(FIELDS)
+        .lean<DueProduct[]>(),
+    );
+
+  let shares: DueProduct[][];
+  if (slots < accounts.length) {
+    // One slot each, in turn: the next pass starts after the last account served, not the last
+    // read, so those the slots did not reach come first next time instead of never.
+    const served = accounts.slice(0, slots);
+    await deps.redis.set(cursorKey, String(served.at(-1)!._id), 'PX', 86_400_000);
+    shares = await Promise.all(served.map((a) => read(a._id, 1)));
+  } else {
+    await deps.redis.set(cursorKey, String(accounts.at(-1)!._id), 'PX', 86_400_000);
+    const total = accounts.reduce((n, a) => n + weight(a), 0);
+    const ids = accounts.map((a) => String(a._id));
+    const carryKey = `${countryTag(deps.redisPrefix, country)}:plan:carry`;
+    const carried = await deps.redis.hmget(carryKey, ...ids);
+    // Each account's allowance: its weight's share of this pass and what it left of the last ones.
+    const shareOf = accounts.map((a) => (slots * weight(a)) / total);
+    const allowance = shareOf.map((share, i) => share + Math.min(CARRY_SHARES * share, Number(carried[i] ?? 0) || 0));
+    // Due products up to the allowance and one batch more: enough to see who asks for less.
+    const lists = await Promise.all(accounts.map((a, i) => read(a._id, Math.floor(allowance[i]!) + MAX_ITEMS_PER_CALL)));
+    const asks = lists.map((l, i) => Math.min(l.length, Math.floor(allowance[i]! + 1e-9)));
+    const taken = waterFill(asks, allowance, slots);
+    shares = lists.map((l, i) => l.slice(0, taken[i]));
+    const carry = allowance.map((x, i) => Math.min(CARRY_SHARES * shareOf[i]!, x - taken[i]!));
+    const kept = ids.flatMap((id, i) => (carry[i]! > 0 ? [id, carry[i]!.toFixed(3)] : []));
+    const spent = ids.filter((_, i) => !(carry[i]! > 0));
+    const tx = deps.redis.multi();
+    if (kept.length) tx.hset(carryKey, ...kept);
+    if (spent.length) tx.hdel(carryKey, ...spent);
+    await tx.pexpire(carryKey, 86_400_000).exec();
+  }
   const seen = new Set<string>();
   return shares.flat().filter((p) => {
     const id = String(p._id);
@@ -89,4 +110,25 @@ export async function pickAccountShares(
     seen.add(id);
     return true;
   });
+}
+
+/**
+ * Max-min fair shares of `slots` (water-filling): an account that asks for less than its weight's
+ * share gets all it asks, and what it leaves is shared by the others in proportion to their weights.
+ * Weighted by allowances, an account that kept part of its last shares takes it before one that
+ * asks for more than it has.
+ */
+export function waterFill(asks: readonly number[], weights: readonly number[], slots: number): number[] {
+  const order = asks.map((_, i) => i).sort((a, b) => asks[a]! / weights[a]! - asks[b]! / weights[b]!);
+  const given = asks.map(() => 0);
+  let left = slots;
+  let weightLeft = weights.reduce((n, w) => n + w, 0);
+  for (const i of order) {
+    if (left <= 0) break;
+    const share = Math.max(1, Math.floor((left * weights[i]!) / weightLeft));
+    given[i] = Math.min(asks[i]!, share, left);
+    left -= given[i]!;
+    weightLeft -= weights[i]!;
+  }
+  return given;
 }

@@ -1,5 +1,5 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { productModel } from '../models/product.js';
 import { nextRefreshAt } from './next-refresh.js';
 

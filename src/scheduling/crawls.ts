@@ -2,7 +2,7 @@ import mongoose from 'mongoose';
 import type { Connection } from 'mongoose';
 import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { watchModel } from '../models/watch.js';
 import { usedDailyMany } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';

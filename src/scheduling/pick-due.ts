@@ -1,6 +1,6 @@
 import type { Connection, Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { productModel } from '../models/product.js';
 import { dueFilterOf } from './claims.js';
 import { refreshIndex, type RefreshPolicy } from './refresh-objective.js';

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import type { QuotaGovernor } from '../quota/governor.js';
 import { claimProducts, countDue } from './claims.js';
 import { pickDue, type DueProduct } from './pick-due.js';
@@ -8,7 +8,7 @@ import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import type { Connection } from 'mongoose';
 import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
-import type { Metrics } from '../metrics/registry.js';
+import type { Metrics } from '../core/metrics.js';
 import { countryTag } from '../db/redis-keys.js';
 import type { RefreshPolicies } from './policy-store.js';
 import type { RefreshPolicy } from './refresh-objective.js';

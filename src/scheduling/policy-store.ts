@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { jsonText } from '../../config/parsers.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import type { Redis } from '../db/redis.js';
 import { countryTag } from '../db/redis-keys.js';
 import type { RefreshPolicy } from './refresh-objective.js';

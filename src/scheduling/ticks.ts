@@ -5,7 +5,6 @@ import { withLock } from './lock.js';
 import { once } from '../lifecycle/once.js';
 import { planCountry, type CountryPlan, type PlannerContext } from './planner.js';
 import { planCrawls, type CrawlPlanDeps } from './crawls.js';
-import { requeueStalledImports, type EanImportsDeps } from '../watch/ean-imports.js';
 import { sharedTag } from '../db/redis-keys.js';
 
 export interface RunningScheduler {
@@ -15,18 +14,25 @@ export interface RunningScheduler {
   close(): Promise<void>;
 }
 
+/**
+ * Work that the slow tick runs after the crawls, under the same lock, returning how many jobs it
+ * enqueued. The composition hands these in: what they sweep (EAN imports) is built on scheduling.
+ */
+export type Sweep = () => Promise<number>;
+
 /** Countries planned at once: each pass is a few MongoDB and Redis round trips. */
 const COUNTRIES_AT_ONCE = 4;
 
 /**
  * The scheduler role's ticks: node-cron ticks that only plan and enqueue (the work itself is the
- * workers'): refreshes on SCHEDULER_REFRESH_CRON; crawls, and EAN resolve jobs that Redis may have
- * lost, on SCHEDULER_BROWSE_CRON. A Redis lock makes two schedulers, or a slow tick and the next
+ * workers'): refreshes on SCHEDULER_REFRESH_CRON; crawls, and then the `sweeps`, on
+ * SCHEDULER_BROWSE_CRON. A Redis lock makes two schedulers, or a slow tick and the next
  * one, plan one at a time, so nothing is enqueued twice; the job ids are deterministic as a second guard.
  */
 export function startScheduler(
-  ctx: PlannerContext & CrawlPlanDeps & EanImportsDeps & { readonly logger: Logger },
+  ctx: PlannerContext & CrawlPlanDeps & { readonly logger: Logger },
   logger: Logger = ctx.logger,
+  sweeps: readonly Sweep[] = [],
 ): RunningScheduler {
   const { redis, redisPrefix: prefix } = ctx;
   const lockTtl = 30_000;
@@ -79,14 +85,12 @@ export function startScheduler(
     }
     return res.value;
   };
-  // The slow tick also puts back EAN resolve jobs that Redis may have lost.
   const crawlNow = async (): Promise<number | undefined> => {
-    const res = await withLock(
-      redis,
-      `${sharedTag(prefix, 'locks')}:crawl`,
-      lockTtl,
-      async () => (await planCrawls(ctx)) + (await requeueStalledImports(ctx)),
-    );
+    const res = await withLock(redis, `${sharedTag(prefix, 'locks')}:crawl`, lockTtl, async () => {
+      let enqueued = await planCrawls(ctx);
+      for (const sweep of sweeps) enqueued += await sweep();
+      return enqueued;
+    });
     return res.ran ? res.value : undefined;
   };
 

@@ -1,7 +1,7 @@
 import type { Connection } from 'mongoose';
 import mongoose from 'mongoose';
 import type { Config } from '../../config/env.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { productModel } from '../models/product.js';
 import { userModel } from '../models/user.js';
 import { overAllowances, type AccountDemand } from './account-allowances.js';

@@ -14,7 +14,7 @@ import mongoose, { type AnyBulkWriteOperation, type Connection, type Model, type
 import type { Logger } from '../logger.js';
 import { isCurrentSeal, LEGACY_SEAL_PREFIX, openSealed, seal } from './seal.js';
 import { placeOf, SEALED_FIELDS, type SealedField } from './fields.js';
-import { SealedSecretError } from '../errors/index.js';
+import { SealedSecretError } from '../core/errors.js';
 
 /** Values re-sealed per write: bounds a batch's memory and the time any one write takes. */
 export const RESEAL_BATCH = 200;

@@ -12,7 +12,7 @@
 import { createCipheriv, createDecipheriv, randomBytes, type CipherGCMTypes } from 'node:crypto';
 import type { Types } from 'mongoose';
 import { purposeKey } from '../../config/app-key.js';
-import { SealedSecretError } from '../errors/index.js';
+import { SealedSecretError } from '../core/errors.js';
 
 export type SealPurpose = 'api-token' | 'webhook-secret' | 'chat-url';
 

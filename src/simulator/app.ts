@@ -5,7 +5,7 @@
  */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
-import { ASIN_RE, COUNTRY_CODES } from '../catalog/identifiers.js';
+import { ASIN_RE, COUNTRY_CODES } from '../core/identifiers.js';
 import { catalogRoutes } from './catalog-routes.js';
 import { faultsPatchSchema } from './faults.js';
 import type { SimulatorState } from './state.js';

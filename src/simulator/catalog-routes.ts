@@ -6,7 +6,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import express, { type Request, type Response, type Router } from 'express';
 import type { z } from 'zod';
-import { ASIN_RE, type Country } from '../catalog/identifiers.js';
+import { ASIN_RE, type Country } from '../core/identifiers.js';
 import { countryOfMarketplace, MARKETPLACES, partnerTagSuffix } from '../upstream/marketplaces.js';
 import { MAX_RESULTS } from './catalog.js';
 import type { SimulatorState } from './state.js';

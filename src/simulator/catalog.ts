@@ -4,8 +4,8 @@
  * fixed for a seed; prices, availability, Buy Box and ranks change once per epoch of the product's
  * own length (see `schedule`), so refreshes see change, some products often and most rarely.
  */
-import type { Country } from '../catalog/identifiers.js';
-import type { Availability, Price } from '../catalog/product.js';
+import type { Country } from '../core/identifiers.js';
+import type { Availability, Price } from '../core/product.js';
 import { normalizeItem } from '../upstream/creators/normalize.js';
 import { readItems } from '../upstream/creators/read.js';
 import { currencyDigits, MARKETPLACES } from '../upstream/marketplaces.js';

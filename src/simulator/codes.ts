@@ -4,7 +4,7 @@
  * v = ean12 × 100 + slot through a keyed affine permutation of [0, 36^9): ASINs of one EAN look
  * unrelated, and each seed (and marketplace, as ASINs are per marketplace) has its own mapping.
  */
-import { isValidEan13 } from '../catalog/identifiers.js';
+import { isValidEan13 } from '../core/identifiers.js';
 import { bigBelow, unit } from './hash.js';
 
 const SPACE = 36n ** 9n;

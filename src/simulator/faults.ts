@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 // The schema is in config/ because SIMULATOR_FAULTS is parsed with it there.
 import { faultsSchema, type Faults } from '../../config/faults.js';
 

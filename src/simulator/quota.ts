@@ -3,7 +3,7 @@
  * to one second's worth, since the real service allows "some burst" without a figure) and a count
  * per UTC day. One call is one transaction whatever it carries.
  */
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 
 export interface QuotaLimits {
   readonly perSecond: number;

@@ -2,7 +2,7 @@
  * What the simulator served, for GET /__stats: per country and operation, every call that named a
  * known marketplace (refused ones included); `errors` are answers other than 2xx and 429.
  */
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 
 export interface OperationStats {
   calls: number;

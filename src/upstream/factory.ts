@@ -6,8 +6,8 @@
 import type { Agent } from 'undici';
 import type { Config } from '../../config/env.js';
 import { quotaIntervalMs } from '../../config/quota.js';
-import type { Country } from '../catalog/identifiers.js';
-import { UnrecoverableError } from '../errors/index.js';
+import type { Country } from '../core/identifiers.js';
+import { UnrecoverableError } from '../core/errors.js';
 import { CreatorsClient } from './creators/client.js';
 import { TOKEN_PATHS, type Credential } from './creators/credentials.js';
 import { createKeepAliveAgent } from './creators/http.js';

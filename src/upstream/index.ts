@@ -6,5 +6,5 @@ export {
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
-} from '../errors/index.js';
+} from '../core/errors.js';
 export { createUpstream, createUpstreamShared, type CreateUpstreamOptions, type UpstreamShared } from './factory.js';

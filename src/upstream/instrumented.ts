@@ -1,4 +1,4 @@
-import type { Metrics } from '../metrics/registry.js';
+import type { Metrics } from '../core/metrics.js';
 import type { DroppedMember, UpstreamPort } from './port.js';
 import {
   UpstreamAuthError,
@@ -6,7 +6,7 @@ import {
   UpstreamInvalidRequestError,
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
-} from '../errors/index.js';
+} from '../core/errors.js';
 
 function resultOf(err: unknown): string {
   if (err instanceof UpstreamRateLimitedError) return 'throttled';

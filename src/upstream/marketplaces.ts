@@ -1,4 +1,4 @@
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { MARKETPLACES, partnerTagSuffix, type Marketplace } from '../../config/marketplaces.js';
 
 // config/ reads the table for each country's defaults and may not import src/, so it lives there.

@@ -4,8 +4,8 @@
  * only the errors of ./errors.ts.
  */
 import { z } from 'zod';
-import { ASIN_RE, type Country } from '../catalog/identifiers.js';
-import type { ItemOutcome, UpstreamItem } from '../catalog/product.js';
+import { ASIN_RE, type Country } from '../core/identifiers.js';
+import type { ItemOutcome, UpstreamItem } from '../core/product.js';
 
 /** getItems takes at most this many ASINs. */
 export const MAX_ITEMS_PER_CALL = 10;

@@ -2,8 +2,8 @@
  * Local checks run before a request is sent: a call that the upstream would refuse still spends
  * quota, so we refuse it here first.
  */
-import { browseNodeSchema, isValidEan13 } from '../catalog/identifiers.js';
-import { UpstreamInvalidRequestError } from '../errors/index.js';
+import { browseNodeSchema, isValidEan13 } from '../core/identifiers.js';
+import { UpstreamInvalidRequestError } from '../core/errors.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL, MAX_PAGE } from './port.js';
 
 /** Upper-cased, checked ASINs (asinBatchSchema). */

@@ -6,7 +6,7 @@ import { userSearchKeys } from '../directory/search-fields.js';
 import { generateToken, hashToken, openToken, sealToken, TOKEN_LENGTH } from './token.js';
 import { isDuplicateKey, LIST_QUERY_MAX_MS } from '../db/mongo.js';
 import type { NoticedCache } from '../db/noticed-cache.js';
-import { DuplicateEmailError, SealedSecretError, UserNotFoundError } from '../errors/index.js';
+import { DuplicateEmailError, SealedSecretError, UserNotFoundError } from '../core/errors.js';
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).max(2048);
 

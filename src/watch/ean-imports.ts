@@ -1,9 +1,9 @@
 import mongoose, { Types, type Connection } from 'mongoose';
 import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { isDuplicateKey, OBJECT_ID_RE } from '../db/mongo.js';
-import { DailyAccountLimitError, TooManyRequestsError } from '../errors/index.js';
+import { DailyAccountLimitError, TooManyRequestsError } from '../core/errors.js';
 import { addDaily, takeDaily } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import type { AccountRef } from '../fairness/fair-classes.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { WatchFields } from '../models/watch.js';
 import { COUNTRY_IMPORT_STATUSES, IMPORT_STATUSES, type EanImportFields } from '../models/ean-import.js';
-import { countrySchema } from '../catalog/identifiers.js';
-import { dateTimeTextSchema, formatDateTime, formatNullableDateTime } from '../dates.js';
+import { countrySchema } from '../core/identifiers.js';
+import { dateTimeTextSchema, formatDateTime, formatNullableDateTime } from '../core/dates.js';
 
 const dates = { created_at: dateTimeTextSchema, updated_at: dateTimeTextSchema };
 

@@ -2,7 +2,7 @@ import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import { watchModel, type WatchDoc, type WatchFields } from '../models/watch.js';
 import { applyWatchChange, FOUND_PRIORITY } from '../scheduling/priority.js';
-import { ValidationError } from '../errors/index.js';
+import { ValidationError } from '../core/errors.js';
 import { isDuplicateKey } from '../db/mongo.js';
 import { findPage, type Page } from '../db/page.js';
 

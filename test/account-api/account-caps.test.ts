@@ -6,7 +6,7 @@ import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
 import { recordCountryAnswer } from '../../src/watch/ean-imports.js';
-import { HttpError, DailyUpdateLimitError } from '../../src/errors/index.js';
+import { HttpError, DailyUpdateLimitError } from '../../src/core/errors.js';
 import { assertForcedUpdateTaken, forcedUpdateKey, takeForcedUpdate } from '../../src/accounts/limits.js';
 
 /** A valid EAN-13 from its first 12 digits. */

@@ -4,7 +4,7 @@ import type { Response } from 'superagent';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { productModel } from '../../src/models/product.js';
 import { historyPointModel } from '../../src/models/history-point.js';
-import type { Availability } from '../../src/catalog/product.js';
+import type { Availability } from '../../src/core/product.js';
 import { formatPrice } from '../../src/catalog/price-chart.js';
 
 let t: TestContext;

@@ -6,13 +6,13 @@ import { productModel } from '../../src/models/product.js';
 import { historyPointModel } from '../../src/models/history-point.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 import { watchModel } from '../../src/models/watch.js';
-import { SUMMARY_PAGE } from '../../src/accounts/summary.js';
+import { SUMMARY_PAGE } from '../../src/summary/account-summary.js';
 
 const DAY = 86_400_000;
 let t: TestContext;
 
 beforeAll(async () => {
-  t = await createTestContext({ COUNTRIES: 'JP,US', WEBHOOK_ALLOW_PRIVATE: 'true' });
+  t = await createTestContext({ COUNTRIES: 'JP,US', ENDPOINT_ALLOW_PRIVATE: 'true' });
 });
 afterAll(async () => {
   await t?.close();

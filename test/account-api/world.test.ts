@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { until } from '../helpers/until.js';
 import { productModel } from '../../src/models/product.js';
 import { searchKeys } from '../../src/search/keys.js';
-import { productRecordSchema } from '../../src/catalog/product.js';
+import { productRecordSchema } from '../../src/core/product.js';
 
 let t: TestContext;
 let auth: Record<string, string>;

@@ -22,8 +22,8 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '100ms,100ms',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '100ms,100ms',
     RATE_LIMIT_API: '0',
   });
   worker = await startTestDeliveryWorker(t, 'migration-test');

@@ -5,7 +5,7 @@ import { until } from '../helpers/until.js';
 import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
 import { sendOnChannel } from '../../src/alerts/deliveries/channels/dispatch.js';
-import { WebhookTargetRefusedError } from '../../src/errors/index.js';
+import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 
 /**
  * Slack, Discord and Teams alerts through the real DeliveryQueue and delivery worker, a loopback
@@ -13,7 +13,7 @@ import { WebhookTargetRefusedError } from '../../src/errors/index.js';
  * (it is the credential), the address guard, the test button, and the services' "gone" answers.
  */
 let t: TestContext;
-/** The default WEBHOOK_ALLOW_PRIVATE=false, for the address guard. */
+/** The default ENDPOINT_ALLOW_PRIVATE=false, for the address guard. */
 let guarded: TestContext;
 let rx: WebhookReceiver;
 let worker: TestDeliveryWorker;
@@ -22,9 +22,9 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
-    WEBHOOK_TIMEOUT: '5s',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms',
+    DELIVERY_TIMEOUT: '5s',
     RATE_LIMIT_API: '0',
   });
   guarded = await createTestContext({ COUNTRIES: 'JP', RATE_LIMIT_API: '0' });

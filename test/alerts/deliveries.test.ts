@@ -34,11 +34,11 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms',
-    WEBHOOK_TIMEOUT: '5s',
-    WEBHOOK_DISABLE_AFTER: '5d',
-    WEBHOOK_RECORDS_PER_ENDPOINT: '10',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms',
+    DELIVERY_TIMEOUT: '5s',
+    ENDPOINT_DISABLE_AFTER: '5d',
+    DELIVERY_RECORDS_PER_ENDPOINT: '10',
     RATE_LIMIT_API: '0',
   });
   worker = await startTestDeliveryWorker(t, 'deliveries-test', () => new Date(clock.now));
@@ -230,7 +230,7 @@ describe('replay', () => {
   });
 });
 
-describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
+describe('an endpoint failing for longer than ENDPOINT_DISABLE_AFTER', () => {
   it('is disabled at its next failure, with an event the account reads, and gets no more deliveries until enabled', async () => {
     const a = await testAccount(t, 'span@example.com');
     rx.script('/down', Array(50).fill(500));
@@ -251,7 +251,7 @@ describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
       const e = (await t.http.get(`/api/webhooks/${alert.endpoint_id}`).set(a.headers)).body.data;
       return e.state === 'disabled' ? e : undefined;
     });
-    expect(disabled.disabled_reason).toMatch(/longer than 5d \(WEBHOOK_DISABLE_AFTER\)/);
+    expect(disabled.disabled_reason).toMatch(/longer than 5d \(ENDPOINT_DISABLE_AFTER\)/);
     expect(disabled.disabled_at).toBe('2026-11-29 03:00:01');
     const events = await t.http.get('/api/events').set(a.headers);
     expect(events.status).toBe(200);
@@ -315,7 +315,7 @@ describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
 });
 
 describe('records', () => {
-  it('keep at most WEBHOOK_RECORDS_PER_ENDPOINT per endpoint, the newest', async () => {
+  it('keep at most DELIVERY_RECORDS_PER_ENDPOINT per endpoint, the newest', async () => {
     const a = await testAccount(t, 'records@example.com');
     const alert = await createAlert(t, a.headers, { asin: 'B0DLVRECS1', kind: 'any_change', webhook_url: `${rx.url}/records` });
     for (let i = 0; i < 14; i++) {

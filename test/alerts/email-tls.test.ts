@@ -6,7 +6,7 @@ import { until } from '../helpers/until.js';
 import { loadConfig } from '../../config/env.js';
 import { requiresTls, type SmtpConfig } from '../../config/smtp.js';
 import { sendEmail } from '../../src/alerts/deliveries/channels/email.js';
-import { EmailDeliveryError } from '../../src/errors/index.js';
+import { EmailDeliveryError } from '../../src/core/errors.js';
 
 /**
  * smtp:// requires STARTTLS (nodemailer's requireTLS) except where SMTP_ALLOW_PLAINTEXT allows

@@ -5,7 +5,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { createAlert, testAccount } from '../helpers/deliveries.js';
 import { endpointModel } from '../../src/models/endpoint.js';
 import { TestSendLimits } from '../../src/alerts/deliveries/test-limits.js';
-import { ServiceUnavailableError, TooManyRequestsError } from '../../src/errors/index.js';
+import { ServiceUnavailableError, TooManyRequestsError } from '../../src/core/errors.js';
 
 /**
  * The test button's limits under load: tests to one endpoint an hour, tests of one account a day
@@ -21,7 +21,7 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
     RATE_LIMIT_API: '0',
     ALERT_TESTS_PER_HOUR: String(PER_HOUR),
     ALERT_TESTS_PER_DAY: String(PER_DAY),

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { inject } from 'vitest';
 import { freePort } from '../../src/embedded/free-port.js';
-import type { Metrics } from '../../src/metrics/registry.js';
+import type { Metrics } from '../../src/core/metrics.js';
 import { startPipeline, type Pipeline } from '../helpers/pipeline.js';
 import { until } from '../helpers/until.js';
 

@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { completions, startPipeline, type Pipeline, insertDue } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { planCountry } from '../../src/scheduling/planner.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { asins, jobOutcomes, metric, until } from './helpers.js';
 
 /**

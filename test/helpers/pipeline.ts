@@ -1,6 +1,6 @@
 import type { Worker, Job, Queue } from 'bullmq';
 import type { Connection } from 'mongoose';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { productModel } from '../../src/models/product.js';
 import { createTestContext, type TestContext } from './context.js';
 import { runSimulator } from '../../src/app/roles/simulator.js';

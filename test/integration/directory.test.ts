@@ -6,7 +6,7 @@ import { until } from '../helpers/until.js';
 import { PostService } from '../../src/posts/service.js';
 import { userModel } from '../../src/models/user.js';
 import { postModel } from '../../src/models/post.js';
-import { formatDateTime } from '../../src/dates.js';
+import { formatDateTime } from '../../src/core/dates.js';
 import { buildApp } from '../../src/app/http/app.js';
 import { apiRoutes } from '../../src/app/http/api-routes.js';
 import supertest from 'supertest';

@@ -1,10 +1,10 @@
-import { classShares } from '../../src/quota/classes.js';
+import { classShares } from '../../src/core/quota-classes.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { Redis } from 'ioredis';
 import { QuotaGovernor } from '../../src/quota/governor.js';
 import { governPort, isDailyQuota } from '../../src/quota/governed-port.js';
-import { DayQuotaSpentError, UpstreamRateLimitedError } from '../../src/errors/index.js';
+import { DayQuotaSpentError, UpstreamRateLimitedError } from '../../src/core/errors.js';
 import type { DailyUsage } from '../../src/quota/daily-usage.js';
 import type { UpstreamPort } from '../../src/upstream/port.js';
 import { uniqueName } from '../helpers/context.js';

@@ -6,7 +6,7 @@ import { Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
 import { QuotaGovernor } from '../../src/quota/governor.js';
 import { DailyUsage } from '../../src/quota/daily-usage.js';
-import { classShares } from '../../src/quota/classes.js';
+import { classShares } from '../../src/core/quota-classes.js';
 import { registerModels } from '../../src/models/index.js';
 import { mongoUriFor, uniqueName } from '../helpers/context.js';
 import { dropKeys } from '../helpers/redis-keys.js';

@@ -1,12 +1,12 @@
-import { classShares } from '../../src/quota/classes.js';
+import { classShares } from '../../src/core/quota-classes.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { Redis } from 'ioredis';
 import mongoose, { type Connection } from 'mongoose';
 import { QuotaGovernor, type GovernedQuota } from '../../src/quota/governor.js';
 import { DailyUsage } from '../../src/quota/daily-usage.js';
-import { DayQuotaSpentError } from '../../src/errors/index.js';
-import type { QuotaClass } from '../../src/quota/classes.js';
+import { DayQuotaSpentError } from '../../src/core/errors.js';
+import type { QuotaClass } from '../../src/core/quota-classes.js';
 import { quotaDayOf } from '../../src/quota/quota-day.js';
 import { registerModels } from '../../src/models/index.js';
 import { mongoUriFor, uniqueName } from '../helpers/context.js';

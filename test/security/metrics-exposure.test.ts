@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { startApi } from '../../src/app/roles/api.js';
-import { UpstreamFailedError } from '../../src/errors/index.js';
+import { UpstreamFailedError } from '../../src/core/errors.js';
 
 /**
  * /metrics is served where the operator chooses, and costs Redis little however often it is read:

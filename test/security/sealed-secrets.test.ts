@@ -33,7 +33,7 @@ let worker: TestDeliveryWorker;
 
 beforeAll(async () => {
   rx = await new WebhookReceiver().start();
-  t = await createTestContext({ COUNTRIES: 'JP', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '200ms', RATE_LIMIT_API: '0' });
+  t = await createTestContext({ COUNTRIES: 'JP', ENDPOINT_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '200ms', RATE_LIMIT_API: '0' });
   worker = await startTestDeliveryWorker(t, 'sealed-secrets');
 });
 

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { ChartRenderer } from '../../src/catalog/chart-renderer.js';
 import type { PriceChartInput } from '../../src/catalog/price-chart.js';
-import { ServiceUnavailableError } from '../../src/errors/index.js';
+import { ServiceUnavailableError } from '../../src/core/errors.js';
 
 const NOW = Date.UTC(2026, 10, 27);
 const input = (width: number): PriceChartInput => ({

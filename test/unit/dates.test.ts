@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatDateTime, formatNullableDateTime, formatWithIntl } from '../../src/dates.js';
+import { formatDateTime, formatNullableDateTime, formatWithIntl } from '../../src/core/dates.js';
 import fc from 'fast-check';
 
 describe('formatDateTime', () => {

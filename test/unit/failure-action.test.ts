@@ -15,7 +15,7 @@ import {
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
-} from '../../src/errors/index.js';
+} from '../../src/core/errors.js';
 
 /**
  * workers/failure.ts: what becomes of a job whose attempt threw, decided by the error's class

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HostLookups, HostLookupsBusyError, isLocalhostName, resolveHost } from '../../src/alerts/endpoints/host-lookups.js';
 import { checkTargetUrl } from '../../src/alerts/endpoints/target-url.js';
-import { WebhookTargetRefusedError } from '../../src/errors/index.js';
+import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 import { until } from '../helpers/until.js';
 
 /**

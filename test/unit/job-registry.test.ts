@@ -14,11 +14,11 @@ import {
 } from '../../jobs/registry.js';
 import { deliveryJob } from '../../jobs/deliver.js';
 import { queueName } from '../../jobs/queue-names.js';
-import { QUOTA_CLASSES } from '../../src/quota/classes.js';
+import { QUOTA_CLASSES } from '../../src/core/quota-classes.js';
 import { isFairClass } from '../../src/fairness/fair-classes.js';
 import { eanResolveJobId } from '../../src/watch/ean-imports.js';
 import { DEFAULT_RETRY, FORCED_RETRY, retrySpanMs, type RetryPolicy } from '../../config/retry.js';
-import { InvalidJobPayloadError } from '../../src/errors/index.js';
+import { InvalidJobPayloadError } from '../../src/core/errors.js';
 
 /** jobs/registry.ts: the one list of job kinds and what is derived from it. */
 

@@ -1,9 +1,9 @@
-import { classShares } from '../../src/quota/classes.js';
+import { classShares } from '../../src/core/quota-classes.js';
 import fc from 'fast-check';
 import type { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { sustainableRate } from '../../src/scheduling/planner.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import type { DailyUsage, DayCount } from '../../src/quota/daily-usage.js';
 import { QuotaGovernor, type DayStatus, type GovernedQuota } from '../../src/quota/governor.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from '../../src/quota/quota-day.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { paginate, parsePageQuery } from '../../src/app/http/paginate.js';
-import { ValidationError } from '../../src/errors/index.js';
+import { ValidationError } from '../../src/core/errors.js';
 
 const P = 'http://host/api/items';
 const items = (n: number): number[] => Array.from({ length: n }, (_, i) => i);

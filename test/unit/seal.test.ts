@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { generateAppKey, parseAppKey, purposeKey } from '../../config/app-key.js';
 import { isCurrentSeal, openSealed, seal, type SealedPlace } from '../../src/secrets/seal.js';
-import { SealedSecretError } from '../../src/errors/index.js';
+import { SealedSecretError } from '../../src/core/errors.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
 
 const key = parseAppKey(generateAppKey())!;

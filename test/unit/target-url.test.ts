@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { checkTargetUrl, targetUrlSchema, type ResolvedAddress } from '../../src/alerts/endpoints/target-url.js';
-import { WebhookTargetRefusedError } from '../../src/errors/index.js';
+import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 import { embeddedIPv4, nonPublic } from '../../src/alerts/endpoints/address-class.js';
-import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
+import { ENDPOINT_LOOKUP_TIMEOUT_MS } from '../../config/alerts.js';
 import ipaddr from 'ipaddr.js';
 
 const firstMessage = (allowPrivate: boolean, input: unknown) => {
@@ -19,12 +19,12 @@ describe('targetUrlSchema', () => {
     expect(targetUrlSchema(false).parse(input)).toBe(href);
   });
 
-  it('takes only WEBHOOK_ALLOWED_PORTS (443 by default), and any port where private targets are allowed', () => {
-    expect(firstMessage(false, 'https://example.com:8443/')).toBe("must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
-    expect(firstMessage(false, 'https://example.com:25/')).toBe("must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
+  it('takes only ENDPOINT_ALLOWED_PORTS (443 by default), and any port where private targets are allowed', () => {
+    expect(firstMessage(false, 'https://example.com:8443/')).toBe("must use port 443 (this server's ENDPOINT_ALLOWED_PORTS).");
+    expect(firstMessage(false, 'https://example.com:25/')).toBe("must use port 443 (this server's ENDPOINT_ALLOWED_PORTS).");
     expect(targetUrlSchema(false, [443, 8443]).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
     expect(targetUrlSchema(false, [443, 8443]).safeParse('https://example.com:9000/').error?.issues[0]?.message).toBe(
-      "must use one of the ports 443, 8443 (this server's WEBHOOK_ALLOWED_PORTS).",
+      "must use one of the ports 443, 8443 (this server's ENDPOINT_ALLOWED_PORTS).",
     );
     expect(targetUrlSchema(true).parse('https://example.com:8443/')).toBe('https://example.com:8443/');
     expect(targetUrlSchema(true).parse('http://127.0.0.1:4000/hook')).toBe('http://127.0.0.1:4000/hook');
@@ -229,6 +229,6 @@ describe('the lookup at creation', () => {
   });
 
   it('waits 5 s by default', () => {
-    expect(WEBHOOK_LOOKUP_TIMEOUT_MS).toBe(5_000);
+    expect(ENDPOINT_LOOKUP_TIMEOUT_MS).toBe(5_000);
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { parseAppKey, generateAppKey } from '../../config/app-key.js';
 import { generateToken, hashToken, openToken, sealToken, TOKEN_LENGTH } from '../../src/users/token.js';
-import { SealedSecretError } from '../../src/errors/index.js';
+import { SealedSecretError } from '../../src/core/errors.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
 
 describe('API tokens', () => {

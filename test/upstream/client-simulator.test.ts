@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { upstreamItemSchema } from '../../src/catalog/product.js';
-import { UpstreamInvalidRequestError } from '../../src/errors/index.js';
+import { upstreamItemSchema } from '../../src/core/product.js';
+import { UpstreamInvalidRequestError } from '../../src/core/errors.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';
 import { findAsins, startHarness, totalCalls, type SimHarness } from './helpers.js';
 

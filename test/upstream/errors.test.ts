@@ -8,7 +8,7 @@ import {
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
-} from '../../src/errors/index.js';
+} from '../../src/core/errors.js';
 import { CreatorsClient } from '../../src/upstream/creators/client.js';
 import { CREDENTIAL_VERSIONS } from '../../src/upstream/creators/credentials.js';
 import { createUpstream } from '../../src/upstream/factory.js';

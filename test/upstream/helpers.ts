@@ -1,5 +1,5 @@
 import { loadConfig, type Config } from '../../config/env.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { createLogger } from '../../src/logger.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
 import { createUpstream, createUpstreamShared, type UpstreamShared } from '../../src/upstream/factory.js';

@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COUNTRY_CODES } from '../../config/countries.js';
-import { upstreamItemSchema } from '../../src/catalog/product.js';
-import { UnrecoverableError } from '../../src/errors/index.js';
+import { upstreamItemSchema } from '../../src/core/product.js';
+import { UnrecoverableError } from '../../src/core/errors.js';
 import { MARKETPLACES } from '../../src/upstream/marketplaces.js';
 import { findAsins, startHarness, type SimHarness } from './helpers.js';
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { UpstreamRateLimitedError } from '../../src/errors/index.js';
+import { UpstreamRateLimitedError } from '../../src/core/errors.js';
 import { findAsins, ManualClock, startHarness, type SimHarness } from './helpers.js';
 
 describe('simulator quota', () => {

@@ -5,15 +5,15 @@
  * User-Agent it sends. A bare node:http server plays the service, so nothing here shares code with
  * the simulator.
  */
-import { classShares } from '../../src/quota/classes.js';
+import { classShares } from '../../src/core/quota-classes.js';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig, type Config } from '../../config/env.js';
-import * as errors from '../../src/errors/index.js';
-import { DayQuotaSpentError, UnrecoverableError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../src/errors/index.js';
-import { Metrics } from '../../src/metrics/registry.js';
+import * as errors from '../../src/core/errors.js';
+import { DayQuotaSpentError, UnrecoverableError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../src/core/errors.js';
+import { Metrics } from '../../src/core/metrics.js';
 import type { DailyUsage } from '../../src/quota/daily-usage.js';
 import { governPort } from '../../src/quota/governed-port.js';
 import { QuotaGovernor } from '../../src/quota/governor.js';

@@ -6,9 +6,9 @@
  * it makes of it).
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Country } from '../../src/catalog/identifiers.js';
-import { UnrecoverableError, UpstreamRateLimitedError } from '../../src/errors/index.js';
-import * as errors from '../../src/errors/index.js';
+import type { Country } from '../../src/core/identifiers.js';
+import { UnrecoverableError, UpstreamRateLimitedError } from '../../src/core/errors.js';
+import * as errors from '../../src/core/errors.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';
 import { createUpstream } from '../../src/upstream/factory.js';
 import { MARKETPLACES } from '../../src/upstream/marketplaces.js';

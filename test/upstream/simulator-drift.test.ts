@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { COUNTRY, mismatches, PARTNER_TAG, toUpstream, truthOf, valueKey } from '../../bench/lib/truth.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { type CatalogOptions, NEVER_MS, SyntheticCatalog } from '../../src/simulator/catalog.js';
 import { unit } from '../../src/simulator/hash.js';
 

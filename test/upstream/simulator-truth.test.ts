@@ -4,8 +4,8 @@
  * product's price or availability changed, as the client reads them through getItems.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Country } from '../../src/catalog/identifiers.js';
-import type { Availability, Price } from '../../src/catalog/product.js';
+import type { Country } from '../../src/core/identifiers.js';
+import type { Availability, Price } from '../../src/core/product.js';
 import { findAsins, ManualClock, startHarness, type SimHarness } from './helpers.js';
 
 const HOUR = 3_600_000;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/env.js';
 import { createLogger } from '../../src/logger.js';
 import { startSimulator, type RunningSimulator } from '../../src/simulator/server.js';
-import { UpstreamAuthError } from '../../src/errors/index.js';
+import { UpstreamAuthError } from '../../src/core/errors.js';
 import { createUpstream } from '../../src/upstream/factory.js';
 import { until } from '../helpers/until.js';
 import { findAsins, ManualClock, simEnv, startHarness, totalCalls, type SimHarness } from './helpers.js';

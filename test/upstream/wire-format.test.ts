@@ -6,7 +6,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/env.js';
-import { UpstreamRateLimitedError, UpstreamUnavailableError } from '../../src/errors/index.js';
+import { UpstreamRateLimitedError, UpstreamUnavailableError } from '../../src/core/errors.js';
 import { createUpstream, createUpstreamShared, type UpstreamShared } from '../../src/upstream/factory.js';
 import type { UpstreamPort } from '../../src/upstream/port.js';
 

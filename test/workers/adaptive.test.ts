@@ -6,7 +6,7 @@ import { pickDue } from '../../src/scheduling/pick-due.js';
 import { tuneCountry } from '../../src/scheduling/tune-country.js';
 import { posteriorRate } from '../../src/scheduling/change-rate.js';
 import { hoursToPrice } from '../../src/scheduling/refresh-objective.js';
-import type { UpstreamItem } from '../../src/catalog/product.js';
+import type { UpstreamItem } from '../../src/core/product.js';
 
 /**
  * Change-aware scheduling on the real write path and the planner's real choice, on MongoDB, with

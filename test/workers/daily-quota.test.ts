@@ -7,7 +7,7 @@ import type { JobContext } from '../../jobs/context.js';
 import { QuotaGovernor } from '../../src/quota/governor.js';
 import { productModel } from '../../src/models/product.js';
 import { quotaUsageModel } from '../../src/models/quota-usage.js';
-import type { Country } from '../../src/catalog/identifiers.js';
+import type { Country } from '../../src/core/identifiers.js';
 import { dropKeys } from '../helpers/redis-keys.js';
 
 /**

@@ -1,6 +1,6 @@
 import mongoose, { Types, type Connection } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
-import type { Country } from '../../catalog/identifiers.js';
+import type { Country } from '../../core/identifiers.js';
 import { OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
 import { alertModel } from '../../models/alert.js';
 import { productModel } from '../../models/product.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { countrySchema } from '../../catalog/identifiers.js';
-import { availabilitySchema } from '../../catalog/product.js';
+import { countrySchema } from '../../core/identifiers.js';
+import { availabilitySchema } from '../../core/product.js';
 import type { ProductChange } from '../../catalog/history.js';
 import { ALERT_KINDS } from '../../models/alert.js';
 import type { Alert } from '../rules/alert.js';

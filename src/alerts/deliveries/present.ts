@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { countrySchema } from '../../catalog/identifiers.js';
+import { countrySchema } from '../../core/identifiers.js';
 import { historyPointRecordSchema, presentPoint } from '../../catalog/history.js';
-import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../../dates.js';
+import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../../core/dates.js';
 import { ALERT_KINDS } from '../../models/alert.js';
 import { DELIVERY_STATUSES } from '../../models/delivery.js';
 import type { DeliveryRecord } from './records.js';

@@ -33,7 +33,7 @@ export interface Claimed {
 /** Statuses a replay takes: the delivery ended without an acknowledgement. */
 export const REPLAYABLE: readonly DeliveryStatus[] = ['failed', 'gone'];
 
-/** Oldest records deleted at most per trim: a lowered WEBHOOK_RECORDS_PER_ENDPOINT catches up over several writes. */
+/** Oldest records deleted at most per trim: a lowered DELIVERY_RECORDS_PER_ENDPOINT catches up over several writes. */
 const TRIM_BATCH = 1_000;
 
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;

@@ -8,7 +8,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { useAgent } from 'request-filtering-agent';
 import { Webhook } from 'standardwebhooks';
-import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../errors/index.js';
+import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../core/errors.js';
 import { describeClass, nonPublic, type AddressClass } from '../endpoints/address-class.js';
 import { portRefusal } from '../endpoints/target-url.js';
 import { resolveHost, type HostResolver } from '../endpoints/host-lookups.js';
@@ -30,7 +30,7 @@ export interface JsonPost {
   timeoutMs: number;
   maxResponseBytes: number;
   allowPrivate: boolean;
-  /** The ports a URL may name unless `allowPrivate` (WEBHOOK_ALLOWED_PORTS). */
+  /** The ports a URL may name unless `allowPrivate` (ENDPOINT_ALLOWED_PORTS). */
   allowedPorts: readonly number[];
   /** Where names resolve: the account's HostLookups (resolveHost alone otherwise). */
   resolve?: HostResolver;
@@ -140,7 +140,7 @@ export function postJson(req: JsonPost): Promise<PostResponse> {
   const url = new URL(req.url);
   const transport = url.protocol === 'https:' ? https : http;
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  // A target stored before the port rule, or under another WEBHOOK_ALLOWED_PORTS, is judged again.
+  // A target stored before the port rule, or under another ENDPOINT_ALLOWED_PORTS, is judged again.
   const port = portRefusal(url, req.allowPrivate, req.allowedPorts);
   if (port) return Promise.reject(new WebhookTargetRefusedError(`webhook_url ${port}`));
   if (!req.allowPrivate && isIP(host) !== 0) {

@@ -209,7 +209,7 @@ export class Deliveries {
     return byAlert;
   }
 
-  /** Endpoints over WEBHOOK_RECORDS_PER_ENDPOINT by their count lose their oldest records. */
+  /** Endpoints over DELIVERY_RECORDS_PER_ENDPOINT by their count lose their oldest records. */
   private async trim(added: ReadonlyMap<string, number>): Promise<void> {
     const max = this.deps.config.alerts.recordsPerEndpoint;
     for (const [hex, n] of added) {

@@ -1,7 +1,7 @@
 /**
  * The test button (POST /api/alerts/{id}/test): one sample delivery to the alert's endpoint, now,
  * outside the deliveries' queue, on its channel by the same sendOnChannel (the same address guard,
- * signing and WEBHOOK_TIMEOUT) as real deliveries, and the class of the receiver's answer reported back.
+ * signing and DELIVERY_TIMEOUT) as real deliveries, and the class of the receiver's answer reported back.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
@@ -21,7 +21,7 @@ import type { HostResolver } from './send-webhook.js';
 import { sendOnChannel } from './channels/dispatch.js';
 import { testRefusalAnswer, type EmailAddresses } from '../endpoints/email-addresses.js';
 import type { TestSendLimits } from './test-limits.js';
-import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRefusedError } from '../../errors/index.js';
+import { ConflictError, EmailNotSentError, WebhookDeliveryError, WebhookTargetRefusedError } from '../../core/errors.js';
 
 export interface TestDeliveryDeps {
   readonly conn: Parameters<typeof historyPointModel>[0];
@@ -43,7 +43,7 @@ export interface TestDeliveryDeps {
  * socket errors would make the button a probe of hosts and of our network.
  * - `delivered`: a 2xx (for e-mail: the SMTP server accepted it).
  * - `refused`: the receiver answered another status (or the SMTP server refused), `status` says which.
- * - `timed_out`: no complete answer within WEBHOOK_TIMEOUT.
+ * - `timed_out`: no complete answer within DELIVERY_TIMEOUT.
  * - `unreachable`: no answer at all: the name did not resolve, the connection failed, or the
  *   address guard refused the target (which of these is not said).
  */
@@ -146,7 +146,7 @@ function refused(status: number, channel: string, durationMs: number): Outcome {
 function failed(err: unknown, channel: string, durationMs: number, timeoutMs: number): Outcome {
   const status = err instanceof WebhookDeliveryError ? err.status : null;
   if (status !== null) return refused(status, channel, durationMs);
-  // The attempt's deadline is WEBHOOK_TIMEOUT: a failure without a status at or past it is no answer in time.
+  // The attempt's deadline is DELIVERY_TIMEOUT: a failure without a status at or past it is no answer in time.
   if (!(err instanceof WebhookTargetRefusedError) && durationMs >= timeoutMs) {
     return { outcome: 'timed_out', status: null, ok: false, durationMs, error: `no complete answer within ${timeoutMs} ms` };
   }
@@ -226,7 +226,7 @@ export const testedAnswer = z
     data: z.object({
       outcome: z.enum(TEST_OUTCOMES).meta({
         description:
-          'What happened, as a class: delivered (a 2xx; for email the SMTP server accepted it), refused (another status: `status`), timed_out (no complete answer within WEBHOOK_TIMEOUT), unreachable (no answer: the name did not resolve, the connection failed, or the address is not one this server calls). Nothing the remote said is shown.',
+          'What happened, as a class: delivered (a 2xx; for email the SMTP server accepted it), refused (another status: `status`), timed_out (no complete answer within DELIVERY_TIMEOUT), unreachable (no answer: the name did not resolve, the connection failed, or the address is not one this server calls). Nothing the remote said is shown.',
       }),
       status: z.number().int().nullable().meta({
         description:

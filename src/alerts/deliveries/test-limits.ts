@@ -10,7 +10,7 @@ import type { AlertTestLimits as TestLimitsConfig } from '../../../config/alerts
 import type { Redis } from '../../db/redis.js';
 import { giveBackToWindows, takeFromWindows, type CounterWindow } from '../../db/window-counters.js';
 import { sharedTag } from '../../db/redis-keys.js';
-import { ServiceUnavailableError, TooManyRequestsError } from '../../errors/index.js';
+import { ServiceUnavailableError, TooManyRequestsError } from '../../core/errors.js';
 
 const HOUR_MS = 3_600_000;
 const DAY_MS = 86_400_000;

@@ -16,7 +16,7 @@ import mongoose, { Types, type Connection } from 'mongoose';
 import type { Config } from '../../../config/env.js';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
 import { emailAddressModel, type EmailAddressFields, type EmailState } from '../../models/email-address.js';
-import { ConflictError, EmailNotSentError, TooManyRequestsError, type HttpError } from '../../errors/index.js';
+import { ConflictError, EmailNotSentError, TooManyRequestsError, type HttpError } from '../../core/errors.js';
 import { isDuplicateKey, withTimeout } from '../../db/mongo.js';
 import type { Redis } from '../../db/redis.js';
 import type { Logger } from '../../logger.js';

@@ -5,7 +5,7 @@ import { alertModel } from '../../models/alert.js';
 import { sealFor, SEALED_FIELDS, tryOpenFor } from '../../secrets/fields.js';
 import { isDuplicateKey, OBJECT_ID_RE, withTimeout } from '../../db/mongo.js';
 import { AccountCounters } from '../../accounts/counters.js';
-import { ValidationError } from '../../errors/index.js';
+import { ValidationError } from '../../core/errors.js';
 import { findPage, type Page, type PageRequest } from '../../db/page.js';
 import type { AccountEvents } from './events.js';
 import { HostLookups } from './host-lookups.js';

@@ -8,7 +8,7 @@ import { channelOf, openedParts, SECRETS, shownUrl, UNSEALABLE_REASON, type Deli
 
 const GONE_REASON = 'the receiver answered 410 Gone';
 
-/** "5d", "12h", "30m", "45s": how WEBHOOK_DISABLE_AFTER reads back in a reason. */
+/** "5d", "12h", "30m", "45s": how ENDPOINT_DISABLE_AFTER reads back in a reason. */
 function spanText(ms: number): string {
   for (const [unit, size] of [
     ['d', 86_400_000],
@@ -68,7 +68,7 @@ export class EndpointHealth {
    * is older than `disableAfterMs` disables the endpoint, records the event, and answers the reason.
    */
   async recordFailure(endpoint: Endpoint, now: Date, disableAfterMs: number): Promise<string | null> {
-    const reason = `every delivery failed for longer than ${spanText(disableAfterMs)} (WEBHOOK_DISABLE_AFTER)`;
+    const reason = `every delivery failed for longer than ${spanText(disableAfterMs)} (ENDPOINT_DISABLE_AFTER)`;
     const cutoff = new Date(now.getTime() - disableAfterMs);
     // A null failing_since never matches $lte: only an endpoint failing since before the cutoff.
     const disabled = await this.disableWhere({ failing_since: mongoose.trusted({ $lte: cutoff }) }, endpoint, reason, now);

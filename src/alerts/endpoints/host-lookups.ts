@@ -3,7 +3,7 @@
  * (dns.promises.Resolver), not dns.lookup: getaddrinfo holds one of libuv's four threads until the
  * system resolver gives up, which no timeout of ours can end, so a few names whose DNS server never
  * answers would stall every file and crypto call of the process. A Resolver's query has its own
- * timeout and tries, and is cancelled at WEBHOOK_LOOKUP_TIMEOUT_MS in any case.
+ * timeout and tries, and is cancelled at ENDPOINT_LOOKUP_TIMEOUT_MS in any case.
  *
  * c-ares does not read /etc/hosts: `localhost` and the names under it are loopback by definition
  * (RFC 6761 §6.3) and answered here without DNS; every other name must be in DNS.
@@ -11,8 +11,8 @@
 import { promises as dns } from 'node:dns';
 import { isIP } from 'node:net';
 import type { Types } from 'mongoose';
-import { DNS_LOOKUPS_PER_ACCOUNT, DNS_TRIES, DNS_TRY_TIMEOUT_MS, WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../../config/alerts.js';
-import { TooManyRequestsError } from '../../errors/index.js';
+import { DNS_LOOKUPS_PER_ACCOUNT, DNS_TRIES, DNS_TRY_TIMEOUT_MS, ENDPOINT_LOOKUP_TIMEOUT_MS } from '../../../config/alerts.js';
+import { TooManyRequestsError } from '../../core/errors.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -35,7 +35,7 @@ export interface ResolveOptions {
 export const DEFAULT_RESOLVE: ResolveOptions = {
   tryTimeoutMs: DNS_TRY_TIMEOUT_MS,
   tries: DNS_TRIES,
-  deadlineMs: WEBHOOK_LOOKUP_TIMEOUT_MS,
+  deadlineMs: ENDPOINT_LOOKUP_TIMEOUT_MS,
 };
 
 const LOOPBACK: readonly ResolvedAddress[] = [

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../../dates.js';
+import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../../core/dates.js';
 import { ALERT_CHANNELS } from '../../models/alert.js';
 import { ACCOUNT_EVENT_TYPES } from '../../models/account-event.js';
 import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoint.js';

@@ -7,10 +7,10 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { isLoopbackHost } from '../../../config/parsers.js';
-import { WEBHOOK_LOOKUP_TIMEOUT_MS } from '../../../config/alerts.js';
+import { ENDPOINT_LOOKUP_TIMEOUT_MS } from '../../../config/alerts.js';
 import { withTimeout } from '../../db/mongo.js';
 import { describeClass, nonPublic } from './address-class.js';
-import { WebhookTargetRefusedError } from '../../errors/index.js';
+import { WebhookTargetRefusedError } from '../../core/errors.js';
 import { HostLookupsBusyError, resolveHost, type HostResolver, type ResolvedAddress } from './host-lookups.js';
 
 export type { ResolvedAddress };
@@ -26,15 +26,15 @@ export function portOf(u: URL): number {
 
 /**
  * Why `u`'s port is refused, or null: unless private targets are allowed (an intranet, tests, where
- * any port goes), a URL names one of WEBHOOK_ALLOWED_PORTS (443 by default), so the service cannot
+ * any port goes), a URL names one of ENDPOINT_ALLOWED_PORTS (443 by default), so the service cannot
  * be pointed at whatever else listens on a public host (mail, databases, admin ports).
  */
 export function portRefusal(u: URL, allowPrivate: boolean, allowedPorts: readonly number[]): string | null {
   if (allowPrivate || allowedPorts.includes(portOf(u))) return null;
   const ports = allowedPorts.join(', ');
   return allowedPorts.length === 1
-    ? `must use port ${ports} (this server's WEBHOOK_ALLOWED_PORTS).`
-    : `must use one of the ports ${ports} (this server's WEBHOOK_ALLOWED_PORTS).`;
+    ? `must use port ${ports} (this server's ENDPOINT_ALLOWED_PORTS).`
+    : `must use one of the ports ${ports} (this server's ENDPOINT_ALLOWED_PORTS).`;
 }
 
 /**
@@ -77,7 +77,7 @@ export interface TargetCheckOptions {
   readonly allowPrivate: boolean;
   /** Where names resolve: the account's HostLookups (host-lookups.ts); resolveHost alone by default. */
   readonly lookup?: TargetLookup;
-  /** How long to wait for the DNS answer (WEBHOOK_LOOKUP_TIMEOUT_MS). */
+  /** How long to wait for the DNS answer (ENDPOINT_LOOKUP_TIMEOUT_MS). */
   readonly lookupTimeoutMs?: number;
 }
 
@@ -96,7 +96,7 @@ export async function checkTargetUrl(url: string, opts: TargetCheckOptions): Pro
   if (family !== 0) {
     addresses = [{ address: host, family }];
   } else {
-    const timeoutMs = opts.lookupTimeoutMs ?? WEBHOOK_LOOKUP_TIMEOUT_MS;
+    const timeoutMs = opts.lookupTimeoutMs ?? ENDPOINT_LOOKUP_TIMEOUT_MS;
     const within = timeoutMs % 1_000 === 0 ? `${timeoutMs / 1_000} s` : `${timeoutMs} ms`;
     const late = () => new WebhookTargetRefusedError(`webhook_url's host ${host} does not resolve in time (within ${within}).`);
     try {

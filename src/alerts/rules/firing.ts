@@ -1,6 +1,6 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
-import type { Country } from '../../catalog/identifiers.js';
+import type { Country } from '../../core/identifiers.js';
 import type { Point, ProductChange } from '../../catalog/history.js';
 import { withTimeout } from '../../db/mongo.js';
 import { alertModel } from '../../models/alert.js';

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { Config } from '../../../config/env.js';
 import { durationOrZero } from '../../../config/parsers.js';
-import { ValidationError } from '../../errors/index.js';
-import { asinSchema, type Country } from '../../catalog/identifiers.js';
+import { ValidationError } from '../../core/errors.js';
+import { asinSchema, type Country } from '../../core/identifiers.js';
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from '../../models/alert.js';
 import { targetUrlSchema } from '../endpoints/target-url.js';
 import type { AlertTarget } from '../endpoints/target.js';
@@ -54,7 +54,7 @@ const OPTION_KINDS = {
 
 /**
  * What creating and changing an alert reads (POST and PATCH /api/alerts), with the descriptions
- * the OpenAPI document shows; the webhook URL's rule depends on WEBHOOK_ALLOW_PRIVATE.
+ * the OpenAPI document shows; the webhook URL's rule depends on ENDPOINT_ALLOW_PRIVATE.
  */
 export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
   const countries = config.countries;
@@ -121,7 +121,7 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
       webhook_url: targetUrlSchema(config.alerts.allowPrivate, config.alerts.allowedPorts)
         .optional()
         .meta({
-          description: `Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https, to port ${config.alerts.allowedPorts.join(' or ')} (WEBHOOK_ALLOWED_PORTS; any port where WEBHOOK_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,
+          description: `Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https, to port ${config.alerts.allowedPorts.join(' or ')} (ENDPOINT_ALLOWED_PORTS; any port where ENDPOINT_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,
         }),
       email: emailAddress.optional().meta({ description: 'Channel email (required for it, and only for it): the address.' }),
     })

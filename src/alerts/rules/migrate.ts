@@ -3,7 +3,7 @@ import { alertModel, isChatChannel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX, type
 import { endpointModel } from '../../models/endpoint.js';
 import { isDuplicateKey } from '../../db/mongo.js';
 import type { Logger } from '../../logger.js';
-import type { Country } from '../../catalog/identifiers.js';
+import type { Country } from '../../core/identifiers.js';
 import { alertIdentity } from './identity.js';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { countrySchema } from '../../catalog/identifiers.js';
-import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../../dates.js';
+import { countrySchema } from '../../core/identifiers.js';
+import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime } from '../../core/dates.js';
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES } from '../../models/alert.js';
 import { EMAIL_STATES, type EmailState } from '../../models/email-address.js';
 import type { AlertView } from './alert.js';
@@ -55,7 +55,7 @@ export const alertRecordSchema = z
     endpoint_id: z.string().nullable().meta({
       description: 'The endpoint it delivers to (GET /api/webhooks); null for an alert of before endpoints not yet moved to one.',
     }),
-    active: z.boolean().meta({ description: 'false while its endpoint is disabled (a 410 Gone, or failures for WEBHOOK_DISABLE_AFTER).' }),
+    active: z.boolean().meta({ description: 'false while its endpoint is disabled (a 410 Gone, or failures for ENDPOINT_DISABLE_AFTER).' }),
     disabled_reason: z.string().nullable(),
     last_delivery_at: dateText.nullable(),
     created_at: dateText,

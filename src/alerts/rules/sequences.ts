@@ -1,6 +1,6 @@
 import mongoose, { Schema, type Connection, type Model, type Types } from 'mongoose';
 import { DELIVERY_DB_TIMEOUT_MS } from '../../../config/alerts.js';
-import type { Country } from '../../catalog/identifiers.js';
+import type { Country } from '../../core/identifiers.js';
 import { isDuplicateKey, withTimeout } from '../../db/mongo.js';
 
 /**

@@ -1,8 +1,8 @@
 import { Types, type Connection } from 'mongoose';
 import type { Config } from '../../../config/env.js';
-import type { Country } from '../../catalog/identifiers.js';
+import type { Country } from '../../core/identifiers.js';
 import { alertModel, type AlertKind, type AlertReference } from '../../models/alert.js';
-import { ValidationError, WebhookTargetRefusedError } from '../../errors/index.js';
+import { ValidationError, WebhookTargetRefusedError } from '../../core/errors.js';
 import { isDuplicateKey, OBJECT_ID_RE } from '../../db/mongo.js';
 import { findPage, type Page, type PageRequest } from '../../db/page.js';
 import type { WatchService } from '../../watch/service.js';
@@ -15,8 +15,6 @@ import { alertIdentity } from './identity.js';
 import type { AlertSequences } from './sequences.js';
 import { productModel } from '../../models/product.js';
 import type { Alert, AlertView } from './alert.js';
-
-export type { Alert, AlertView } from './alert.js';
 
 /** The deliveries' records of alerts (src/alerts/deliveries/records.ts), as deleting one drops those it alone fired. */
 export interface AlertRecords {
@@ -194,7 +192,7 @@ export class AlertRules {
   }
 
   /**
-   * A URL must resolve to public addresses (unless WEBHOOK_ALLOW_PRIVATE), as it will be checked
+   * A URL must resolve to public addresses (unless ENDPOINT_ALLOW_PRIVATE), as it will be checked
    * again at every attempt; e-mail needs the operator's SMTP server. 422 otherwise.
    */
   private async checkTarget(userId: Types.ObjectId, target: AlertTarget): Promise<void> {

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../../../config/env.js';
-import { EmbeddedUnavailableError } from '../../errors/index.js';
+import { EmbeddedUnavailableError } from '../../core/errors.js';
 import { COMMANDS } from './commands/index.js';
 import type { FlagValues } from './commands/types.js';
 import { USAGE, UsageError } from './usage.js';

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import { evalScript } from '../../db/redis.js';
 import type { AppContext } from '../context.js';
-import { ServiceUnavailableError, TooManyRequestsError, UnauthenticatedError } from '../../errors/index.js';
+import { ServiceUnavailableError, TooManyRequestsError, UnauthenticatedError } from '../../core/errors.js';
 import { clientIpKey } from './rate-limit.js';
 import { sharedTag } from '../../db/redis-keys.js';
 

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import type { AppContext } from '../context.js';
 import type { AccountUser } from '../../models/user.js';
-import { UnauthenticatedError } from '../../errors/index.js';
+import { UnauthenticatedError } from '../../core/errors.js';
 import { TOKEN_LENGTH } from '../../users/token.js';
 
 /**

@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import mongoose from 'mongoose';
 import { isRedisUnavailable } from '../../db/redis.js';
 import { MAX_TIME_MS_EXPIRED } from '../../db/mongo.js';
-import { HttpError, MalformedPathError, NotFoundError, ServiceUnavailableError, ValidationError } from '../../errors/index.js';
+import { HttpError, MalformedPathError, NotFoundError, ServiceUnavailableError, ValidationError } from '../../core/errors.js';
 import type { Logger } from '../../logger.js';
 import type { ErrorBody } from './error-body.js';
 

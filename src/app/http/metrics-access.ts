@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { NotFoundError, UnauthenticatedError } from '../../errors/index.js';
+import { NotFoundError, UnauthenticatedError } from '../../core/errors.js';
 import { sameSecret } from './secret.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { MalformedPathError } from '../../errors/index.js';
+import { MalformedPathError } from '../../core/errors.js';
 
 /**
  * Refuses, with 400, a request whose path does not percent-decode, before any router sees it. The

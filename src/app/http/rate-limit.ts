@@ -4,7 +4,7 @@ import { RedisStore } from 'rate-limit-redis';
 import { Cluster } from 'ioredis';
 import type { Redis } from '../../db/redis.js';
 import type { AppContext } from '../context.js';
-import { HttpError, ServiceUnavailableError } from '../../errors/index.js';
+import { HttpError, ServiceUnavailableError } from '../../core/errors.js';
 import { sharedTag } from '../../db/redis-keys.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ValidationError } from '../../errors/index.js';
+import { ValidationError } from '../../core/errors.js';
 
 /** Laravel's attribute wording: `per_page` → "per page". */
 function attributeName(path: readonly PropertyKey[]): string {

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.js';
-import { SealedSecretError } from '../../errors/index.js';
+import { SealedSecretError } from '../../core/errors.js';
 
 export const DEMO_EMAIL = 'demo@shelfwatch.invalid';
 

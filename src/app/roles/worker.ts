@@ -3,7 +3,7 @@ import { closeRedis, createRedis } from '../../db/redis.js';
 import { createUpstream, createUpstreamShared } from '../../upstream/factory.js';
 import { instrumentPort } from '../../upstream/instrumented.js';
 import type { UpstreamPort } from '../../upstream/port.js';
-import type { Country } from '../../catalog/identifiers.js';
+import type { Country } from '../../core/identifiers.js';
 import { governPort } from '../../quota/governed-port.js';
 import { createPermitScopes } from '../../quota/permit-scope.js';
 import { startWorkers, type RunningWorkers } from '../../../workers/runner.js';

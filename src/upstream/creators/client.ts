@@ -5,8 +5,8 @@
  */
 import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
-import type { Country } from '../../catalog/identifiers.js';
-import type { ItemOutcome, UpstreamItem } from '../../catalog/product.js';
+import type { Country } from '../../core/identifiers.js';
+import type { ItemOutcome, UpstreamItem } from '../../core/product.js';
 import {
   UpstreamAuthError,
   UpstreamConfigError,
@@ -14,7 +14,7 @@ import {
   UpstreamNotEligibleError,
   UpstreamRateLimitedError,
   UpstreamUnavailableError,
-} from '../../errors/index.js';
+} from '../../core/errors.js';
 import {
   MAX_PAGE,
   type BrowseNodeInfo,

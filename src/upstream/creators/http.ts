@@ -3,7 +3,7 @@
  * the queue retries, with its own backoff and the country's budget in view.
  */
 import { Agent, request, type Dispatcher } from 'undici';
-import { UpstreamUnavailableError } from '../../errors/index.js';
+import { UpstreamUnavailableError } from '../../core/errors.js';
 import { VERSION } from '../../version.js';
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Wire item → our normalised UpstreamItem. Tolerates every missing member.
  */
-import type { Availability, Price, UpstreamItem } from '../../catalog/product.js';
+import type { Availability, Price, UpstreamItem } from '../../core/product.js';
 import { currencyDigits } from '../marketplaces.js';
 import type { ReadItem } from './read.js';
 import type { WireOfferListing } from './wire.js';

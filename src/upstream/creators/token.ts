@@ -4,8 +4,8 @@
  * in flight however many callers wait. No call waits for a renewal while the old token is valid.
  */
 import type { Dispatcher } from 'undici';
-import type { Country } from '../../catalog/identifiers.js';
-import { UpstreamAuthError, UpstreamConfigError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../errors/index.js';
+import type { Country } from '../../core/identifiers.js';
+import { UpstreamAuthError, UpstreamConfigError, UpstreamRateLimitedError, UpstreamUnavailableError } from '../../core/errors.js';
 import type { Credential } from './credentials.js';
 import { post, retryAfterMs } from './http.js';
 import { tokenErrorSchema, tokenResponseSchema } from './wire.js';

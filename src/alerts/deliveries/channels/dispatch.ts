@@ -6,7 +6,7 @@
  * address its owner confirmed and within the daily caps (the gate, email-addresses.ts).
  */
 import type { Config } from '../../../../config/env.js';
-import { WEBHOOK_MAX_RESPONSE_BYTES } from '../../../../config/alerts.js';
+import { DELIVERY_MAX_RESPONSE_BYTES } from '../../../../config/alerts.js';
 import type { AlertChannel } from '../../../models/alert.js';
 import type { DeliveryContent } from '../payload.js';
 import { webhookBody } from '../present.js';
@@ -18,7 +18,7 @@ import { discord } from './discord.js';
 import { teams } from './teams.js';
 import type { ChannelAnswer, ChatService } from './types.js';
 import type { EmailGate } from '../../endpoints/email-addresses.js';
-import { EmailDeliveryError } from '../../../errors/index.js';
+import { EmailDeliveryError } from '../../../core/errors.js';
 
 const CHAT: Readonly<Record<'slack' | 'discord' | 'teams', ChatService>> = { slack, discord, teams };
 
@@ -66,7 +66,7 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
   const post = {
     url: send.target,
     timeoutMs: alerts.timeoutMs,
-    maxResponseBytes: WEBHOOK_MAX_RESPONSE_BYTES,
+    maxResponseBytes: DELIVERY_MAX_RESPONSE_BYTES,
     allowPrivate: alerts.allowPrivate,
     allowedPorts: alerts.allowedPorts,
     resolve: opts.resolve,

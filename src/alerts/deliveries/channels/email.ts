@@ -6,7 +6,7 @@
 import type * as Nodemailer from 'nodemailer';
 import type { SmtpConfig } from '../../../../config/smtp.js';
 import { withTimeout } from '../../../db/mongo.js';
-import { EmailDeliveryError } from '../../../errors/index.js';
+import { EmailDeliveryError } from '../../../core/errors.js';
 import type { AlertMessage } from './message.js';
 import type { ChannelAnswer } from './types.js';
 

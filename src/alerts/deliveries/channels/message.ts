@@ -3,10 +3,10 @@
  * link to it. Every channel renders this one message in its own format, so they all say the same.
  */
 import { MARKETPLACES } from '../../../../config/marketplaces.js';
-import type { Country } from '../../../catalog/identifiers.js';
-import type { Availability } from '../../../catalog/product.js';
+import type { Country } from '../../../core/identifiers.js';
+import type { Availability } from '../../../core/product.js';
 import { formatPrice } from '../../../catalog/price-chart.js';
-import { formatDateTime } from '../../../dates.js';
+import { formatDateTime } from '../../../core/dates.js';
 import type { AlertKind } from '../../../models/alert.js';
 import type { DeliveryContent, PayloadPoint } from '../payload.js';
 

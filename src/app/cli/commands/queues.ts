@@ -1,4 +1,4 @@
-import type { Country } from '../../../catalog/identifiers.js';
+import type { Country } from '../../../core/identifiers.js';
 import { UsageError } from '../usage.js';
 import { adminConfig, withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';

@@ -1,5 +1,5 @@
 import { ZodError } from 'zod';
-import { DuplicateEmailError } from '../../../errors/index.js';
+import { DuplicateEmailError } from '../../../core/errors.js';
 import { UsageError } from '../usage.js';
 import { withAdminContext } from '../runtime.js';
 import { describeZod, readMessageFile, str } from '../flags.js';

@@ -3,7 +3,7 @@ import type { Types } from 'mongoose';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { bodyFields, validate } from '../validate.js';
-import { NotFoundError } from '../../../errors/index.js';
+import { NotFoundError } from '../../../core/errors.js';
 import { alertInputs, targetOf } from '../../../alerts/rules/inputs.js';
 import { presentAlert } from '../../../alerts/rules/present.js';
 import type { AlertView } from '../../../alerts/rules/alert.js';

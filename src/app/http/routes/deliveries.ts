@@ -5,7 +5,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { bodyFields, validate } from '../validate.js';
-import { ConflictError, NotFoundError, ValidationError } from '../../../errors/index.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/errors.js';
 import { single } from '../../../catalog/world-query.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../models/delivery.js';
 import type { Endpoint } from '../../../alerts/endpoints/endpoint.js';

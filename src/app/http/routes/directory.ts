@@ -1,7 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import type { AppContext } from '../../context.js';
-import { HttpError } from '../../../errors/index.js';
+import { HttpError } from '../../../core/errors.js';
 import { validate } from '../validate.js';
 import { endpointUrl, keptQuery, pagedSchema, pageQuerySchema, paginate } from '../paginate.js';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';

@@ -3,14 +3,14 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
 import type { AppContext } from '../../context.js';
-import { countrySchema, type Country } from '../../../catalog/identifiers.js';
+import { countrySchema, type Country } from '../../../core/identifiers.js';
 import { oneCountryParam } from '../../../catalog/world-query.js';
 import { presentProduct } from '../../../catalog/present.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../../../upstream/port.js';
 import { errors, limited, ACCOUNT_API_SECURITY, bodyToken } from '../openapi/responses.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
-import { UpstreamFailedError } from '../../../errors/index.js';
+import { UpstreamFailedError } from '../../../core/errors.js';
 import { productListSchema } from './world.js';
 
 /** `asin`: 1–10 ASINs separated by commas; duplicates count once. */

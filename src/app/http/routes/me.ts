@@ -3,7 +3,7 @@ import type { AppContext } from '../../context.js';
 import { tokenOf, userOf } from '../auth.js';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { dateTimeTextSchema, formatDateTime } from '../../../dates.js';
+import { dateTimeTextSchema, formatDateTime } from '../../../core/dates.js';
 import { ACCOUNT_API_SECURITY, errors, limited } from '../openapi/responses.js';
 import type { AccountUser } from '../../../models/user.js';
 

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
 import { unreadable } from '../openapi/responses.js';
-import { refreshQueueGauges } from '../../queue-gauges.js';
+import { refreshQueueGauges } from '../queue-gauges.js';
 import { atMostEvery } from '../../../metrics/at-most-every.js';
 import { bearerToken, sameHostOnly } from '../metrics-access.js';
 

@@ -5,14 +5,14 @@ import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { endpointUrl } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, errors, limited } from '../openapi/responses.js';
-import { dateTimeTextSchema, formatDateTime } from '../../../dates.js';
+import { dateTimeTextSchema, formatDateTime } from '../../../core/dates.js';
 import { asinWatchSchema, presentWatch } from '../../../watch/present.js';
-import { productRecordSchema } from '../../../catalog/product.js';
+import { productRecordSchema } from '../../../core/product.js';
 import { presentProduct } from '../../../catalog/present.js';
 import { historyPointRecordSchema, presentPoint } from '../../../catalog/history.js';
 import { alertRecordSchema, presentAlert } from '../../../alerts/rules/present.js';
 import { deliveryRecordSchema, presentDelivery } from '../../../alerts/deliveries/present.js';
-import { accountSummary, DELIVERY_WINDOW, RECENT_CHANGES, RECENT_DAYS, SUMMARY_PAGE } from '../../../accounts/summary.js';
+import { accountSummary, DELIVERY_WINDOW, RECENT_CHANGES, RECENT_DAYS, SUMMARY_PAGE } from '../../../summary/account-summary.js';
 
 /** GET /api/me/summary: the account page's data in one request (authenticated and limited by account-api.ts). */
 

@@ -4,7 +4,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
-import { ConflictError, NotFoundError } from '../../../errors/index.js';
+import { ConflictError, NotFoundError } from '../../../core/errors.js';
 import { accountEventRecordSchema, presentEndpoint, presentEvent, endpointRecordSchema } from '../../../alerts/endpoints/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';

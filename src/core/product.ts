@@ -1,7 +1,7 @@
 /**
  * The product record: what the upstream tells us about one ASIN in one country, normalised, and
  * what the API answers for it. The contract leaves the record open; this is our definition, and
- * README.md ("Product record") documents it.
+ * docs/api.md ("Product record") documents it.
  *
  * Terminology:
  * - item: one upstream answer for one ASIN (UpstreamItem), in camelCase as our code uses it;
@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { countrySchema } from './identifiers.js';
-import { dateTimeTextSchema as dateText } from '../dates.js';
+import { dateTimeTextSchema as dateText } from './dates.js';
 
 /** Money in integer minor units (yen, cents) with its ISO 4217 currency: no floating point. */
 export const priceSchema = z.object({

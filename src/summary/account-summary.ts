@@ -1,5 +1,5 @@
 import mongoose, { type Connection, type Types } from 'mongoose';
-import type { Country } from '../catalog/identifiers.js';
+import type { Country } from '../core/identifiers.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from '../catalog/present.js';
 import { productModel } from '../models/product.js';
 import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';
@@ -7,7 +7,7 @@ import { deliveryModel } from '../models/delivery.js';
 import type { WatchFields } from '../models/watch.js';
 import type { WatchService } from '../watch/service.js';
 import type { AlertRules } from '../alerts/rules/service.js';
-import type { AlertView } from '../alerts/rules/service.js';
+import type { AlertView } from '../alerts/rules/alert.js';
 import type { DeliveryRecord } from '../alerts/deliveries/records.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 

@@ -1,5 +1,5 @@
-import type { Country } from '../catalog/identifiers.js';
-import { CLASS_WORDS, SHARE_VARIABLE, type QuotaClass } from '../quota/classes.js';
+import type { Country } from './identifiers.js';
+import { CLASS_WORDS, SHARE_VARIABLE, type QuotaClass } from './quota-classes.js';
 
 /**
  * Every named error the program throws (but configuration and usage errors, which their own layers
@@ -332,7 +332,7 @@ export class UntrustedFileError extends EmbeddedUnavailableError {
 
 /**
  * A webhook URL whose host resolves to an address we do not call: private, loopback, link-local or
- * otherwise not public unicast (unless WEBHOOK_ALLOW_PRIVATE=true). At creation it is a 422 on
+ * otherwise not public unicast (unless ENDPOINT_ALLOW_PRIVATE=true). At creation it is a 422 on
  * `webhook_url`; at delivery it fails the attempt, since DNS may answer otherwise later.
  */
 export class WebhookTargetRefusedError extends RetryableError {

@@ -1,9 +1,9 @@
-import type { Config } from '../../config/env.js';
-import type { Country } from '../catalog/identifiers.js';
-import type { QuotaClass } from '../quota/classes.js';
-import type { DeliveryRecords } from '../alerts/deliveries/records.js';
-import type { Metrics } from '../metrics/registry.js';
-import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../jobs/queue-names.js';
+import type { Config } from '../../../config/env.js';
+import type { Country } from '../../core/identifiers.js';
+import type { QuotaClass } from '../../core/quota-classes.js';
+import type { DeliveryRecords } from '../../alerts/deliveries/records.js';
+import type { Metrics } from '../../core/metrics.js';
+import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../../jobs/queue-names.js';
 
 /** What the gauges read: the country queues (the job producer, jobs/queues.ts, opens them), deliveries. */
 /** What the gauges read of a queue (a BullMQ queue is one). */
