@@ -28,7 +28,7 @@ export interface DeliveryFields {
   response_code: number | null;
   last_error: string | null;
   delivered_at: Date | null;
-  /** The job's payload (src/alerts/delivery-queue.ts), parsed again before any replay. */
+  /** The job's payload (src/alerts/deliveries/queue.ts), parsed again before any replay. */
   payload?: unknown;
   /** Times the account asked for the delivery again; each replay's job id ends with it. */
   replays?: number;

@@ -4,7 +4,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
 import { changeOf, startTestDeliveryWorker, verified, type TestDeliveryWorker, createAlert, testAccount } from '../helpers/deliveries.js';
 import { deliveryModel } from '../../src/models/delivery.js';
-import { alertSequenceModel } from '../../src/alerts/sequences.js';
+import { alertSequenceModel } from '../../src/alerts/rules/sequences.js';
 
 /**
  * The test button (POST /api/alerts/{id}/test) against a real receiver on loopback, and the

@@ -4,7 +4,7 @@ import { WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
 import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
-import { sendOnChannel } from '../../src/alerts/channels/dispatch.js';
+import { sendOnChannel } from '../../src/alerts/deliveries/channels/dispatch.js';
 import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 
 /**
@@ -225,7 +225,7 @@ describe('a chat webhook URL is a secret', () => {
       const docs = await db.collection(name).find({}).toArray();
       expect(JSON.stringify(docs), `collection ${name}`).not.toContain(token);
     }
-    const jobs = await t.ctx.deliveries.queue.getJobs(['completed', 'wait', 'prioritized', 'delayed', 'active', 'failed']);
+    const jobs = await t.ctx.deliveryJobs.queue.getJobs(['completed', 'wait', 'prioritized', 'delayed', 'active', 'failed']);
     expect(jobs.length).toBeGreaterThan(0);
     for (const job of jobs) expect(JSON.stringify(job.data)).not.toContain(token);
     expect(t.logs.text).not.toContain(token);

@@ -14,10 +14,10 @@ import {
 } from '../helpers/deliveries.js';
 import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
+import { endpointModel } from '../../src/models/endpoint.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
-import { DELIVERY_JOB } from '../../src/alerts/delivery-queue.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
+import { deliveryJob } from '../../jobs/deliver.js';
 
 /**
  * Deliveries per endpoint and change, replays, disabling after a failure span (on a clock the test
@@ -167,8 +167,8 @@ describe('replay', () => {
     expect(undelivered.body.data.map((d: { id: string }) => d.id)).toEqual([id]);
     expect((await t.http.post(`/api/deliveries/${id}/replay`).send()).status).toBe(401);
 
-    await t.ctx.deliveries.queue.remove(id);
-    expect(await t.ctx.deliveries.queue.getJob(id)).toBeUndefined();
+    await t.ctx.deliveryJobs.queue.remove(id);
+    expect(await t.ctx.deliveryJobs.queue.getJob(id)).toBeUndefined();
     const replay = await t.http.post(`/api/deliveries/${id}/replay`).set(a.headers).send();
     expect(replay.status).toBe(202);
     expect(replay.body.data).toMatchObject({ id, status: 'pending', attempts: 0, replays: 1 });
@@ -331,7 +331,7 @@ describe('records', () => {
     expect(withPayload.map((r) => (r.payload as { after: { rank: number } }).after.rank)).toEqual(
       Array.from({ length: 10 }, (_, i) => 1_004 + i),
     );
-    const endpoint = await webhookEndpointModel(t.ctx.mongo).findById(endpointId).lean();
+    const endpoint = await endpointModel(t.ctx.mongo).findById(endpointId).lean();
     expect(endpoint!.record_count).toBeLessThanOrEqual(11);
     await rx.waitFor('/records', 14);
   });
@@ -404,8 +404,8 @@ describe('alerts stored before endpoints existed', () => {
     await deliveryModel(t.ctx.mongo).create({ _id: jobId, alert_id: insertedId, user_id: a.id, status: 'pending', attempts: 0 });
     const at = Date.now();
     const p = { at, price: 1000, currency: 'JPY', availability: 'in_stock', buybox: true, rank: 1 };
-    await t.ctx.deliveries.queue.add(
-      DELIVERY_JOB,
+    await t.ctx.deliveryJobs.queue.add(
+      deliveryJob.name,
       { alert_id: insertedId.toHexString(), kind: 'any_change', asin: 'B0DLVLEGJB', country: 'JP', before: p, after: { ...p, rank: 2 } },
       { jobId, attempts: 3, backoff: { type: 'exponential', delay: 50 } },
     );

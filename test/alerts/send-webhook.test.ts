@@ -3,14 +3,8 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  FILTER_REFUSAL,
-  generateWebhookSecret,
-  guardedLookup,
-  sendWebhook,
-  signWebhook,
-  type WebhookRequest,
-} from '../../src/alerts/send-webhook.js';
+import { FILTER_REFUSAL, guardedLookup, sendWebhook, signWebhook, type WebhookRequest } from '../../src/alerts/deliveries/send-webhook.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
 import http from 'node:http';
 import { useAgent } from 'request-filtering-agent';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../src/core/errors.js';

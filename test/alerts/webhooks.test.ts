@@ -156,7 +156,7 @@ describe('alert webhooks', () => {
     const before = (await history(asin)).length;
     await changeAndRefresh(asin);
     expect((await history(asin)).length).toBe(before + 1);
-    expect(await p.ctx.deliveries.queue.getJobCountByTypes('wait', 'delayed', 'active', 'prioritized')).toBe(0);
+    expect(await p.ctx.deliveryJobs.queue.getJobCountByTypes('wait', 'delayed', 'active', 'prioritized')).toBe(0);
     expect(rx.at('/gone')).toHaveLength(1);
   });
 });

@@ -5,7 +5,7 @@ import { mongoUriFor, testEnv } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf } from '../helpers/deliveries.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { planCountry } from '../../src/scheduling/planner.js';
 import { connectTestRedis } from '../helpers/test-redis.js';
 

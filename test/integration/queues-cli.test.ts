@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { cliDatabase, uniqueName } from '../helpers/context.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { dropKeys } from '../helpers/redis-keys.js';
 
 const db = cliDatabase('sw_qcli');

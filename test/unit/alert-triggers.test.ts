@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } from '../../src/alerts/triggers.js';
+import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } from '../../src/alerts/rules/triggers.js';
 import { changeOf, type Point, type PriorState } from '../../src/catalog/history.js';
 import type { UpstreamItem } from '../../src/core/product.js';
 import { loadConfig } from '../../config/env.js';
-import { deliveryJobOptions, webhookBackoff } from '../../src/alerts/delivery-queue.js';
+import { deliveryJobOptions, deliveryBackoff } from '../../jobs/deliver.js';
 import { configProblems } from '../helpers/config.js';
 
 const at = new Date('2026-11-24T00:00:00Z');
@@ -325,7 +325,7 @@ describe('DELIVERY_RETRY_SCHEDULE', () => {
   });
 
   it('gives the delay before each retry in order, and no retry past the schedule', () => {
-    const backoff = webhookBackoff(loadConfig({ DELIVERY_RETRY_SCHEDULE: '50ms, 2s,1m' }).alerts.retryScheduleMs);
+    const backoff = deliveryBackoff(loadConfig({ DELIVERY_RETRY_SCHEDULE: '50ms, 2s,1m' }).alerts.retryScheduleMs);
     expect([1, 2, 3, 4].map(backoff)).toEqual([50, 2_000, 60_000, -1]);
   });
 

@@ -1,4 +1,4 @@
-import { QUEUE_CLASSES } from '../../quota/queue-names.js';
+import { QUEUE_CLASSES } from '../../../jobs/queue-names.js';
 import { Router, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -35,7 +35,7 @@ export function bullBoardRoutes(ctx: AppContext): Router {
       ...ctx.config.countries.flatMap((c) =>
         QUEUE_CLASSES.map((cls) => new BullMQAdapter(ctx.jobs.queue(c, cls), { readOnlyMode: conf.readOnly })),
       ),
-      new BullMQAdapter(ctx.deliveries.queue, { readOnlyMode: conf.readOnly }),
+      new BullMQAdapter(ctx.deliveryJobs.queue, { readOnlyMode: conf.readOnly }),
     ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'shelfwatch' } },

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
-import { webhookPayloadSchema } from '../../../alerts/present.js';
+import { webhookPayloadSchema } from '../../../alerts/deliveries/present.js';
 
 /** A duration in words (`5 s`, `30 min`, `10 h`) for the retry schedule. */
 function words(ms: number): string {
