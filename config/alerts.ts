@@ -163,7 +163,7 @@ export interface AlertsConfig {
   readonly recordsPerEndpoint: number;
   /** Where e-mail alerts are sent through (config/smtp.ts); null: e-mail alerts are refused. */
   readonly smtp: SmtpConfig | null;
-  /** What an account may mail (src/alerts/email-addresses.ts). */
+  /** What an account may mail (src/alerts/endpoints/email-addresses.ts). */
   readonly email: EmailLimits;
   readonly tests: AlertTestLimits;
 }
