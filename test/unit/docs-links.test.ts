@@ -60,7 +60,8 @@ function codeText(markdown: string): string[] {
  * The repository paths the code text names. `src/…`, `jobs/…` and the other code folders' names are
  * taken from the root (a trailing `/` names a folder); a glob or placeholder (`*`, `{`, `<`) keeps
  * only the folders before it. A `.ts` file named without a code folder (`routes/alerts.ts`,
- * `kind.ts`) is returned with a leading `…/`: some file must end so.
+ * `kind.ts`) is returned with a leading `…/`: some file must end so. Prose outside code counts
+ * only a code folder's file named with its extension.
  */
 function namedPaths(markdown: string): string[] {
   const found: string[] = [];
@@ -77,6 +78,14 @@ function namedPaths(markdown: string): string[] {
       found.push(`…/${path}`);
     }
   }
+  // Prose names files too (`in src/catalog/writes.ts`); there only a name with an extension counts,
+  // since "jobs/workers" in a sentence means both folders.
+  const prose = markdown
+    .replace(/^```[^\n]*\n[\s\S]*?^```/gm, '')
+    .replace(/(`+)[^`]+?\1(?!`)/g, '')
+    .replace(/\]\([^)]*\)/g, ']');
+  const file = new RegExp(`(?<![\\w./@~$-])((?:${CODE_FOLDERS.join('|')})/[\\w./-]*\\.[a-z]+)(?![\\w/-])`, 'g');
+  for (const [, path] of prose.matchAll(file)) found.push(path!.replace(/\.+$/, ''));
   return found;
 }
 
@@ -111,6 +120,7 @@ describe('paths the docs name', () => {
       'Not [a site](https://example.com), [a mail](mailto:a@b.c) or [a heading](#top).',
       'The rules are `src/alerts/rules/service.ts`, the jobs under `jobs/`, each `src/alerts/{rules,endpoints}`,',
       'run `npx vitest run test/unit/a.test.ts`; `routes/alerts.ts` and `kind.ts` carry no folder; `config.workers` is no path.',
+      'In prose src/catalog/writes.ts is a file, jobs/workers two folders.',
       '```sh',
       'node dist/src/main.js && tsx scripts/config-reference.ts',
       '```',
@@ -120,6 +130,7 @@ describe('paths the docs name', () => {
       [
         'scripts/config-reference.ts',
         'src/alerts/rules/service.ts',
+        'src/catalog/writes.ts',
         'jobs/',
         'src/alerts/',
         'test/unit/a.test.ts',
