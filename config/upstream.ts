@@ -32,6 +32,10 @@ export const upstreamEnvSchema = z.object({
   SIMULATOR_SEED: z.string().min(1).max(200).default('shelfwatch'),
   SIMULATOR_QUOTA_RPS: int(1, 100_000).default(1),
   SIMULATOR_QUOTA_PER_DAY: int(1, 1_000_000_000).default(8_640),
+  /** Calls the bucket holds: a second's worth (SIMULATOR_QUOTA_RPS) unless set, so one call at Q = 1. */
+  SIMULATOR_QUOTA_BURST: int(1, 100_000).optional(),
+  /** Each call reaches the bucket up to this many ms late (uniform): the network's jitter. */
+  SIMULATOR_JITTER_MS: int(0, 10_000).default(0),
   SIMULATOR_TOKEN_TTL_S: int(1, 86_400).default(3_600),
   SIMULATOR_NOT_FOUND_RATE: fraction.default(0.05),
   SIMULATOR_NOT_ACCESSIBLE_RATE: fraction.default(0.01),
@@ -63,7 +67,7 @@ export interface SimulatorConfig {
   readonly host: string;
   readonly port: number;
   readonly seed: string;
-  readonly quota: { readonly perSecond: number; readonly perDay: number };
+  readonly quota: { readonly perSecond: number; readonly perDay: number; readonly burst: number; readonly jitterMs: number };
   readonly tokenTtlSeconds: number;
   readonly notFoundRate: number;
   readonly notAccessibleRate: number;
@@ -170,7 +174,12 @@ export function parseUpstreamConfig(
         host: e.SIMULATOR_HOST,
         port: e.SIMULATOR_PORT,
         seed: e.SIMULATOR_SEED,
-        quota: Object.freeze({ perSecond: e.SIMULATOR_QUOTA_RPS, perDay: e.SIMULATOR_QUOTA_PER_DAY }),
+        quota: Object.freeze({
+          perSecond: e.SIMULATOR_QUOTA_RPS,
+          perDay: e.SIMULATOR_QUOTA_PER_DAY,
+          burst: e.SIMULATOR_QUOTA_BURST ?? e.SIMULATOR_QUOTA_RPS,
+          jitterMs: e.SIMULATOR_JITTER_MS,
+        }),
         tokenTtlSeconds: e.SIMULATOR_TOKEN_TTL_S,
         notFoundRate: e.SIMULATOR_NOT_FOUND_RATE,
         notAccessibleRate: e.SIMULATOR_NOT_ACCESSIBLE_RATE,
