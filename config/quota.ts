@@ -3,7 +3,7 @@
  * its classes of work share it. Parsed by loadConfig (env.ts).
  */
 import { z } from 'zod';
-import { decimal, int, timeZone } from './parsers.js';
+import { decimal, duration, int, timeZone } from './parsers.js';
 import { COUNTRY_CODES, type Country } from './countries.js';
 import type { ClassShares } from './quota-classes.js';
 
@@ -30,6 +30,12 @@ export const quotaEnvSchema = z.object({
   IMPORT_SHARE: decimal(0.01, 0.9).default(0.1),
   CRAWL_SHARE: decimal(0.01, 0.9).default(0.1),
   FORCED_RESERVE: decimal(0, 0.5).default(0.05),
+  /** How long every call of a country must be answered 429, at a pace well under Q, before its breaker opens. */
+  UPSTREAM_BREAKER_WINDOW: duration.pipe(z.number().min(100).max(3_600_000)).default(30_000),
+  /** The wait before an open breaker's first probe; each failed probe doubles it. */
+  UPSTREAM_BREAKER_PROBE: duration.pipe(z.number().min(100).max(3_600_000)).default(5_000),
+  /** The most the wait between probes grows to. */
+  UPSTREAM_BREAKER_PROBE_MAX: duration.pipe(z.number().min(100).max(86_400_000)).default(120_000),
 });
 
 export interface CountryQuota {
@@ -58,6 +64,8 @@ export interface QuotaConfig {
   readonly shares: ClassShares;
   /** Share of the rest of the day that the other classes leave to forced updates. */
   readonly forcedReserve: number;
+  /** When a country's breaker opens, and how its probes are spaced (src/quota/breaker.ts). */
+  readonly breaker: { readonly windowMs: number; readonly probeBaseMs: number; readonly probeMaxMs: number };
 }
 
 export function buildQuotaConfig(env: z.infer<typeof quotaEnvSchema>): { config?: QuotaConfig; problems: string[] } {
@@ -86,6 +94,11 @@ export function buildQuotaConfig(env: z.infer<typeof quotaEnvSchema>): { config?
       dayTimeZone: env.QUOTA_DAY_TZ,
       shares: Object.freeze({ forced: env.FORCED_SHARE, import: env.IMPORT_SHARE, refresh: refreshShare, crawl: env.CRAWL_SHARE }),
       forcedReserve: env.FORCED_RESERVE,
+      breaker: Object.freeze({
+        windowMs: env.UPSTREAM_BREAKER_WINDOW,
+        probeBaseMs: env.UPSTREAM_BREAKER_PROBE,
+        probeMaxMs: Math.max(env.UPSTREAM_BREAKER_PROBE, env.UPSTREAM_BREAKER_PROBE_MAX),
+      }),
     }),
   };
 }

@@ -20,6 +20,7 @@ import { ForcedUpdates } from '../catalog/forced-updates.js';
 import { Metrics } from '../core/metrics.js';
 import { DailyUsage } from '../quota/daily-usage.js';
 import { QuotaGovernor } from '../quota/governor.js';
+import { CountryBreakers } from '../quota/breaker.js';
 import { WatchService } from '../watch/service.js';
 import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
@@ -71,6 +72,8 @@ export interface AppContext extends JobContext {
   readonly emailAddresses: EmailAddresses;
   /** The price charts' render threads (started on the first chart). */
   readonly charts: ChartRenderer;
+  /** Each country's breaker: open while the upstream refuses the country (src/quota/breaker.ts). */
+  readonly breakers: CountryBreakers;
 }
 
 export interface ContextOptions {
@@ -197,6 +200,14 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const quota = resources.own('quota governor', new QuotaGovernor(redis, redisPrefix, { ...config.quota, usage, metrics }), (g) =>
       g.close(),
     );
+    const breakers = new CountryBreakers({
+      redis,
+      prefix: redisPrefix,
+      options: config.quota.breaker,
+      queues: (country, cls) => jobs.queue(country, cls),
+      logger,
+      metrics,
+    });
     const weights = new AccountWeights(mongo);
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
     const alerts = new AlertService(mongo, config, ep.appKey, watches);
@@ -214,7 +225,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     // Owned here, before any role starts: it closes after the HTTP server has drained.
     const forcedUpdates = resources.own(
       'forced updates',
-      new ForcedUpdates({ ...base, redisTarget: ep.redis, stopping: resources.stopping }),
+      new ForcedUpdates({ ...base, breakers, redisTarget: ep.redis, stopping: resources.stopping }),
       (f) => f.close(),
     );
     return {
@@ -243,6 +254,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       world: new WorldCatalog(mongo, config.world.totalTtlMs),
       forcedUpdates,
       usage,
+      breakers,
       board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
       notices,
       embedded: ep.embedded,

@@ -7,7 +7,9 @@ import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import { closeRedis, createRedis, type Redis, type RedisTarget } from '../db/redis.js';
-import { TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
+import { ServiceUnavailableError, TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
+import type { CountryBreakers } from '../quota/breaker.js';
+import { untilProbeMs } from '../quota/breaker-keys.js';
 import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
 import { productModel } from '../models/product.js';
@@ -52,6 +54,8 @@ export interface ForcedUpdatesDeps {
   readonly redis: Redis;
   readonly redisPrefix: string;
   readonly quota: QuotaGovernor;
+  /** The countries' breakers: an update of a country the upstream refuses is answered 503 at once. */
+  readonly breakers: Pick<CountryBreakers, 'status'>;
   readonly weights: AccountWeights;
   readonly jobs: ForcedUpdateQueue;
   readonly redisTarget: RedisTarget;
@@ -72,6 +76,17 @@ export class ForcedUpdates {
 
   async request(userId: Types.ObjectId, country: Country, asins: string[]): Promise<ForcedUpdateAnswer> {
     const { ctx } = this;
+    // Nothing of the country reaches the upstream while it refuses the country: no call, no
+    // job, no wait for a permit that would come to nothing.
+    const breaker = await ctx.breakers.status(country);
+    if (breaker.state === 'open') {
+      const seconds = Math.ceil(untilProbeMs(breaker.probeAt) / 1_000);
+      throw new ServiceUnavailableError(
+        `The upstream is refusing ${country} (${breaker.reason}): no update can run there until it serves the country again. ` +
+          `The next try is in about ${seconds} s.`,
+        seconds,
+      );
+    }
     const events = await this.eventsOf(country);
     const day = await ctx.quota.day(country);
     if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
