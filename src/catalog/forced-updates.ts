@@ -18,7 +18,10 @@ import { queueName, queuePrefix } from '../quota/queue-names.js';
 import { nextRefreshAt } from '../scheduling/next-refresh.js';
 
 /** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
-export type UpdateOutcome = { status: 'refreshed' } | { status: 'day_spent'; share: boolean; retryAt: number };
+export type UpdateOutcome =
+  | { status: 'refreshed' }
+  | { status: 'day_spent'; share: boolean; retryAt: number }
+  | { status: 'refused'; reason: string; retryAt: number };
 
 /** Where a forced update's job goes: the country's forced-update queue (the job producer, jobs/queues.ts). */
 export interface ForcedUpdateQueue {
@@ -41,6 +44,16 @@ function daySpent(country: Country, resetAt: number, share: boolean): TooManyReq
   return new TooManyRequestsError(
     `No forced update in ${country} until the quota renews: ${why} is spent.`,
     (resetAt - Date.now()) / 1_000,
+  );
+}
+
+/** The 503 of a country the upstream refuses (its breaker is open), with when the next probe goes. */
+function refusing(country: Country, reason: string, probeAt: number): ServiceUnavailableError {
+  const seconds = Math.ceil(untilProbeMs(probeAt) / 1_000);
+  return new ServiceUnavailableError(
+    `The upstream is refusing ${country} (${reason}): no update can run there until it serves the country again. ` +
+      `The next try is in about ${seconds} s.`,
+    seconds,
   );
 }
 
@@ -79,14 +92,7 @@ export class ForcedUpdates {
     // Nothing of the country reaches the upstream while it refuses the country: no call, no
     // job, no wait for a permit that would come to nothing.
     const breaker = await ctx.breakers.status(country);
-    if (breaker.state === 'open') {
-      const seconds = Math.ceil(untilProbeMs(breaker.probeAt) / 1_000);
-      throw new ServiceUnavailableError(
-        `The upstream is refusing ${country} (${breaker.reason}): no update can run there until it serves the country again. ` +
-          `The next try is in about ${seconds} s.`,
-        seconds,
-      );
-    }
+    if (breaker.state === 'open') throw refusing(country, breaker.reason, breaker.probeAt);
     const events = await this.eventsOf(country);
     const day = await ctx.quota.day(country);
     if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
@@ -133,6 +139,7 @@ export class ForcedUpdates {
     if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
     if (waited.kind === 'failed') throw new UpstreamFailedError(waited.reason);
     if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
+    if (waited.outcome.status === 'refused') throw refusing(country, waited.outcome.reason, waited.outcome.retryAt);
     const found = await productModel(ctx.mongo)
       .find({ country, asin: mongoose.trusted({ $in: asins }) })
       .select(PRODUCT_SHOWN_FIELDS)
