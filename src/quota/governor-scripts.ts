@@ -259,15 +259,17 @@ return {'ok', best, tostring(start - now), tostring(total), tostring(own), strin
 `;
 
 /**
- * A call was answered 429 soon after its slot: the margin grows by ARGV 2 (capped at ARGV 3), and
- * the run of 429s goes on (or starts now).
- * KEYS: 1 the pace. ARGV: 1 now ms ('' = the server's clock), 2 step ms, 3 cap ms, 4 TTL ms.
+ * A call was answered 429 soon after its slot: the run of 429s goes on (or starts now), and the
+ * margin grows by the step times the call's place in the run, plus the grant's shrink it undoes
+ * (capped at ARGV 3): pace-margin.ts's nextMargin.
+ * KEYS: 1 the pace. ARGV: 1 now ms ('' = the server's clock), 2 step ms, 3 cap ms, 4 TTL ms,
+ * 5 the shrink per start ms.
  * Returns {margin, ms since the run began, calls in the run}.
  */
 export const PACE_THROTTLED = `
-${NOW}local m = math.min(tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], 'm') or '0') + tonumber(ARGV[2]))
-local since = tonumber(redis.call('HGET', KEYS[1], 'since') or tostring(now))
+${NOW}local since = tonumber(redis.call('HGET', KEYS[1], 'since') or tostring(now))
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+local m = math.min(tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], 'm') or '0') + tonumber(ARGV[2]) * n + tonumber(ARGV[5]))
 redis.call('HSET', KEYS[1], 'm', string.format('%.4f', m), 'since', string.format('%.4f', since))
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {string.format('%.4f', m), string.format('%.4f', now - since), tostring(n)}

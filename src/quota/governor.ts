@@ -514,10 +514,10 @@ export class QuotaGovernor {
       1,
       this.#keys(country).pace,
       this.opts.clock ? String(this.#now()) : '',
-      // The grant's shrink is undone: the call did not go through.
-      String(steps.up + steps.down),
+      String(steps.up),
       String(steps.cap),
       String(PACE_TTL_MS),
+      String(steps.down),
     )) as string[];
     this.#runs.add(country);
     return { marginMs: Number(raw[0]), runMs: Number(raw[1]), runCalls: Number(raw[2]) };

@@ -117,8 +117,8 @@ describe('governPort', () => {
       state: { waiting: false, started: true, sentAt: performance.now() },
     };
     await scopes.run(scope, () => port.getItems(['B0TEST0001']));
-    // One step of the controller at Q = 5: 2 % of 200 ms, and the grant's shrink undone.
-    expect(await g.marginMs('JP')).toBeCloseTo(4, 1);
+    // One step of the controller at Q = 5: 1 % of 200 ms, and the grant's shrink undone.
+    expect(await g.marginMs('JP')).toBeCloseTo(2, 1);
     expect(scope.state.retry).toBe(true);
     g.close();
   });

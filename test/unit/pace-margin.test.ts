@@ -31,11 +31,13 @@ function run(opts: { perSecond: number; burst?: number; jitterMs: number; calls:
   let margin = opts.start ?? 0;
   let ok = 0;
   let throttled = 0;
+  let run = 0;
   for (let i = 0; i < opts.calls; i++) {
     const verdict = bucket.take('JP', t);
     if (verdict.ok) ok++;
     else throttled++;
-    margin = nextMargin(margin, !verdict.ok, steps);
+    run = verdict.ok ? 0 : run + 1;
+    margin = nextMargin(margin, !verdict.ok, steps, run);
     // A throttled call is tried again at the next start, which the margin now spaces.
     t += interval + margin;
   }
@@ -76,12 +78,17 @@ describe('the pace margin (a quantile tracker of the jitter)', () => {
     expect(r.pace).toBeCloseTo(1, 3);
   });
 
-  it('grows by a fiftieth of an interval per 429, shrinks by the target share of that per start, and never passes an interval', () => {
+  it('grows by a hundredth of an interval per lone 429, more in a run, shrinks by the target share of that per start, never past an interval', () => {
     const s = marginSteps(1_000);
-    expect(s.up).toBe(20);
+    expect(s.up).toBe(10);
     expect(s.down / (s.up + s.down)).toBeCloseTo(TARGET_THROTTLED_SHARE, 9);
     expect(nextMargin(0, false, s)).toBe(0);
-    expect(nextMargin(10, true, s)).toBeCloseTo(30, 9);
+    expect(nextMargin(10, true, s)).toBeCloseTo(20, 9);
+    expect(nextMargin(10, true, s, 3)).toBeCloseTo(40, 9);
+    // Seven 429s in a row reach a quarter interval: a refusing upstream is told apart quickly.
+    let r = 0;
+    for (let n = 1; n <= 7; n++) r = nextMargin(r, true, s, n);
+    expect(slowedWellUnderQ(r, 1_000, 7, 7_000)).toBe(true);
     let m = 0;
     for (let i = 0; i < 200; i++) m = nextMargin(m, true, s);
     expect(m).toBe(1_000);
