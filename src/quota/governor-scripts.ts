@@ -86,7 +86,8 @@ ${NOW}if ARGV[14] ~= '1' and redis.call('EXISTS', KEYS[8]) == 1 then
   local b = redis.call('HMGET', KEYS[8], 'probe_at', 'reason')
   return {'refused', b[1] or '0', b[2] or 'refused'}
 end
-local margin = tonumber(redis.call('HGET', KEYS[7], 'm') or '0')
+local pace = redis.call('HMGET', KEYS[7], 'm', 'since')
+local margin = tonumber(pace[1] or '0')
 local interval = tonumber(ARGV[2]) + margin
 local burst = tonumber(ARGV[3])
 local ahead = tonumber(ARGV[4])
@@ -254,7 +255,7 @@ if margin > 0 then
   redis.call('HSET', KEYS[7], 'm', string.format('%.4f', math.max(0, margin - tonumber(ARGV[13]))))
 end
 local run = '0'
-if redis.call('HEXISTS', KEYS[7], 'since') == 1 then run = '1' end
+if pace[2] then run = '1' end
 return {'ok', best, tostring(start - now), tostring(total), tostring(own), string.format('%.4f', start), booked, string.format('%.4f', margin), run}
 `;
 
