@@ -20,7 +20,7 @@ import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { JobProducer } from '../jobs/queues.js';
-import { queueName, queuePrefix } from '../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../jobs/queue-names.js';
 import { buildWorkersConfig, workersEnvSchema } from '../config/workers.js';
 import { buildQuotaConfig, quotaEnvSchema } from '../config/quota.js';
 import { QuotaGovernor } from '../src/quota/governor.js';

@@ -10,10 +10,21 @@ import { duration, int } from './parsers.js';
 
 export const chartsEnvSchema = z.object({
   /** Unset: one thread per core but one for the event loop, at least 1 and at most 2. */
-  CHART_RENDER_THREADS: int(1, 64).optional(),
-  CHART_RENDER_QUEUE: int(0, 10_000).default(16),
-  CHART_RENDER_WAIT: duration.default(10_000),
-  CHART_RENDERS_PER_MINUTE: int(0, 1_000_000).default(120),
+  CHART_RENDER_THREADS: int(1, 64).optional().meta({
+    description: 'Worker threads drawing price charts in each api process (started with its first chart).',
+    unset: 'cores − 1, at least 1, at most 2',
+  }),
+  CHART_RENDER_QUEUE: int(0, 10_000)
+    .default(16)
+    .meta({ description: 'Charts that may wait for a render thread in each api process; one more answers 503.' }),
+  CHART_RENDER_WAIT: duration.default(10_000).meta({
+    description: 'How long a chart may wait for a render thread; one that waited longer is not drawn and answers 503.',
+    defaultText: '10s',
+  }),
+  CHART_RENDERS_PER_MINUTE: int(0, 1_000_000).default(120).meta({
+    description:
+      'Price charts one account may have drawn a minute over every api process (cached answers are free; one more answers 429); `0` turns it off.',
+  }),
 });
 
 export interface ChartsConfig {

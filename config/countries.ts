@@ -52,4 +52,5 @@ export const countryList = z
     z
       .array(z.enum(COUNTRY_CODES, { error: `must be a comma list of ${COUNTRY_CODES.join(', ')}` }))
       .min(1, 'must name at least one country'),
-  );
+  )
+  .meta({ type: 'country list' });

@@ -19,6 +19,7 @@ import { buildSmtpConfig, smtpEnvSchema } from './smtp.js';
 import { buildChartsConfig, chartsEnvSchema, type ChartsConfig } from './charts.js';
 import { countryList, DEFAULT_COUNTRIES, type Country } from './countries.js';
 import { trustProxyListProblem } from './trust-proxy.js';
+import { applyRenamedSettings, type DeprecatedSetting } from './renamed.js';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -38,18 +39,41 @@ const trustProxy = z
     if (v === 'false') return false;
     if (/^\d+$/.test(v)) return Number(v) === 0 ? false : Number(v);
     return v;
-  });
+  })
+  .meta({ type: 'hops or address list' });
 
 export const envSchema = z
   .object({
-    NODE_ENV: z.enum(['production', 'development', 'test']).default('production'),
-    PORT: int(0, 65535).default(3000),
-    HOST: z.string().min(1).default('127.0.0.1'),
-    APP_URL: url(/^https?:$/, 'an http(s)').optional(),
-    APP_KEY: z.string().optional(),
-    APP_TIMEZONE: timeZone.default('UTC'),
-    MONGODB_URI: mongoUri.optional(),
-    REDIS_URL: url(/^rediss?:$/, 'a redis://').optional(),
+    NODE_ENV: z
+      .enum(['production', 'development', 'test'])
+      .default('production')
+      .meta({ description: 'Which environment this is: `production`, `development` or `test`.' }),
+    PORT: int(0, 65535).default(3000).meta({ description: 'The HTTP port (`0`: any free port).' }),
+    HOST: z.string().min(1).default('127.0.0.1').meta({ description: 'The address to listen on (the Docker image sets `0.0.0.0`).' }),
+    APP_URL: url(/^https?:$/, 'an http(s)')
+      .optional()
+      .meta({
+        description: 'The absolute base URL of the links the API generates (paging, e-mail links).',
+        unset: "the request's own host",
+      }),
+    APP_KEY: z.string().optional().meta({
+      description:
+        '`base64:` and 32 random bytes (`shelfwatch key:generate`) that seal stored secrets; required when `MONGODB_URI` is set.',
+      unset: 'random per run (embedded mode only)',
+    }),
+    APP_TIMEZONE: timeZone.default('UTC').meta({ description: 'The IANA time zone of the `YYYY-MM-DD HH:MM:SS` dates in answers.' }),
+    MONGODB_URI: mongoUri.optional().meta({
+      description:
+        "The `mongodb://` (one host, or a replica set's hosts separated by commas) or `mongodb+srv://` connection string, database in the path.",
+      unset: 'embedded (mongodb-memory-server)',
+    }),
+    REDIS_URL: url(/^rediss?:$/, 'a redis://')
+      .optional()
+      .meta({
+        description:
+          'The `redis://` or `rediss://` URL of Redis; beside `REDIS_CLUSTER_NODES` it only lends its user, password and TLS to every node.',
+        unset: 'embedded (a `redis-server` child)',
+      }),
     // A Redis Cluster's seed nodes; REDIS_URL then only lends its credentials and TLS to every node.
     REDIS_CLUSTER_NODES: z
       .string()
@@ -65,48 +89,113 @@ export const envSchema = z
         }
         return parsed.map((m) => Object.freeze({ host: m![1]!.replace(/^\[(.*)\]$/, '$1'), port: Number(m![2]) }));
       })
-      .optional(),
+      .meta({ type: 'host:port list' })
+      .optional()
+      .meta({
+        description:
+          "A Redis Cluster's seed nodes, `host:port,host:port,…` (a few of its nodes: the client finds the rest); a cluster is never embedded.",
+        unset: 'one Redis',
+      }),
     // The keys' hash tags are built from it per country and per group (src/db/redis-keys.ts); a
     // prefix written in braces, as a Redis Cluster tag, is taken without them.
     REDIS_PREFIX: z
       .string()
       .regex(/^(\{[A-Za-z0-9_-]{1,40}\}|[A-Za-z0-9_-]{1,40})$/, 'must be 1-40 letters, digits, _ or -')
       .transform((v) => v.replace(/^\{(.*)\}$/, '$1'))
-      .default('shelfwatch'),
-    LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
-    LOG_PRETTY: bool.default(false),
-    TRUST_PROXY: trustProxy.default(false),
+      .default('shelfwatch')
+      .meta({
+        description:
+          "The start of every Redis key's hash tag (`{PREFIX:CC}` per country, one tag per group for the rest; see [operations.md](operations.md)); written in braces it is taken without them.",
+      }),
+    LOG_LEVEL: z
+      .enum(LOG_LEVELS)
+      .default('info')
+      .meta({ description: 'The least level logged.', unset: '`info` (`warn` for admin commands)' }),
+    LOG_PRETTY: bool.default(false).meta({ description: 'Human-readable logs instead of JSON lines (development).' }),
+    TRUST_PROXY: trustProxy.default(false).meta({
+      description:
+        'The number of reverse proxies in front of the api, or a comma list of their addresses or subnets (`loopback`, `10.0.0.0/8`); `true` is refused because clients could forge their address.',
+    }),
     BODY_LIMIT: z
       .string()
       .regex(/^\d+(b|kb|mb)$/i, 'must be a size such as 100kb or 1mb')
-      .default('100kb'),
-    SHUTDOWN_TIMEOUT_MS: int(100, 600_000).default(10_000),
-    STATE_DIR: z.string().min(1).default('.shelfwatch'),
+      .meta({ type: 'size' })
+      .default('100kb')
+      .meta({ description: 'The largest request body (`100kb`, `1mb`); a larger one answers 413.' }),
+    SHUTDOWN_TIMEOUT_MS: int(100, 600_000)
+      .default(10_000)
+      .meta({ description: 'How long (ms) a SIGTERM may drain before the process exits anyway.' }),
+    STATE_DIR: z
+      .string()
+      .min(1)
+      .default('.shelfwatch')
+      .meta({ description: 'Where the embedded mode leaves its URIs for admin commands run beside it.' }),
     /** Whether MongoDB/Redis may be embedded when their URLs are unset; off by default only with NODE_ENV=production set. */
-    EMBEDDED: bool.optional(),
-    COUNTRIES: countryList.default([...DEFAULT_COUNTRIES]),
-    REFRESH_INTERVAL_P1: duration.default(3_600_000),
-    REFRESH_INTERVAL_P0: duration.default(86_400_000),
+    EMBEDDED: bool.optional().meta({
+      description:
+        'Whether an unset `MONGODB_URI` / `REDIS_URL` may mean embedded, memory-only MongoDB / Redis; when not, the command stops with exit code 78.',
+      unset: '`true`; `false` when `NODE_ENV=production` is set (as the image and the systemd units do)',
+    }),
+    COUNTRIES: countryList.default([...DEFAULT_COUNTRIES]).meta({
+      description: 'The countries whose catalogue is kept (a comma list of the codes below); a watched ASIN is tracked in each.',
+      defaultText: 'JP,US',
+    }),
+    REFRESH_INTERVAL_P1: duration
+      .default(3_600_000)
+      .meta({ description: 'The refresh interval of priority-1 products; under adaptive scheduling the longest.', defaultText: '1h' }),
+    REFRESH_INTERVAL_P0: duration
+      .default(86_400_000)
+      .meta({ description: 'The refresh interval of priority-0 products; under adaptive scheduling the longest.', defaultText: '1d' }),
     /** `adaptive`: each product's next refresh follows its estimated change rate; `fixed`: its priority's interval. */
-    SCHEDULING: z.enum(['adaptive', 'fixed'], { error: 'must be adaptive or fixed' }).default('adaptive'),
+    SCHEDULING: z.enum(['adaptive', 'fixed'], { error: 'must be adaptive or fixed' }).default('adaptive').meta({
+      description:
+        "`adaptive`: each product's next refresh follows its estimated change rate (see [scheduling.md](scheduling.md)); `fixed`: every product at its priority's interval.",
+    }),
     /** Adaptive scheduling: the shortest interval between two refreshes of a product. */
-    REFRESH_MIN_INTERVAL: duration.default(300_000),
+    REFRESH_MIN_INTERVAL: duration.default(300_000).meta({
+      description: "Adaptive scheduling: the shortest interval between two refreshes of a product (never above a priority's interval).",
+      defaultText: '5m',
+    }),
     /** What adaptive scheduling spends the calls on (src/scheduling/refresh-objective.ts). */
     REFRESH_OBJECTIVE: z
       .enum(['freshness', 'changes', 'balanced'], { error: 'must be freshness, changes or balanced' })
-      .default('balanced'),
+      .default('balanced')
+      .meta({
+        description:
+          'Adaptive scheduling: what the calls are spent on, `changes` seen, `freshness` of the catalogue, or `balanced` between them by `REFRESH_BALANCE` (see [scheduling.md](scheduling.md)).',
+      }),
     /** `balanced`: freshness's weight in [0, 1], or `auto` (src/scheduling/tune-policy.ts). */
     REFRESH_BALANCE: z
       .union([z.literal('auto'), z.coerce.number().min(0, 'must be auto or between 0 and 1').max(1, 'must be auto or between 0 and 1')])
-      .default('auto'),
+      .default('auto')
+      .meta({
+        description:
+          "Under `balanced`, freshness's weight from 0 (as `changes`) to 1 (as `freshness`), or `auto`: the least weight that keeps 0.8 of the freshness gain `freshness` predicts.",
+      }),
     /** How long an api process keeps a directory page at most (a change to users or posts drops it at once); 0 keeps none. */
-    DIRECTORY_CACHE_TTL: durationOrZero.default(300_000),
+    DIRECTORY_CACHE_TTL: durationOrZero.default(300_000).meta({
+      description:
+        'How long an api process keeps a page of `/api/user` or `/api/post` at most; a write drops the pages it changes at once in every process (see [api.md](api.md)), `0` keeps none.',
+      defaultText: '5m',
+    }),
     /** How long an api process keeps the account of a token at most (a change to users drops it at once); 0 keeps none. */
-    ACCOUNT_CACHE_TTL: durationOrZero.default(60_000),
+    ACCOUNT_CACHE_TTL: durationOrZero.default(60_000).meta({
+      description:
+        'How long an api process keeps the account of a token at most; a write to the account drops it at once in every process, `0` reads it on every request.',
+      defaultText: '60s',
+    }),
     /** How long a /api/world list's total is reused; 0 counts on every request. */
-    WORLD_TOTAL_TTL: durationOrZero.default(10_000),
+    WORLD_TOTAL_TTL: durationOrZero.default(10_000).meta({
+      description:
+        'How long an api process reuses the `total` of a `/api/world` or `/api/world/new` list (per filter); `0` counts on every request.',
+      defaultText: '10s',
+    }),
     /** How long an api process sends a /api/world or /api/world/new page it made again; 0 makes each afresh. */
-    WORLD_PAGE_TTL: durationOrZero.default(1_000),
+    WORLD_PAGE_TTL: durationOrZero.default(1_000).meta({
+      description:
+        'How long an api process sends a `/api/world` or `/api/world/new` page it made again to whoever asks for the same page; `0` makes every page afresh.',
+      defaultText: '1s',
+    }),
   })
   .extend(workersEnvSchema.shape)
   .extend(quotaEnvSchema.shape)
@@ -186,6 +275,8 @@ export interface Config {
   readonly alerts: AlertsConfig;
   /** Price charts: render threads, their queue, renders per account a minute (config/charts.ts). */
   readonly charts: ChartsConfig;
+  /** Settings found under a former name (config/renamed.ts), for the program to warn about once. */
+  readonly deprecations: readonly DeprecatedSetting[];
 }
 
 export class ConfigError extends Error {
@@ -203,14 +294,17 @@ function present(raw: NodeJS.ProcessEnv): Record<string, string> {
 }
 
 export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(present(raw));
+  const renamed = applyRenamedSettings(present(raw));
+  const parsed = envSchema.safeParse(renamed.env);
   // Another variable's problem must not turn into credential problems for every country we know.
   const countries = parsed.success ? parsed.data.COUNTRIES : (countryList.safeParse(present(raw).COUNTRIES).data ?? DEFAULT_COUNTRIES);
   const upstream = parseUpstreamConfig(present(raw), countries);
   const problems: string[] = [];
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const name = String(issue.path[0] ?? 'environment');
+      const parsedName = String(issue.path[0] ?? 'environment');
+      // A value given under a former name is reported under that name, as the operator wrote it.
+      const name = renamed.readFrom[parsedName] ?? parsedName;
       const got = raw[name];
       problems.push(problemLine(name, issue.message, got));
     }
@@ -275,5 +369,6 @@ export function loadConfig(raw: NodeJS.ProcessEnv = process.env): Config {
     accounts: buildAccountsConfig(env),
     alerts: buildAlertsConfig(env, smtp.config),
     charts: buildChartsConfig(env),
+    deprecations: Object.freeze(renamed.deprecations.map((d) => Object.freeze(d))),
   });
 }

@@ -6,11 +6,29 @@ import { z } from 'zod';
 import { bool, int } from './parsers.js';
 
 export const opsEnvSchema = z.object({
-  BULL_BOARD_USER: z.string().min(1).optional(),
-  BULL_BOARD_PASSWORD: z.string().min(12, 'must be at least 12 characters').optional(),
-  BULL_BOARD_READONLY: bool.default(true),
-  METRICS_PORT: int(0, 65535).optional(),
-  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional(),
+  BULL_BOARD_USER: z.string().min(1).optional().meta({
+    description:
+      'The HTTP Basic user of Bull Board at `/admin/queues`; set with `BULL_BOARD_PASSWORD`, without both the route does not exist.',
+    unset: 'board off',
+  }),
+  BULL_BOARD_PASSWORD: z
+    .string()
+    .min(12, 'must be at least 12 characters')
+    .optional()
+    .meta({ description: "Bull Board's password (at least 12 characters).", unset: 'board off' }),
+  BULL_BOARD_READONLY: bool.default(true).meta({
+    description:
+      "`false` enables the board's retry and remove buttons (browsers resend Basic credentials by themselves: mind cross-site requests).",
+  }),
+  METRICS_PORT: int(0, 65535).optional().meta({
+    description: 'Every role serves `/metrics`, `/healthz` and `/readyz` on this port; the api then serves `/metrics` only there.',
+    unset: 'the api serves `/metrics` on its own port',
+  }),
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters').optional().meta({
+    description:
+      "At least 32 characters: every `/metrics` then needs `Authorization: Bearer <METRICS_TOKEN>`; with neither it nor `METRICS_PORT`, only clients on the api's own host get `/metrics`.",
+    unset: 'no token',
+  }),
 });
 
 /** Bull Board on the api's port; off unless both user and password are set. */

@@ -14,28 +14,50 @@ const burst = int(1, 10_000);
 /** Every country the product knows may override the defaults: QUOTA_RPS_<CC>, QUOTA_PER_DAY_<CC>, QUOTA_BURST_<CC>. */
 const perCountryShape = Object.fromEntries(
   COUNTRY_CODES.flatMap((c) => [
-    [`QUOTA_RPS_${c}`, perSecond.optional()],
-    [`QUOTA_PER_DAY_${c}`, perDay.optional()],
-    [`QUOTA_BURST_${c}`, burst.optional()],
+    [`QUOTA_RPS_${c}`, perSecond.optional().meta({ description: "This country's `QUOTA_RPS`.", unset: '`QUOTA_RPS`' })],
+    [`QUOTA_PER_DAY_${c}`, perDay.optional().meta({ description: "This country's `QUOTA_PER_DAY`.", unset: '`QUOTA_PER_DAY`' })],
+    [`QUOTA_BURST_${c}`, burst.optional().meta({ description: "This country's `QUOTA_BURST`.", unset: '`QUOTA_BURST`' })],
   ]),
 ) as unknown as Record<`QUOTA_${'RPS' | 'PER_DAY' | 'BURST'}_${Country}`, z.ZodOptional<z.ZodType<number, string>>>;
 
 export const quotaEnvSchema = z.object({
-  QUOTA_RPS: perSecond.default(1),
-  QUOTA_PER_DAY: perDay.default(8_640),
-  QUOTA_BURST: burst.default(1),
+  QUOTA_RPS: perSecond.default(1).meta({
+    description:
+      "Each country's upstream requests a second (decimals allowed, such as `0.5`): the quota governor holds every call to it; set it to what your credentials allow.",
+  }),
+  QUOTA_PER_DAY: perDay.default(8_640).meta({
+    description: "Each country's upstream requests a quota day: the governor caps them and the planner spreads them over the day.",
+  }),
+  QUOTA_BURST: burst
+    .default(1)
+    .meta({ description: 'Requests that may start at once after an idle spell (1: every start at least 1/Q after the one before).' }),
   ...perCountryShape,
-  QUOTA_DAY_TZ: timeZone.default('UTC'),
-  FORCED_SHARE: decimal(0.01, 0.9).default(0.3),
-  IMPORT_SHARE: decimal(0.01, 0.9).default(0.1),
-  CRAWL_SHARE: decimal(0.01, 0.9).default(0.1),
-  FORCED_RESERVE: decimal(0, 0.5).default(0.05),
-  /** How long every call of a country must be answered 429, at a pace well under Q, before its breaker opens. */
-  UPSTREAM_BREAKER_WINDOW: duration.pipe(z.number().min(100).max(3_600_000)).default(30_000),
-  /** The wait before an open breaker's first probe; each failed probe doubles it. */
-  UPSTREAM_BREAKER_PROBE: duration.pipe(z.number().min(100).max(3_600_000)).default(5_000),
-  /** The most the wait between probes grows to. */
-  UPSTREAM_BREAKER_PROBE_MAX: duration.pipe(z.number().min(100).max(86_400_000)).default(120_000),
+  QUOTA_DAY_TZ: timeZone.default('UTC').meta({ description: 'The IANA time zone whose calendar days `QUOTA_PER_DAY` counts.' }),
+  FORCED_SHARE: decimal(0.01, 0.9).default(0.3).meta({
+    description:
+      "Forced updates' share of each country's quota: at least this share of `QUOTA_RPS` while every class has work, at most this share of `QUOTA_PER_DAY`.",
+  }),
+  IMPORT_SHARE: decimal(0.01, 0.9).default(0.1).meta({ description: "EAN imports' share, as `FORCED_SHARE`." }),
+  CRAWL_SHARE: decimal(0.01, 0.9)
+    .default(0.1)
+    .meta({ description: "Browse crawls' share, as `FORCED_SHARE`; scheduled refreshes have the rest (the three add up to 0.9 at most)." }),
+  FORCED_RESERVE: decimal(0, 0.5).default(0.05).meta({
+    description:
+      'The share of what is left of the quota day that scheduled work leaves to forced updates (it shrinks to nothing by midnight).',
+  }),
+  UPSTREAM_BREAKER_WINDOW: duration.pipe(z.number().min(100).max(3_600_000)).default(30_000).meta({
+    description:
+      "How long every call of a country must be answered 429, at a pace well under Q, before the country's breaker opens ([upstream-states.md](upstream-states.md)).",
+    defaultText: '30s',
+  }),
+  UPSTREAM_BREAKER_PROBE: duration
+    .pipe(z.number().min(100).max(3_600_000))
+    .default(5_000)
+    .meta({ description: "The wait before an open breaker's first probe; each failed probe doubles it.", defaultText: '5s' }),
+  UPSTREAM_BREAKER_PROBE_MAX: duration
+    .pipe(z.number().min(100).max(86_400_000))
+    .default(120_000)
+    .meta({ description: 'The most the wait between probes grows to.', defaultText: '2m' }),
 });
 
 export interface CountryQuota {

@@ -28,52 +28,58 @@ export interface SmtpConfig {
  * The port defaults to 587 (submission) for smtp: and 465 for smtps:. A path or query would be
  * ignored by the mailer, so it is refused rather than silently dropped.
  */
-const smtpUrl = z.string().transform((v, ctx) => {
-  const refuse = (message = URL_MESSAGE) => {
-    ctx.addIssue({ code: 'custom', message });
-    return z.NEVER;
-  };
-  let u: URL;
-  try {
-    u = new URL(v);
-  } catch {
-    return refuse();
-  }
-  if ((u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || u.hostname === '') return refuse();
-  if ((u.pathname !== '' && u.pathname !== '/') || u.search !== '' || u.hash !== '') {
-    return refuse('must not have a path, query or fragment (smtp(s)://user:password@host:port)');
-  }
-  let user: string;
-  let pass: string;
-  try {
-    user = decodeURIComponent(u.username);
-    pass = decodeURIComponent(u.password);
-  } catch {
-    return refuse('must percent-encode its user name and password');
-  }
-  if ((user === '') !== (pass === '')) return refuse('must give both a user name and a password, or neither');
-  const secure = u.protocol === 'smtps:';
-  return {
-    host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
-    port: u.port === '' ? (secure ? 465 : 587) : Number(u.port),
-    secure,
-    auth: user === '' ? undefined : { user, pass },
-  };
-});
+const smtpUrl = z
+  .string()
+  .transform((v, ctx) => {
+    const refuse = (message = URL_MESSAGE) => {
+      ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    };
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      return refuse();
+    }
+    if ((u.protocol !== 'smtp:' && u.protocol !== 'smtps:') || u.hostname === '') return refuse();
+    if ((u.pathname !== '' && u.pathname !== '/') || u.search !== '' || u.hash !== '') {
+      return refuse('must not have a path, query or fragment (smtp(s)://user:password@host:port)');
+    }
+    let user: string;
+    let pass: string;
+    try {
+      user = decodeURIComponent(u.username);
+      pass = decodeURIComponent(u.password);
+    } catch {
+      return refuse('must percent-encode its user name and password');
+    }
+    if ((user === '') !== (pass === '')) return refuse('must give both a user name and a password, or neither');
+    const secure = u.protocol === 'smtps:';
+    return {
+      host: u.hostname.replace(/^\[(.*)\]$/, '$1'),
+      port: u.port === '' ? (secure ? 465 : 587) : Number(u.port),
+      secure,
+      auth: user === '' ? undefined : { user, pass },
+    };
+  })
+  .meta({ type: 'smtp(s) URL' });
 
 const MAILBOX_MESSAGE = 'must be an e-mail address, or a name and one in angle brackets: Shelfwatch <alerts@example.com>';
 
 /** `alerts@example.com` or `Shelfwatch <alerts@example.com>`; no line breaks (they would start a header). */
-const mailbox = z.string().transform((v, ctx) => {
-  const m = /^\s*(?:([^<>\r\n]*?)\s*<([^<>\s]+)>|([^<>\s]+))\s*$/.exec(v);
-  const address = m?.[2] ?? m?.[3];
-  if (!m || !address || !z.email().safeParse(address).success) {
-    ctx.addIssue({ code: 'custom', message: MAILBOX_MESSAGE });
-    return z.NEVER;
-  }
-  const name = m[1]?.replace(/^"(.*)"$/, '$1').trim();
-  return { name: name || undefined, address };
-});
+const mailbox = z
+  .string()
+  .transform((v, ctx) => {
+    const m = /^\s*(?:([^<>\r\n]*?)\s*<([^<>\s]+)>|([^<>\s]+))\s*$/.exec(v);
+    const address = m?.[2] ?? m?.[3];
+    if (!m || !address || !z.email().safeParse(address).success) {
+      ctx.addIssue({ code: 'custom', message: MAILBOX_MESSAGE });
+      return z.NEVER;
+    }
+    const name = m[1]?.replace(/^"(.*)"$/, '$1').trim();
+    return { name: name || undefined, address };
+  })
+  .meta({ type: 'mailbox' });
 
 /**
  * Where an smtp:// server may be spoken to in plain text (no STARTTLS): `loopback` (a relay on this
@@ -84,9 +90,20 @@ const allowPlaintext = z.enum(['false', 'loopback', 'true'], { error: 'must be f
 export type PlaintextRule = z.infer<typeof allowPlaintext>;
 
 export const smtpEnvSchema = z.object({
-  SMTP_URL: smtpUrl.optional(),
-  SMTP_FROM: mailbox.optional(),
-  SMTP_ALLOW_PLAINTEXT: allowPlaintext.default('loopback'),
+  SMTP_URL: smtpUrl.optional().meta({
+    description:
+      'The SMTP server of e-mail alerts, `smtp://user:password@host:port` (STARTTLS when offered; port 587) or `smtps://…` (TLS from the start; port 465), user and password percent-encoded.',
+    unset: 'e-mail alerts off (refused with 422)',
+  }),
+  SMTP_FROM: mailbox.optional().meta({
+    description:
+      'The sender, `alerts@example.com` or `Shelfwatch <alerts@example.com>`; required with `SMTP_URL`, as is `APP_URL` (every mail carries links under it).',
+    unset: 'e-mail alerts off',
+  }),
+  SMTP_ALLOW_PLAINTEXT: allowPlaintext.default('loopback').meta({
+    description:
+      'Where an `smtp://` server may be spoken to without STARTTLS: `loopback` (a relay on this machine), `true` (any host) or `false` (nowhere); elsewhere nothing is sent in clear.',
+  }),
 });
 
 /** Whether an smtp:// connection to `host` must be upgraded with STARTTLS before anything is sent. */

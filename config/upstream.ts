@@ -14,41 +14,122 @@ import { faultsSchema, type Faults } from './faults.js';
 const fraction = z
   .string()
   .regex(/^(0(\.\d+)?|1(\.0+)?|\.\d+)$/, 'must be a number from 0 to 1')
-  .transform(Number);
+  .transform(Number)
+  .meta({ type: 'number 0–1' });
 
 const httpUrl = url(/^https?:$/, 'an http(s)').transform((v) => v.replace(/\/+$/, ''));
 /** The Creators API's catalog and token endpoints: the credentials and bearer tokens travel there. */
 const creatorsUrl = secureUrl.transform((v) => v.replace(/\/+$/, ''));
 
-const faultsJson = jsonText('must be a JSON object such as {"errorRate":0.1}').pipe(faultsSchema);
+const faultsJson = jsonText('must be a JSON object such as {"errorRate":0.1}').pipe(faultsSchema).meta({ type: 'JSON object' });
 
 export const upstreamEnvSchema = z.object({
-  UPSTREAM: z.enum(['simulator', 'creators'], { error: 'must be simulator or creators' }).default('simulator'),
-  CREATORS_API_URL: creatorsUrl.default(CREATORS_API_URL),
-  CREATORS_TIMEOUT_MS: int(100, 300_000).default(10_000),
-  SIMULATOR_URL: httpUrl.optional(),
-  SIMULATOR_HOST: z.string().min(1).default('127.0.0.1'),
-  SIMULATOR_PORT: int(0, 65535).default(0),
-  SIMULATOR_SEED: z.string().min(1).max(200).default('shelfwatch'),
-  SIMULATOR_QUOTA_RPS: int(1, 100_000).default(1),
-  SIMULATOR_QUOTA_PER_DAY: int(1, 1_000_000_000).default(8_640),
-  /** Calls the bucket holds: a second's worth (SIMULATOR_QUOTA_RPS) unless set, so one call at Q = 1. */
-  SIMULATOR_QUOTA_BURST: int(1, 100_000).optional(),
-  /** Each call reaches the bucket up to this many ms late (uniform): the network's jitter. */
-  SIMULATOR_JITTER_MS: int(0, 10_000).default(0),
-  SIMULATOR_TOKEN_TTL_S: int(1, 86_400).default(3_600),
-  SIMULATOR_NOT_FOUND_RATE: fraction.default(0.05),
-  SIMULATOR_NOT_ACCESSIBLE_RATE: fraction.default(0.01),
-  SIMULATOR_DRIFT_MS: int(1_000, 30 * 86_400_000).default(3_600_000),
+  UPSTREAM: z
+    .enum(['simulator', 'creators'], { error: 'must be simulator or creators' })
+    .default('simulator')
+    .meta({ description: "Where the catalogue comes from: `creators` (Amazon's Creators API) or `simulator`." }),
+  CREATORS_API_URL: creatorsUrl
+    .default(CREATORS_API_URL)
+    .meta({ description: 'The base URL of the catalog operations (`/catalog/v1/…`): point it at a proxy or a standalone simulator.' }),
+  CREATORS_TIMEOUT_MS: int(100, 300_000)
+    .default(10_000)
+    .meta({ description: 'The timeout (ms) of each upstream request, token and catalog.' }),
+  SIMULATOR_URL: httpUrl
+    .optional()
+    .meta({ description: 'A simulator running elsewhere, for `UPSTREAM=simulator`.', unset: '`all` starts one in-process' }),
+  SIMULATOR_HOST: z.string().min(1).default('127.0.0.1').meta({ description: 'The address the simulator listens on.' }),
+  SIMULATOR_PORT: int(0, 65535).default(0).meta({ description: "The simulator's port (`0`: any free port; the URL is logged)." }),
+  SIMULATOR_SEED: z
+    .string()
+    .min(1)
+    .max(200)
+    .default('shelfwatch')
+    .meta({ description: 'The seed of the synthetic catalogue: the same seed gives the same items.' }),
+  SIMULATOR_QUOTA_RPS: int(1, 100_000)
+    .default(1)
+    .meta({ description: "The simulator's quota a second per country, as for new Creators API credentials." }),
+  SIMULATOR_QUOTA_PER_DAY: int(1, 1_000_000_000).default(8_640).meta({ description: "The simulator's quota a day per country." }),
+  SIMULATOR_QUOTA_BURST: int(1, 100_000).optional().meta({
+    description: "Calls the simulator's bucket holds per country (the real service names no burst).",
+    unset: "a second's worth (`SIMULATOR_QUOTA_RPS`): one call at Q = 1",
+  }),
+  SIMULATOR_JITTER_MS: int(0, 10_000)
+    .default(0)
+    .meta({ description: "The most each call reaches the simulator's bucket late (ms, uniform): network jitter on its own clock." }),
+  SIMULATOR_TOKEN_TTL_S: int(1, 86_400).default(3_600).meta({ description: "The lifetime (s) of the simulator's access tokens." }),
+  SIMULATOR_NOT_FOUND_RATE: fraction.default(0.05).meta({ description: 'The share of ASINs that do not exist.' }),
+  SIMULATOR_NOT_ACCESSIBLE_RATE: fraction
+    .default(0.01)
+    .meta({ description: 'The share of ASINs that are not accessible (with the not-found share at most 1).' }),
+  SIMULATOR_DRIFT_MS: int(1_000, 30 * 86_400_000)
+    .default(3_600_000)
+    .meta({
+      description:
+        "The mean interval (ms), over products, between a product's changes of price, availability and rank (each product has its own).",
+    }),
   /** Share of products that never change (src/simulator/catalog.ts). */
-  SIMULATOR_STILL_SHARE: fraction.default(0),
+  SIMULATOR_STILL_SHARE: fraction.default(0).meta({ description: 'The share of products that never change.' }),
   /** How far a product's change activity swings over the day and over 1 to 4 weeks (together below 1). */
-  SIMULATOR_DAILY_SWING: z.coerce.number().min(0).max(0.99).default(0),
-  SIMULATOR_WEEKLY_SWING: z.coerce.number().min(0).max(0.99).default(0),
-  SIMULATOR_CLIENT_ID: z.string().min(1).default('shelfwatch-simulator'),
-  SIMULATOR_CLIENT_SECRET: secretText.default('shelfwatch-simulator-secret'),
-  SIMULATOR_FAULTS: faultsJson.optional(),
+  SIMULATOR_DAILY_SWING: z.coerce
+    .number()
+    .min(0)
+    .max(0.99)
+    .meta({ type: 'number 0–0.99' })
+    .default(0)
+    .meta({ description: "How far a product's change activity swings over the day (each product its own phase)." }),
+  SIMULATOR_WEEKLY_SWING: z.coerce
+    .number()
+    .min(0)
+    .max(0.99)
+    .meta({ type: 'number 0–0.99' })
+    .default(0)
+    .meta({ description: 'How far it swings over a period of 1 to 4 weeks (each product its own); the two swings together below 1.' }),
+  SIMULATOR_CLIENT_ID: z
+    .string()
+    .min(1)
+    .default('shelfwatch-simulator')
+    .meta({ description: "The one client id the simulator's token endpoints accept." }),
+  SIMULATOR_CLIENT_SECRET: secretText
+    .default('shelfwatch-simulator-secret')
+    .meta({ description: "The one client secret the simulator's token endpoints accept." }),
+  SIMULATOR_FAULTS: faultsJson
+    .optional()
+    .meta({ description: 'Faults injected from the start, as JSON with the members of `POST /__faults`.', unset: 'none' }),
 });
+
+/**
+ * The variables read once per country of COUNTRIES, as `<NAME>_<CC>` (CREATORS_CREDENTIAL_ID_JP):
+ * parsed by hand below, since their names depend on the countries, and declared here so that the
+ * configuration reference lists them.
+ */
+export const COUNTRY_UPSTREAM_SETTINGS = {
+  CREATORS_CREDENTIAL_ID: {
+    type: 'string',
+    description: 'The Creators API Credential ID for the country.',
+    unset: 'required with `UPSTREAM=creators`',
+  },
+  CREATORS_CREDENTIAL_SECRET: {
+    type: 'string',
+    description: 'The Credential Secret for the country (never logged or echoed in errors).',
+    unset: 'required with `UPSTREAM=creators`',
+  },
+  CREATORS_CREDENTIAL_VERSION: {
+    type: '2.1, 2.2, 2.3, 3.1, 3.2 or 3.3',
+    description:
+      'The credential version (`2.x` Cognito, `3.x` Login with Amazon; `x.1` NA, `x.2` EU, `x.3` FE): it picks the token endpoint, scope and request style, and serves only its region.',
+    unset: "the 3.x of the country's region: `3.1` NA (US CA MX BR), `3.2` EU, the Middle East and India, `3.3` FE (JP AU SG)",
+  },
+  CREATORS_PARTNER_TAG: {
+    type: 'string',
+    description: 'The Associates tracking tag of that marketplace.',
+    unset: 'required with `UPSTREAM=creators` (simulator: `shelfwatch-20` in NA, `shelfwatch-21` in EU, `shelfwatch-22` in FE)',
+  },
+  CREATORS_TOKEN_URL: {
+    type: 'https URL',
+    description: "An OAuth2 token endpoint instead of the credential version's.",
+    unset: "the version's endpoint (simulator: its own)",
+  },
+} as const satisfies Record<string, { type: string; description: string; unset: string }>;
 
 export interface CountryUpstreamConfig {
   readonly marketplace: string;
@@ -109,7 +190,7 @@ export function parseUpstreamConfig(
   const perCountry: Partial<Record<Country, CountryUpstreamConfig>> = {};
   for (const cc of countries) {
     const market = MARKETPLACES[cc];
-    const v = (name: string): string | undefined => env[`${name}_${cc}`];
+    const v = (name: keyof typeof COUNTRY_UPSTREAM_SETTINGS): string | undefined => env[`${name}_${cc}`];
     const versionText = v('CREATORS_CREDENTIAL_VERSION') ?? market.defaultCredentialVersion;
     const version = credentialVersion(versionText);
     if (!version) {

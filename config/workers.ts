@@ -9,26 +9,66 @@ import { DEFAULT_RETRY, retrySpanMs } from './retry.js';
 import { COUNTRY_CODES, countryList, type Country } from './countries.js';
 import type { QuotaConfig } from './quota.js';
 
-const cronExpr = z.string().refine((v) => cron.validate(v), 'must be a cron expression (node-cron, seconds optional)');
+const cronExpr = z
+  .string()
+  .refine((v) => cron.validate(v), 'must be a cron expression (node-cron, seconds optional)')
+  .meta({ type: 'cron expression' });
 
 export const workersEnvSchema = z.object({
-  WORKER_CONCURRENCY: int(1, 200).optional(),
+  WORKER_CONCURRENCY: int(1, 200).optional().meta({
+    description: 'Jobs one worker process runs at once per country: enough calls in flight to use the quota (CPU count plays no part).',
+    unset: "2 × the country's `QUOTA_RPS`, at least 2, at most 50",
+  }),
   /** The countries whose queues this worker process serves (a subset of COUNTRIES); unset, all of them. */
-  WORKER_COUNTRIES: countryList.optional(),
-  WORKER_LOCK_MS: int(5_000, 600_000).default(30_000),
-  WORKER_SHUTDOWN_MS: duration.pipe(z.number().min(100).max(600_000)).default(8_000),
-  WORKER_JOB_TIMEOUT: duration.pipe(z.number().min(1_000).max(3_600_000)).default(120_000),
-  SCHEDULER_REFRESH_CRON: cronExpr.default('*/15 * * * * *'),
-  SCHEDULER_BROWSE_CRON: cronExpr.default('*/10 * * * *'),
-  SCHEDULER_HORIZON_S: int(1, 3_600).default(45),
+  WORKER_COUNTRIES: countryList.optional().meta({
+    description:
+      'The countries whose queues a worker process serves (a comma list within `COUNTRIES`); every country needs a worker somewhere, the api and scheduler ignore it.',
+    unset: 'all of `COUNTRIES`',
+  }),
+  WORKER_LOCK_MS: int(5_000, 600_000)
+    .default(30_000)
+    .meta({ description: "BullMQ's job lock (ms): another worker takes the job of a killed one after this." }),
+  WORKER_SHUTDOWN_MS: duration.pipe(z.number().min(100).max(600_000)).default(8_000).meta({
+    description: 'How long a stopping worker lets active jobs finish before closing anyway (they are retried).',
+    defaultText: '8s',
+  }),
+  WORKER_JOB_TIMEOUT: duration
+    .pipe(z.number().min(1_000).max(3_600_000))
+    .default(120_000)
+    .meta({ description: 'A job attempt still running after this fails with `JobTimeoutError` and is retried.', defaultText: '2m' }),
+  SCHEDULER_REFRESH_CRON: cronExpr.default('*/15 * * * * *').meta({
+    description: 'The planning ticks (node-cron, seconds allowed); the api also nudges the scheduler when a watch makes products due.',
+  }),
+  SCHEDULER_BROWSE_CRON: cronExpr
+    .default('*/10 * * * *')
+    .meta({ description: 'The ticks that enqueue crawls of watched browse nodes not crawled within `BROWSE_INTERVAL`.' }),
+  SCHEDULER_HORIZON_S: int(1, 3_600).default(45).meta({
+    description:
+      'The queue holds at most this many seconds of planned work (the backlog stays in MongoDB); keep it at least the tick period (3 ticks is good).',
+  }),
   SCHEDULER_COALESCE: z
     .literal('0')
     .transform(() => 0)
     .or(duration.pipe(z.number().max(600_000)))
-    .default(2_000),
-  SCHEDULER_LEASE: duration.pipe(z.number().min(1_000)).optional(),
-  BROWSE_INTERVAL: duration.pipe(z.number().min(60_000)).default(86_400_000),
-  UPDATE_WAIT: duration.pipe(z.number().min(100).max(600_000)).default(30_000),
+    .default(2_000)
+    .meta({
+      type: 'duration or 0',
+      description: 'A part-filled batch waits until its products have been due this long, for more to fill it (`0`: never waits).',
+      defaultText: '2s',
+    }),
+  SCHEDULER_LEASE: duration.pipe(z.number().min(1_000)).optional().meta({
+    description:
+      "How long planned products stay claimed (a job lost with Redis is planned again after it); shorter than a refresh job's retries is refused outside `NODE_ENV=test`.",
+    unset: 'the refresh retry schedule + 1 min (11.5 min)',
+  }),
+  BROWSE_INTERVAL: duration
+    .pipe(z.number().min(60_000))
+    .default(86_400_000)
+    .meta({ description: 'How often a watched browse node is crawled.', defaultText: '1d' }),
+  UPDATE_WAIT: duration
+    .pipe(z.number().min(100).max(600_000))
+    .default(30_000)
+    .meta({ description: 'How long `/api/world/update` waits for its job before answering 202.', defaultText: '30s' }),
 });
 
 export interface WorkersConfig {

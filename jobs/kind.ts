@@ -1,63 +1,26 @@
 import type { z } from 'zod';
-import type { Connection } from 'mongoose';
-import type { Redis } from '../src/db/redis.js';
-import type { RefreshPolicies } from '../src/scheduling/policy-store.js';
+import type { JobsOptions } from 'bullmq';
 import type { Config } from '../config/env.js';
 import type { Country } from '../src/core/identifiers.js';
-import type { Logger } from '../src/logger.js';
-import type { Metrics } from '../src/core/metrics.js';
-import type { QuotaGovernor } from '../src/quota/governor.js';
 import type { QuotaClass } from '../src/core/quota-classes.js';
-import type { UpstreamPort } from '../src/upstream/port.js';
-import type { WatchService } from '../src/watch/service.js';
-import type { JobProducer } from './queues.js';
 import type { RetryPolicy } from '../config/retry.js';
-import type { AlertService } from '../src/alerts/service.js';
-import type { DeliveryQueue } from '../src/alerts/delivery-queue.js';
-import type { FairTags } from '../src/fairness/fair-tags.js';
-import type { AccountWeights } from '../src/accounts/weights.js';
+import type { JobContext, JobRun } from './context.js';
+import type { GlobalQueueName } from './queue-names.js';
 
 /**
- * What jobs, their producers and the planner use of the application's context. The context is
- * built once at start-up (src/app/context.ts) and is this and more; nothing builds a second one.
+ * Where a kind's jobs wait: in a queue of their country, where the country's upstream quota paces
+ * them (`country`), or in one queue for every country, apart from every upstream queue (`global`).
  */
-export interface JobContext {
-  readonly config: Config;
-  readonly logger: Logger;
-  readonly mongo: Connection;
-  /** Fail-fast commands (the planner's credit, nudges, locks). */
-  readonly redis: Redis;
-  readonly redisPrefix: string;
-  readonly jobs: JobProducer;
-  readonly quota: QuotaGovernor;
-  readonly metrics: Metrics;
-  readonly watches: WatchService;
-  readonly alerts: AlertService;
-  /** Where a batch's changes become alert deliveries. */
-  readonly deliveries: DeliveryQueue;
-  /** Start tags of fair queuing between accounts (src/fairness/fair-tags.ts). */
-  readonly fair: FairTags;
-  /** Each account's weight in that fair sharing. */
-  readonly weights: AccountWeights;
-  /** The countries' tuned refresh policies: a refresh sets priority 0's next refresh from them. */
-  readonly policies: RefreshPolicies;
-}
-
-/** What one run of a job has besides the context: who it is, and its country's upstream. */
-export interface JobRun {
-  readonly id: string | undefined;
-  /** The job's country's upstream; each request takes a permit in the lane and priority of the kind. */
-  readonly upstream: UpstreamPort;
-  readonly log: Logger;
-}
+export type QueueScope = 'country' | 'global';
 
 /**
  * A kind of job, whole: its payload, where and how urgently it runs, how it retries, what it does,
  * and what happens when it cannot. The worker's processor and the producer are built from the list
  * of kinds (jobs/registry.ts).
  */
-export interface JobKind<N extends string = string, S extends z.ZodType<{ country: Country }> = z.ZodType<{ country: Country }>> {
+export interface CountryJobKind<N extends string = string, S extends z.ZodType<{ country: Country }> = z.ZodType<{ country: Country }>> {
   readonly name: N;
+  readonly scope: 'country';
   /** Parsed by the producer before the payload reaches Redis and by the worker when it takes it. */
   readonly payload: S;
   /**
@@ -81,7 +44,48 @@ export interface JobKind<N extends string = string, S extends z.ZodType<{ countr
   onFinalFailure?(ctx: JobContext, data: z.output<S>, err: Error): Promise<void>;
 }
 
+/** One attempt of a global job: who it is, and how many attempts it has had and has in all. */
+export interface JobAttempt {
+  readonly id: string;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  readonly attempts: number;
+}
+
+/**
+ * A kind of job whose queue serves every country (a delivery): no upstream call, so no quota class,
+ * country pause or quota day. Its worker runs `run` with the dependencies `D` its role gives it.
+ */
+export interface GlobalJobKind<N extends string = string, S extends z.ZodType = z.ZodType, D = never> {
+  readonly name: N;
+  readonly scope: 'global';
+  readonly queue: GlobalQueueName;
+  /** What one job is called in logs and errors ("delivery"). */
+  readonly noun: string;
+  /** Parsed by the producer before the payload reaches Redis and by the worker when it takes it. */
+  readonly payload: S;
+  /** Its jobs' attempts, backoff and retention: the queue's defaults. */
+  jobOptions(config: Pick<Config, 'alerts'>): JobsOptions;
+  /** Its worker: jobs at once per process, the delay before retry k, and the bound of one attempt. */
+  worker(config: Pick<Config, 'alerts'>): { concurrency: number; backoff: (attemptsMade: number) => number; attemptMs: number };
+  run(deps: D, data: z.output<S>, attempt: JobAttempt): Promise<unknown>;
+  /** After the last attempt failed, with the job as Redis holds it (its payload may not parse). */
+  onFinalFailure?(deps: D, job: { readonly id: string | undefined; readonly data: unknown }, err: Error): Promise<void>;
+}
+
+/** A kind of job, of either scope. */
+export type JobKind = CountryJobKind | GlobalJobKind<string, z.ZodType, never>;
+
 /** Keeps each kind's literal name and payload schema in its type, for the registry's maps. */
-export function defineJob<const N extends string, S extends z.ZodType<{ country: Country }>>(kind: JobKind<N, S>): JobKind<N, S> {
-  return kind;
+export function defineJob<const N extends string, S extends z.ZodType<{ country: Country }>>(
+  kind: Omit<CountryJobKind<N, S>, 'scope'>,
+): CountryJobKind<N, S> {
+  return { ...kind, scope: 'country' };
+}
+
+/** A global kind, its literal name and payload schema kept in its type. */
+export function defineGlobalJob<const N extends string, S extends z.ZodType, D>(
+  kind: Omit<GlobalJobKind<N, S, D>, 'scope'>,
+): GlobalJobKind<N, S, D> {
+  return { ...kind, scope: 'global' };
 }

@@ -2,10 +2,10 @@ import { Queue, type Job, type JobsOptions } from 'bullmq';
 import type { Redis } from '../src/db/redis.js';
 import type { Country } from '../src/core/identifiers.js';
 import type { Logger } from '../src/logger.js';
-import { kindOf, parseJob, priorityOf, type JobInput, type JobName } from './registry.js';
+import { kindOf, parseCountryJob, priorityOf, type CountryJobName, type JobInput } from './registry.js';
 import { DEFAULT_RETRY, FORCED_RETRY } from '../config/retry.js';
 import type { QuotaClass } from '../src/core/quota-classes.js';
-import { queueName, queuePrefix } from '../src/quota/queue-names.js';
+import { queueName, queuePrefix } from './queue-names.js';
 import type { FairTags } from '../src/fairness/fair-tags.js';
 import { fairLane, isFairClass, type AccountRef } from '../src/fairness/fair-classes.js';
 
@@ -21,7 +21,7 @@ function queueDefaults(cls: QuotaClass): JobsOptions {
 }
 
 /** A job's priority and retry schedule come from its kind; the caller adds ids and the like. */
-function optionsOf(name: JobName, opts: Omit<JobsOptions, 'priority'>, priority: number): JobsOptions {
+function optionsOf(name: CountryJobName, opts: Omit<JobsOptions, 'priority'>, priority: number): JobsOptions {
   const kind = kindOf(name);
   return { attempts: kind.retry.attempts, backoff: { ...kind.retry.backoff }, ...opts, priority };
 }
@@ -61,7 +61,7 @@ export class JobProducer {
    * fair start tag (src/fairness/fair-tags.ts): its priority puts it behind no more than each other
    * account's fair share of the jobs queued before it.
    */
-  async add<N extends JobName>(
+  async add<N extends CountryJobName>(
     name: N,
     data: JobInput<N>,
     opts: Omit<JobsOptions, 'priority'> = {},
@@ -71,29 +71,31 @@ export class JobProducer {
   }
 
   /** `add`, answering BullMQ's job (what a caller that waits for it needs), not only its id. */
-  async addJob<N extends JobName>(
+  async addJob<N extends CountryJobName>(
     name: N,
     data: JobInput<N>,
     opts: Omit<JobsOptions, 'priority'> = {},
     account?: AccountRef,
   ): Promise<Job> {
     const kind = kindOf(name);
-    let payload = parseJob(name, data);
+    let payload = parseCountryJob(name, data);
     let priority = priorityOf(name, payload);
     const queue = this.queue(payload.country, kind.cls);
     if (account && isFairClass(kind.cls)) {
       const t = await this.fair.tag(fairLane(kind.cls, payload.country), account.id, account.weight, queue);
       priority = t.priority;
-      payload = parseJob(name, { ...payload, fair: { account: account.id, tag: t.tag, fresh: t.fresh } });
+      payload = parseCountryJob(name, { ...payload, fair: { account: account.id, tag: t.tag, fresh: t.fresh } });
     }
     return queue.add(name, payload, optionsOf(name, opts, priority));
   }
 
   /** Adds jobs of one kind and country in one round trip (the planner's batches). */
-  async addBulk<N extends JobName>(jobs: readonly { name: N; data: JobInput<N>; opts?: Omit<JobsOptions, 'priority'> }[]): Promise<void> {
+  async addBulk<N extends CountryJobName>(
+    jobs: readonly { name: N; data: JobInput<N>; opts?: Omit<JobsOptions, 'priority'> }[],
+  ): Promise<void> {
     const byQueue = new Map<Queue, { name: N; data: unknown; opts: JobsOptions }[]>();
     for (const j of jobs) {
-      const payload = parseJob(j.name, j.data);
+      const payload = parseCountryJob(j.name, j.data);
       const q = this.queue(payload.country, kindOf(j.name).cls);
       if (!byQueue.has(q)) byQueue.set(q, []);
       byQueue.get(q)!.push({ name: j.name, data: payload, opts: optionsOf(j.name, j.opts ?? {}, priorityOf(j.name, payload)) });

@@ -6,7 +6,8 @@ import { productModel } from '../src/models/product.js';
 import { DayQuotaSpentError } from '../src/core/errors.js';
 import { claimMoreDue } from '../src/scheduling/claims.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
-import { defineJob, type JobContext, type JobRun } from './kind.js';
+import { defineJob } from './kind.js';
+import type { JobContext, JobRun } from './context.js';
 import { DEFAULT_RETRY } from '../config/retry.js';
 import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
 

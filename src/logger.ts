@@ -40,3 +40,8 @@ export function createLogger(config: Pick<Config, 'log'>, destination?: NodeJS.W
   // Logs go to stderr so that admin commands can keep stdout for their one line of JSON.
   return pino(options, pino.destination({ fd: 2, sync: false }));
 }
+
+/** One warning per setting still given under a former name (configuration itself does not log). */
+export function warnDeprecatedSettings(logger: Logger, config: Pick<Config, 'deprecations'>): void {
+  for (const d of config.deprecations) logger.warn({ setting: d.name, replacement: d.replacement }, d.message);
+}

@@ -5,7 +5,7 @@ import {
   DayQuotaSpentError,
   UpstreamCountryError,
 } from '../src/core/errors.js';
-import type { JobKind } from '../jobs/kind.js';
+import type { CountryJobKind } from '../jobs/kind.js';
 
 /** What becomes of a job whose attempt threw, decided by the error's class alone. */
 export type FailureAction =
@@ -21,7 +21,7 @@ export type FailureAction =
   /** Anything else may pass: retry with the kind's backoff. */
   | { readonly action: 'retry' };
 
-export function failureAction(err: unknown, kind: Pick<JobKind, 'whenDaySpent'> | undefined): FailureAction {
+export function failureAction(err: unknown, kind: Pick<CountryJobKind, 'whenDaySpent'> | undefined): FailureAction {
   if (err instanceof DayQuotaSpentError) {
     return !kind || kind.whenDaySpent === 'fail' ? { action: 'fail_day_spent' } : { action: 'wait_next_day', until: err.retryAt };
   }

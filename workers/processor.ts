@@ -2,8 +2,9 @@ import { DelayedError, UnrecoverableError as BullUnrecoverable, type Job } from 
 import type { Country } from '../src/core/identifiers.js';
 import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError, UpstreamRefusingError } from '../src/core/errors.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
-import type { JobContext, JobKind } from '../jobs/kind.js';
-import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
+import type { JobContext } from '../jobs/context.js';
+import type { CountryJobKind } from '../jobs/kind.js';
+import { isCountryJobName, kindOf, parseJob } from '../jobs/registry.js';
 import { failureAction } from './failure.js';
 import { runCutOff } from './cut-off.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';
@@ -30,10 +31,10 @@ async function delayUntil(job: Job, token: string | undefined, at: number): Prom
 export function createProcessor(ctx: JobContext, country: Country, upstream: UpstreamPort, stopCountry: StopCountry, scopes: PermitScopes) {
   return async (job: Job, token?: string, cancel?: AbortSignal): Promise<unknown> => {
     const log = ctx.logger.child({ jobId: job.id, job: job.name, country, attempt: job.attemptsMade + 1 });
-    let kind: JobKind | undefined;
+    let kind: CountryJobKind | undefined;
     let data: { country: Country } | undefined;
     try {
-      if (!isJobName(job.name)) throw new InvalidJobPayloadError(`unknown job name ${job.name}`);
+      if (!isCountryJobName(job.name)) throw new InvalidJobPayloadError(`unknown job name ${job.name}`);
       kind = kindOf(job.name);
       data = parseJob(job.name, job.data);
       const started = Date.now();

@@ -4,9 +4,9 @@ import type { Redis } from '../src/db/redis.js';
 import { createProcessor } from './processor.js';
 import { drainWorkers } from './drain.js';
 import { readyOf } from './ready.js';
-import type { JobContext } from '../jobs/kind.js';
-import { QUEUE_CLASSES, queueName, queuePrefix } from '../src/quota/queue-names.js';
-import { isJobName, kindOf, parseJob } from '../jobs/registry.js';
+import type { JobContext } from '../jobs/context.js';
+import { QUEUE_CLASSES, queueName, queuePrefix } from '../jobs/queue-names.js';
+import { isCountryJobName, kindOf, parseJob } from '../jobs/registry.js';
 import type { Country } from '../src/core/identifiers.js';
 import type { QuotaClass } from '../src/core/quota-classes.js';
 import { isFairClass } from '../src/fairness/fair-classes.js';
@@ -48,7 +48,7 @@ function finallyFailed(job: Job | undefined, err: Error): job is Job {
 
 /** The kind's hook after a job's last attempt; a failure of the hook is logged, not thrown. */
 async function afterFinalFailure(ctx: JobContext, job: Job, err: Error): Promise<void> {
-  if (!isJobName(job.name)) return;
+  if (!isCountryJobName(job.name)) return;
   const kind = kindOf(job.name);
   if (!kind.onFinalFailure) return;
   try {

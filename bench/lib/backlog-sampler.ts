@@ -6,7 +6,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { onCleanup } from './infra.js';
 import { QUOTA_CLASSES } from '../../src/core/quota-classes.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import type { Country } from '../../src/core/identifiers.js';
 
 export interface BacklogSample {

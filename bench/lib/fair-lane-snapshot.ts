@@ -7,7 +7,7 @@ import { Queue } from 'bullmq';
 import type { Redis } from '../../src/db/redis.js';
 import type { Country } from '../../src/core/identifiers.js';
 import type { QuotaClass } from '../../src/core/quota-classes.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { sharedTag } from '../../src/db/redis-keys.js';
 import { fairLane } from '../../src/fairness/fair-classes.js';
 

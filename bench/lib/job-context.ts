@@ -2,10 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import type { Redis } from '../../src/db/redis.js';
 import type { Config } from '../../config/env.js';
-import type { JobContext } from '../../jobs/kind.js';
+import type { JobContext } from '../../jobs/context.js';
 import type { JobProducer } from '../../jobs/queues.js';
-import { DeliveryQueue } from '../../src/alerts/delivery-queue.js';
-import { AlertService } from '../../src/alerts/service.js';
+import { Deliveries } from '../../src/alerts/deliveries/service.js';
+import { DeliveryRecords } from '../../src/alerts/deliveries/records.js';
+import { DeliveredAlerts } from '../../src/alerts/deliveries/alerts.js';
+import { Endpoints } from '../../src/alerts/endpoints/endpoints.js';
+import { AccountEvents } from '../../src/alerts/endpoints/events.js';
+import { AlertFiring } from '../../src/alerts/rules/firing.js';
+import { AlertSequences } from '../../src/alerts/rules/sequences.js';
+import { GlobalJobQueue } from '../../jobs/global-queue.js';
+import { deliveryJob } from '../../jobs/deliver.js';
+import { AlertRules } from '../../src/alerts/rules/service.js';
 import type { Logger } from '../../src/logger.js';
 import { Metrics } from '../../src/core/metrics.js';
 import type { QuotaGovernor } from '../../src/quota/governor.js';
@@ -30,11 +38,28 @@ export function benchJobContext(parts: {
 }): JobContext {
   const { config, logger, mongo, redis, prefix } = parts;
   const watches = new WatchService(mongo, config);
-  const alerts = new AlertService(mongo, config, randomBytes(32), watches);
+  const appKey = randomBytes(32);
+  const records = new DeliveryRecords(mongo);
+  const sequences = new AlertSequences(mongo);
+  const endpoints = new Endpoints(mongo, appKey, new AccountEvents(mongo), { maxEndpoints: config.accounts.maxEndpoints, records });
+  const rules = new AlertRules({ conn: mongo, config, appKey, watches, endpoints, sequences, records });
   const fair = new FairTags(redis, prefix);
   const weights = new AccountWeights(mongo);
-  const deliveries = new DeliveryQueue(redis, prefix, logger, alerts, config, fair, weights);
-  onCleanup('delivery queue', () => deliveries.close());
+  const deliveryJobs = new GlobalJobQueue(deliveryJob, redis, prefix, logger, config);
+  onCleanup('delivery queue', () => deliveryJobs.close());
+  const deliveries = new Deliveries({
+    jobs: deliveryJobs,
+    logger,
+    config,
+    fair,
+    weights,
+    firing: new AlertFiring(mongo),
+    rules,
+    sequences,
+    endpoints,
+    records,
+    alerts: new DeliveredAlerts(mongo),
+  });
   return {
     config,
     logger,
@@ -46,7 +71,6 @@ export function benchJobContext(parts: {
     quota: parts.quota,
     metrics: new Metrics({ defaultMetrics: false }),
     watches,
-    alerts,
     deliveries,
     fair,
     weights,

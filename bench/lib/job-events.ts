@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { onCleanup } from './infra.js';
 import type { Country } from '../../src/core/identifiers.js';
 import type { QuotaClass } from '../../src/core/quota-classes.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 
 export interface Completion {
   readonly queue: string;

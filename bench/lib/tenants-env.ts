@@ -46,7 +46,7 @@ export function tenantsProductEnv(
     // account's forced updates go on at that pace for the whole run instead of stopping at 500.
     ACCOUNT_MAX_UPDATES_PER_DAY: '1000000',
     ACCOUNT_MAX_BROWSE_WATCHES: String(HEAVY.browseWatches),
-    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
   };
 }
 

@@ -14,7 +14,10 @@ import { EmbeddedUnavailableError } from '../core/errors.js';
 import { UserService } from '../users/service.js';
 import { registerModels } from '../models/index.js';
 import { JobProducer } from '../../jobs/queues.js';
-import type { JobContext } from '../../jobs/kind.js';
+import { GlobalJobQueue } from '../../jobs/global-queue.js';
+import { deliveryJob } from '../../jobs/deliver.js';
+import { ForcedUpdateJobs } from '../../jobs/forced-update-queue.js';
+import type { JobContext } from '../../jobs/context.js';
 import { EanImports } from '../watch/ean-imports.js';
 import { ForcedUpdates } from '../catalog/forced-updates.js';
 import { Metrics } from '../core/metrics.js';
@@ -24,11 +27,17 @@ import { CountryBreakers } from '../quota/breaker.js';
 import { WatchService } from '../watch/service.js';
 import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
-import { AlertService } from '../alerts/service.js';
-import { migrateAlertIdentities } from '../alerts/migrate.js';
+import { AlertRules } from '../alerts/rules/service.js';
+import { AlertFiring } from '../alerts/rules/firing.js';
+import { AlertSequences } from '../alerts/rules/sequences.js';
+import { Endpoints } from '../alerts/endpoints/endpoints.js';
+import { AccountEvents } from '../alerts/endpoints/events.js';
+import { DeliveryRecords } from '../alerts/deliveries/records.js';
+import { DeliveredAlerts } from '../alerts/deliveries/alerts.js';
+import { migrateAlertIdentities } from '../alerts/rules/migrate.js';
 import { resealStoredSecrets } from '../secrets/reseal.js';
-import { DeliveryQueue } from '../alerts/delivery-queue.js';
-import { EmailAddresses } from '../alerts/email-addresses.js';
+import { Deliveries } from '../alerts/deliveries/service.js';
+import { EmailAddresses } from '../alerts/endpoints/email-addresses.js';
 import { FairTags } from '../fairness/fair-tags.js';
 import { AccountWeights } from '../accounts/weights.js';
 import { RefreshPolicies } from '../scheduling/policy-store.js';
@@ -54,6 +63,13 @@ export interface BoardLogin {
  */
 export interface AppContext extends JobContext {
   readonly resources: Resources;
+  readonly jobs: JobProducer;
+  /** The accounts' alerts: what fires, and when (src/alerts/rules). */
+  readonly alerts: AlertRules;
+  /** Where deliveries go: the accounts' endpoints, their secrets and health (src/alerts/endpoints). */
+  readonly endpoints: Endpoints;
+  /** The deliveries' queue, which the deliveries (ctx.deliveries) fill. */
+  readonly deliveryJobs: GlobalJobQueue<(typeof deliveryJob)['payload']>;
   /** Where Redis is, for the connections a role opens of its own (workers, subscribers). */
   readonly redisTarget: RedisTarget;
   readonly appKey: Buffer;
@@ -68,7 +84,7 @@ export interface AppContext extends JobContext {
   readonly notices: ChangeNotices;
   /** True when this process started MongoDB and Redis itself. */
   readonly embedded: boolean;
-  /** E-mail addresses' consent, daily caps and bounces: every mail passes it (src/alerts/email-addresses.ts). */
+  /** E-mail addresses' consent, daily caps and bounces: every mail passes it (src/alerts/endpoints/email-addresses.ts). */
   readonly emailAddresses: EmailAddresses;
   /** The price charts' render threads (started on the first chart). */
   readonly charts: ChartRenderer;
@@ -94,19 +110,14 @@ export interface ContextOptions {
   readonly embeddedBoard?: boolean;
 }
 
-interface Endpoints {
+interface Services {
   mongoUri: string;
   redis: RedisTarget;
   appKey: Buffer;
   embedded: boolean;
 }
 
-async function resolveEndpoints(
-  config: Config,
-  logger: Logger,
-  resources: Resources,
-  mode: ContextOptions['embedded'],
-): Promise<Endpoints> {
+async function resolveServices(config: Config, logger: Logger, resources: Resources, mode: ContextOptions['embedded']): Promise<Services> {
   const cluster = config.redis.cluster;
   if (cluster && config.mongo.uri && config.appKey) {
     // A cluster is never embedded; its seed nodes stand in for the URL when REDIS_URL gives no credentials.
@@ -170,7 +181,7 @@ async function resolveEndpoints(
 export async function buildContext(config: Config, logger: Logger, opts: ContextOptions): Promise<AppContext> {
   const resources = new Resources(logger);
   try {
-    const ep = await resolveEndpoints(config, logger, resources, opts.embedded);
+    const ep = await resolveServices(config, logger, resources, opts.embedded);
     const mongo = resources.own('MongoDB', await connectMongo({ uri: ep.mongoUri, dbName: opts.dbName }), (c) => c.close());
     registerModels(mongo);
     // Serving roles make sure every index exists (a no-op when it does; builds do not block writes on
@@ -210,10 +221,26 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     });
     const weights = new AccountWeights(mongo);
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
-    const alerts = new AlertService(mongo, config, ep.appKey, watches);
-    const deliveries = resources.own('delivery queue', new DeliveryQueue(redis, redisPrefix, logger, alerts, config, fair, weights), (d) =>
+    const records = new DeliveryRecords(mongo);
+    const sequences = new AlertSequences(mongo);
+    const endpoints = new Endpoints(mongo, ep.appKey, new AccountEvents(mongo), { maxEndpoints: config.accounts.maxEndpoints, records });
+    const alerts = new AlertRules({ conn: mongo, config, appKey: ep.appKey, watches, endpoints, sequences, records });
+    const deliveryJobs = resources.own('delivery queue', new GlobalJobQueue(deliveryJob, redis, redisPrefix, logger, config), (d) =>
       d.close(),
     );
+    const deliveries = new Deliveries({
+      jobs: deliveryJobs,
+      logger,
+      config,
+      fair,
+      weights,
+      firing: new AlertFiring(mongo),
+      rules: alerts,
+      sequences,
+      endpoints,
+      records,
+      alerts: new DeliveredAlerts(mongo),
+    });
     const policies = new RefreshPolicies(redis, redisPrefix);
     // Confirmation mails under way finish (or give up) before MongoDB closes.
     const emailAddresses = resources.own(
@@ -221,15 +248,17 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       new EmailAddresses({ conn: mongo, redis, redisPrefix, config, appKey: ep.appKey, logger }),
       (e) => e.settled(),
     );
-    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, alerts, deliveries, fair, weights, policies };
+    const base = { config, logger, mongo, redis, redisPrefix, jobs, quota, metrics, watches, deliveries, fair, weights, policies };
     // Owned here, before any role starts: it closes after the HTTP server has drained.
-    const forcedUpdates = resources.own(
-      'forced updates',
-      new ForcedUpdates({ ...base, breakers, redisTarget: ep.redis, stopping: resources.stopping }),
-      (f) => f.close(),
+    const forcedJobs = resources.own('forced updates', new ForcedUpdateJobs(jobs, { redisTarget: ep.redis, redisPrefix, logger }), (f) =>
+      f.close(),
     );
+    const forcedUpdates = new ForcedUpdates({ ...base, jobs: forcedJobs, breakers, stopping: resources.stopping });
     return {
       ...base,
+      alerts,
+      endpoints,
+      deliveryJobs,
       resources,
       redisTarget: ep.redis,
       appKey: ep.appKey,

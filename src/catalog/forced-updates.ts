@@ -1,12 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { QueueEvents, type Job } from 'bullmq';
 import mongoose, { type Connection, type Types } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import type { Country } from '../core/identifiers.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';
-import { closeRedis, createRedis, type Redis, type RedisTarget } from '../db/redis.js';
+import type { Redis } from '../db/redis.js';
 import { ServiceUnavailableError, TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
 import type { CountryBreakers } from '../quota/breaker.js';
 import { untilProbeMs } from '../quota/breaker-keys.js';
@@ -14,7 +13,6 @@ import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
 import { productModel } from '../models/product.js';
 import type { QuotaGovernor } from '../quota/governor.js';
-import { queueName, queuePrefix } from '../quota/queue-names.js';
 import { nextRefreshAt } from '../scheduling/next-refresh.js';
 
 /** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
@@ -23,14 +21,21 @@ export type UpdateOutcome =
   | { status: 'day_spent'; share: boolean; retryAt: number }
   | { status: 'refused'; reason: string; retryAt: number };
 
-/** Where a forced update's job goes: the country's forced-update queue (the job producer, jobs/queues.ts). */
+/** A forced update's job, queued: its id, and how to wait for its end. */
+export interface QueuedUpdate {
+  readonly id: string;
+  /** The job's return value once it completes; rejects with why it failed, or when `ms` pass first. */
+  finished(ms: number): Promise<unknown>;
+}
+
+/**
+ * Where a forced update's job goes, and where its end is heard: the country's forced-update queue
+ * (jobs/forced-update-queue.ts).
+ */
 export interface ForcedUpdateQueue {
-  addJob(
-    name: 'forced.update',
-    data: { country: Country; asins: string[]; claim: string },
-    opts: { deduplication: { id: string } },
-    account: AccountRef,
-  ): Promise<Job>;
+  /** Listens to the country's queue, opened on first use: a job added once this resolves is heard when it ends. */
+  listen(country: Country): Promise<void>;
+  add(data: { country: Country; asins: string[]; claim: string }, dedupe: string, account: AccountRef): Promise<QueuedUpdate>;
 }
 
 export type ForcedUpdateAnswer =
@@ -71,20 +76,16 @@ export interface ForcedUpdatesDeps {
   readonly breakers: Pick<CountryBreakers, 'status'>;
   readonly weights: AccountWeights;
   readonly jobs: ForcedUpdateQueue;
-  readonly redisTarget: RedisTarget;
   /** Aborted when the process begins to shut down: waiting requests are answered at once. */
   readonly stopping: AbortSignal;
 }
 
 /**
  * Runs a forced update for a request: checks the day and the account's cap, moves the products'
- * claim to this update, enqueues the job and waits for it (QueueEvents) up to UPDATE_WAIT or until
+ * claim to this update, enqueues the job and waits for it up to UPDATE_WAIT or until
  * shutdown begins; then answers the fresh records, or that the job is queued and finishes later.
  */
 export class ForcedUpdates {
-  readonly #events = new Map<Country, Promise<QueueEvents>>();
-  readonly #closers: (() => Promise<void>)[] = [];
-
   constructor(private readonly ctx: ForcedUpdatesDeps) {}
 
   async request(userId: Types.ObjectId, country: Country, asins: string[]): Promise<ForcedUpdateAnswer> {
@@ -93,7 +94,7 @@ export class ForcedUpdates {
     // job, no wait for a permit that would come to nothing.
     const breaker = await ctx.breakers.status(country);
     if (breaker.state === 'open') throw refusing(country, breaker.reason, breaker.probeAt);
-    const events = await this.eventsOf(country);
+    await ctx.jobs.listen(country);
     const day = await ctx.quota.day(country);
     if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
     if (day.forcedUsed >= day.forcedLimit) throw daySpent(country, day.day.end, true);
@@ -132,10 +133,10 @@ export class ForcedUpdates {
     const dedupe = `forced-${country}-${[...asins].sort().join(',')}`;
     // Each account's forced updates take their fair share of the country's queue, whatever another account has queued.
     const account = { id: userId.toHexString(), weight: await ctx.weights.of(userId.toHexString()) };
-    const added = ctx.jobs.addJob('forced.update', { country, asins, claim }, { deduplication: { id: dedupe } }, account);
+    const added = ctx.jobs.add({ country, asins, claim }, dedupe, account);
     const [job] = await Promise.all([added, claimed]);
-    const jobId = job.id!;
-    const waited = await this.wait(job, events);
+    const jobId = job.id;
+    const waited = await this.wait(job);
     if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
     if (waited.kind === 'failed') throw new UpstreamFailedError(waited.reason);
     if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
@@ -149,11 +150,11 @@ export class ForcedUpdates {
   }
 
   /**
-   * Waits for the job up to UPDATE_WAIT. Our own timer decides "still pending" (BullMQ's ttl error
-   * is only told apart by its message); BullMQ's ttl, a little longer, only makes sure its
+   * Waits for the job up to UPDATE_WAIT. Our own timer decides "still pending" (the queue's own
+   * timeout is only told apart by its message); that timeout, a little longer, only makes sure its
    * listener goes. Shutdown ends every wait at once: the job stays queued and finishes later.
    */
-  private async wait(job: Job, events: QueueEvents): Promise<Waited> {
+  private async wait(job: QueuedUpdate): Promise<Waited> {
     const ms = this.ctx.config.workers.updateWaitMs;
     const { stopping } = this.ctx;
     let timer: NodeJS.Timeout | undefined;
@@ -164,7 +165,7 @@ export class ForcedUpdates {
       if (stopping.aborted) onStop();
       else stopping.addEventListener('abort', onStop, { once: true });
     });
-    const finished = job.waitUntilFinished(events, ms + 1_000).then(
+    const finished = job.finished(ms + 1_000).then(
       (value: unknown): Waited => ({ kind: 'done', outcome: (value as UpdateOutcome | null) ?? { status: 'refreshed' } }),
       (err: Error): Waited => ({ kind: 'failed', reason: err.message }),
     );
@@ -174,30 +175,5 @@ export class ForcedUpdates {
       clearTimeout(timer);
       if (onStop) stopping.removeEventListener('abort', onStop);
     }
-  }
-
-  /** Each country's QueueEvents holds a blocking connection of its own, opened on first use. */
-  private eventsOf(country: Country): Promise<QueueEvents> {
-    let events = this.#events.get(country);
-    if (!events) {
-      const { ctx } = this;
-      const connection = createRedis(ctx.redisTarget, 'blocking', ctx.logger, `events-${country}`);
-      const qe = new QueueEvents(queueName(country, 'forced'), { connection, prefix: queuePrefix(ctx.redisPrefix, country) });
-      qe.on('error', (err) => ctx.logger.warn({ err: { message: err.message }, country }, 'queue events error'));
-      this.#closers.push(async () => {
-        await qe.close();
-        await closeRedis(connection);
-      });
-      events = qe.waitUntilReady().then(() => qe);
-      // A failed start is not kept: the next request tries again.
-      events.catch(() => this.#events.delete(country));
-      this.#events.set(country, events);
-    }
-    return events;
-  }
-
-  async close(): Promise<void> {
-    await Promise.allSettled(this.#closers.splice(0).map((close) => close()));
-    this.#events.clear();
   }
 }

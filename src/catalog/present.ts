@@ -31,7 +31,7 @@ export const PRODUCT_SHOWN_FIELDS = {
 /** A stored product as read for an answer. */
 export type ShownProduct = Pick<ProductFields, keyof typeof PRODUCT_SHOWN_FIELDS>;
 
-/** A stored product as the API's product record (src/core/product.ts, README "Product record"). */
+/** A stored product as the API's product record (src/core/product.ts, docs/api.md "Product record"). */
 export function presentProduct(p: ShownProduct, timeZone: string): ProductRecord {
   return {
     asin: p.asin,

@@ -350,7 +350,7 @@ export class UntrustedFileError extends EmbeddedUnavailableError {
 
 /**
  * A webhook URL whose host resolves to an address we do not call: private, loopback, link-local or
- * otherwise not public unicast (unless WEBHOOK_ALLOW_PRIVATE=true). At creation it is a 422 on
+ * otherwise not public unicast (unless ENDPOINT_ALLOW_PRIVATE=true). At creation it is a 422 on
  * `webhook_url`; at delivery it fails the attempt, since DNS may answer otherwise later.
  */
 export class WebhookTargetRefusedError extends RetryableError {

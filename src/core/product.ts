@@ -1,7 +1,7 @@
 /**
  * The product record: what the upstream tells us about one ASIN in one country, normalised, and
  * what the API answers for it. The contract leaves the record open; this is our definition, and
- * README.md ("Product record") documents it.
+ * docs/api.md ("Product record") documents it.
  *
  * Terminology:
  * - item: one upstream answer for one ASIN (UpstreamItem), in camelCase as our code uses it;

@@ -1,4 +1,3 @@
-import type { Queue } from 'bullmq';
 import pLimit from 'p-limit';
 import { evalScript, type Redis } from '../db/redis.js';
 import { sharedTag } from '../db/redis-keys.js';
@@ -56,6 +55,19 @@ if tonumber(ARGV[1]) > v then redis.call('SET', KEYS[1], ARGV[1]) end
 return 1
 `;
 
+/**
+ * A lane's queue, as moving its base reorders it: its waiting jobs by priority, a page at a time
+ * (a BullMQ queue is one).
+ */
+export interface FairQueue {
+  getJobs(
+    states: ['prioritized'],
+    start: number,
+    end: number,
+    asc: boolean,
+  ): Promise<{ readonly priority: number; changePriority(opts: { priority: number }): Promise<void> }[]>;
+}
+
 /** What a fairly queued job carries: who it is for and its start tag. */
 export interface FairTag {
   readonly account: string;
@@ -85,7 +97,7 @@ export class FairTags {
    * The tag and priority of the next job of `account` in `lane`, whose jobs wait in `queue`;
    * `weight` is the account's share (default 1).
    */
-  async tag(lane: string, account: string, weight: number, queue: Queue): Promise<TaggedJob> {
+  async tag(lane: string, account: string, weight: number, queue: FairQueue): Promise<TaggedJob> {
     const cost = 1 / Math.max(1e-3, weight);
     const [s, p, fresh] = (await evalScript(
       this.redis,
@@ -117,7 +129,7 @@ export class FairTags {
    * priority it got, capped at BullMQ's lowest, which costs that job its place only until the move.
    * Delayed jobs (a retry's backoff) keep theirs: they come back a little later in the order.
    */
-  async #moveBase(lane: string, queue: Queue): Promise<void> {
+  async #moveBase(lane: string, queue: FairQueue): Promise<void> {
     const lock = this.#key(lane, 'moving');
     if ((await this.redis.set(lock, '1', 'PX', 60_000, 'NX')) === null) return;
     try {

@@ -14,7 +14,7 @@ export const ALERT_KINDS = [
 ] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
-/** What price_drop and price_rise compare the new price against (src/alerts/triggers.ts). */
+/** What price_drop and price_rise compare the new price against (src/alerts/rules/triggers.ts). */
 export const ALERT_REFERENCES = ['previous', 'lowest', 'highest', 'at_creation'] as const;
 export type AlertReference = (typeof ALERT_REFERENCES)[number];
 
@@ -45,7 +45,7 @@ export const ALERT_SLOT_INDEX = 'alert_product_slot';
  * on one product (`slot`).
  *
  * Alerts stored before endpoints existed have no `endpoint_id` and a secret of their own
- * (`secret_sealed`); they move to an endpoint the first time they are needed (src/alerts/endpoints.ts).
+ * (`secret_sealed`); they move to an endpoint the first time they are needed (src/alerts/endpoints/endpoints.ts).
  */
 export interface AlertFields {
   _id: Types.ObjectId;
@@ -54,9 +54,9 @@ export interface AlertFields {
   country: Country;
   kind: AlertKind;
   /**
-   * A hash of the firing options and the endpoint's key (src/alerts/identity.ts): two alerts of an
+   * A hash of the firing options and the endpoint's key (src/alerts/rules/identity.ts): two alerts of an
    * account with the same product, kind and identity are the same alert. Absent only on an alert
-   * stored before several alerts per kind, until the start-up migration fills it (src/alerts/migrate.ts).
+   * stored before several alerts per kind, until the start-up migration fills it (src/alerts/rules/migrate.ts).
    */
   identity?: string;
   /**

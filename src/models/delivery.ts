@@ -28,7 +28,7 @@ export interface DeliveryFields {
   response_code: number | null;
   last_error: string | null;
   delivered_at: Date | null;
-  /** The job's payload (src/alerts/delivery-queue.ts), parsed again before any replay. */
+  /** The job's payload (src/alerts/deliveries/queue.ts), parsed again before any replay. */
   payload?: unknown;
   /** Times the account asked for the delivery again; each replay's job id ends with it. */
   replays?: number;
@@ -68,7 +68,7 @@ deliverySchema.index({ alert_ids: 1, created_at: -1, _id: -1 });
 // An account's deliveries, newest first, all of them or of one status; and a bulk replay's pick.
 deliverySchema.index({ user_id: 1, created_at: -1, _id: -1 });
 deliverySchema.index({ user_id: 1, status: 1, created_at: -1, _id: -1 });
-// An endpoint's records, oldest first, for trimming to WEBHOOK_RECORDS_PER_ENDPOINT.
+// An endpoint's records, oldest first, for trimming to DELIVERY_RECORDS_PER_ENDPOINT.
 deliverySchema.index({ endpoint_id: 1, created_at: 1 });
 // The oldest delivery still pending, for its gauge.
 deliverySchema.index({ status: 1, created_at: 1 });

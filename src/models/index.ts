@@ -8,7 +8,7 @@ import { quotaUsageModel } from './quota-usage.js';
 import { historyPointModel } from './history-point.js';
 import { alertModel } from './alert.js';
 import { deliveryModel } from './delivery.js';
-import { webhookEndpointModel } from './webhook-endpoint.js';
+import { endpointModel } from './endpoint.js';
 import { accountEventModel } from './account-event.js';
 import { accountCounterModel } from './account-counter.js';
 import { emailAddressModel } from './email-address.js';
@@ -27,7 +27,7 @@ export function registerModels(conn: Connection): void {
   historyPointModel(conn);
   alertModel(conn);
   deliveryModel(conn);
-  webhookEndpointModel(conn);
+  endpointModel(conn);
   accountEventModel(conn);
   accountCounterModel(conn);
   emailAddressModel(conn);

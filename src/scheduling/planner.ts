@@ -6,7 +6,6 @@ import { pickDue, type DueProduct } from './pick-due.js';
 import { pickAccountShares } from './account-shares.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import type { Connection } from 'mongoose';
-import type { Queue } from 'bullmq';
 import type { Redis } from '../db/redis.js';
 import type { Config } from '../../config/env.js';
 import type { Metrics } from '../core/metrics.js';
@@ -22,12 +21,18 @@ export interface RefreshBatch {
   readonly opts: { jobId: string };
 }
 
+/** What the planner reads of the country's refresh queue (a BullMQ queue is one). */
+export interface RefreshQueueState {
+  isPaused(): Promise<boolean>;
+  getJobCounts(...states: (typeof BOOKED)[number][]): Promise<Record<string, number>>;
+}
+
 /**
  * Where the planner's batches go, and the country's refresh queue it reads first (paused? how
  * much is booked?). The job producer (jobs/queues.ts) is one.
  */
 export interface RefreshQueues {
-  queue(country: Country, cls: 'refresh'): Pick<Queue, 'isPaused' | 'getJobCounts'>;
+  queue(country: Country, cls: 'refresh'): RefreshQueueState;
   addBulk(batches: readonly RefreshBatch[]): Promise<void>;
 }
 

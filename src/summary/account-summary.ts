@@ -6,9 +6,9 @@ import { historyPointModel, type HistoryPointFields } from '../models/history-po
 import { deliveryModel } from '../models/delivery.js';
 import type { WatchFields } from '../models/watch.js';
 import type { WatchService } from '../watch/service.js';
-import type { AlertService } from '../alerts/service.js';
-import type { AlertView } from '../alerts/service.js';
-import type { DeliveryRecord } from '../alerts/delivery-records.js';
+import type { AlertRules } from '../alerts/rules/service.js';
+import type { AlertView } from '../alerts/rules/alert.js';
+import type { DeliveryRecord } from '../alerts/deliveries/records.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 
 /**
@@ -39,7 +39,7 @@ export interface AccountSummary {
 export interface SummaryDeps {
   readonly mongo: Connection;
   readonly watches: Pick<WatchService, 'list'>;
-  readonly alerts: Pick<AlertService, 'list'>;
+  readonly alerts: Pick<AlertRules, 'list'>;
   readonly countries: readonly Country[];
 }
 

@@ -23,7 +23,7 @@ import { eanImportModel, type CountryImportStatus, type EanImportDoc } from '../
  * open) → done | not_found | failed.
  */
 
-/** One country's search of an import, as its resolve job carries it (jobs/ean-import.ts). */
+/** One country's search of an import, as its resolve job carries it (jobs/ean-resolve.ts). */
 export interface EanPage {
   readonly country: Country;
   readonly importId: string;

@@ -12,7 +12,7 @@ const DAY = 86_400_000;
 let t: TestContext;
 
 beforeAll(async () => {
-  t = await createTestContext({ COUNTRIES: 'JP,US', WEBHOOK_ALLOW_PRIVATE: 'true' });
+  t = await createTestContext({ COUNTRIES: 'JP,US', ENDPOINT_ALLOW_PRIVATE: 'true' });
 });
 afterAll(async () => {
   await t?.close();

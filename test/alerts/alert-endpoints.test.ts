@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { alertModel } from '../../src/models/alert.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
+import { endpointModel } from '../../src/models/endpoint.js';
 import { accountEventModel } from '../../src/models/account-event.js';
 
 /**
@@ -136,7 +136,7 @@ describe('several alerts per product, identical ones one', () => {
     expect(new Set(answers.map((r) => r.body.data.id)).size).toBe(1);
     expect(new Set(answers.map((r) => r.body.data.secret)).size).toBe(1);
     expect(await alertModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(1);
-    expect(await webhookEndpointModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(1);
+    expect(await endpointModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(1);
     expect(await t.ctx.alerts.counters.value(a.id, 'alerts')).toBe(1);
   });
 });
@@ -147,7 +147,7 @@ describe('another account and bad input', () => {
     const b = await account('stranger@example.com');
     const made = await post(a.headers, { asin: 'B0OWNEDEP1', kind: 'any_change', webhook_url: HOOK });
     const endpointId = made.body.data.endpoint_id as string;
-    await webhookEndpointModel(t.ctx.mongo).updateOne(
+    await endpointModel(t.ctx.mongo).updateOne(
       { _id: new Types.ObjectId(endpointId) },
       { $set: { disabled_at: new Date(), disabled_reason: 'test' } },
     );
@@ -203,7 +203,7 @@ describe('another account and bad input', () => {
     expect(res.status).toBe(422);
     expect(res.body.errors.webhook_url).toEqual(['webhook_url resolves to a private address: refused.']);
     expect(await t.ctx.alerts.counters.value(a.id, 'alerts')).toBeUndefined();
-    expect(await webhookEndpointModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(0);
+    expect(await endpointModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(0);
     expect(await alertModel(t.ctx.mongo).countDocuments({ user_id: a.id })).toBe(0);
   });
 });

@@ -4,9 +4,9 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf, createAlert, startTestDeliveryWorker, testAccount, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { alertModel, ALERT_IDENTITY_INDEX, ALERT_SLOT_INDEX } from '../../src/models/alert.js';
-import { LEGACY_PER_KIND_INDEX, migrateAlertIdentities } from '../../src/alerts/migrate.js';
+import { LEGACY_PER_KIND_INDEX, migrateAlertIdentities } from '../../src/alerts/rules/migrate.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
 
 /**
  * Upgrading from one alert per account, country, ASIN and kind: alerts stored under the old unique
@@ -22,8 +22,8 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '100ms,100ms',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '100ms,100ms',
     RATE_LIMIT_API: '0',
   });
   worker = await startTestDeliveryWorker(t, 'migration-test');
@@ -70,8 +70,8 @@ describe('alerts stored while they were one per product and kind', () => {
     const b = await testAccount(t, 'upgrade-b@example.com');
     const asin = 'B0MIGRATE1';
     const url = `${rx.url}/upgrade`;
-    const { endpoint, secret } = await t.ctx.alerts.endpoints.upsert(a.id, { channel: 'webhook', url });
-    const theirs = await t.ctx.alerts.endpoints.upsert(b.id, { channel: 'webhook', url: `${rx.url}/upgrade-b` });
+    const { endpoint, secret } = await t.ctx.endpoints.upsert(a.id, { channel: 'webhook', url });
+    const theirs = await t.ctx.endpoints.upsert(b.id, { channel: 'webhook', url: `${rx.url}/upgrade-b` });
     const legacySecret = generateWebhookSecret();
     await oldIndexes(true);
     const onEndpoint = { channel: 'webhook', webhook_url: url, endpoint_id: endpoint._id };

@@ -220,9 +220,9 @@ describe('availability, Buy Box and sales-rank kinds', () => {
     const at = (hour: number) => new Date(base + hour * HOUR);
     // Each change is one delivery to the endpoint, listing the alerts it fired.
     const kindsFired = async (change: ProductChange): Promise<string[]> => {
-      const before = await t.ctx.deliveries.queue.getJobs(['wait', 'prioritized', 'delayed']);
+      const before = await t.ctx.deliveryJobs.queue.getJobs(['wait', 'prioritized', 'delayed']);
       await t.ctx.deliveries.enqueueFor([change]);
-      const after = await t.ctx.deliveries.queue.getJobs(['wait', 'prioritized', 'delayed']);
+      const after = await t.ctx.deliveryJobs.queue.getJobs(['wait', 'prioritized', 'delayed']);
       const seen = new Set(before.map((j) => j.id));
       return after
         .filter((j) => !seen.has(j.id))

@@ -4,7 +4,7 @@ import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
 import { changeOf, startTestDeliveryWorker, verified, type TestDeliveryWorker, createAlert, testAccount } from '../helpers/deliveries.js';
 import { deliveryModel } from '../../src/models/delivery.js';
-import { alertSequenceModel } from '../../src/alerts/sequences.js';
+import { alertSequenceModel } from '../../src/alerts/rules/sequences.js';
 
 /**
  * The test button (POST /api/alerts/{id}/test) against a real receiver on loopback, and the
@@ -19,9 +19,9 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms',
-    WEBHOOK_TIMEOUT: `${TIMEOUT_MS}ms`,
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '200ms,200ms',
+    DELIVERY_TIMEOUT: `${TIMEOUT_MS}ms`,
     RATE_LIMIT_API: '0',
   });
   worker = await startTestDeliveryWorker(t, 'alert-test-sequence');
@@ -83,7 +83,7 @@ describe('POST /api/alerts/{id}/test', () => {
     expect(endpoint.body.data).toMatchObject({ state: 'active', failing_since: null });
   });
 
-  it('a receiver that hangs past WEBHOOK_TIMEOUT is ok:false with the error, not a 5xx', async () => {
+  it('a receiver that hangs past DELIVERY_TIMEOUT is ok:false with the error, not a 5xx', async () => {
     const a = await testAccount(t, 'test-hang@example.com');
     rx.delay('/test-hang', TIMEOUT_MS * 3);
     const alert = await createAlert(t, a.headers, { asin: 'B0TESTHANG', kind: 'back_in_stock', webhook_url: `${rx.url}/test-hang` });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 
-/** The alerts routes on the real app, with the default WEBHOOK_ALLOW_PRIVATE=false. */
+/** The alerts routes on the real app, with the default ENDPOINT_ALLOW_PRIVATE=false. */
 let t: TestContext;
 let a: Record<string, string>;
 let b: Record<string, string>;
@@ -67,7 +67,7 @@ describe('POST /api/alerts', () => {
     [
       { kind: 'any_change', webhook_url: 'https://example.com:8443/' },
       'webhook_url',
-      /^The webhook url field must use port 443 \(this server's WEBHOOK_ALLOWED_PORTS\)\.$/,
+      /^The webhook url field must use port 443 \(this server's ENDPOINT_ALLOWED_PORTS\)\.$/,
     ],
     [{ kind: 'any_change', channel: 'slack', webhook_url: 'https://93.184.216.34:25/x' }, 'webhook_url', /must use port 443/],
   ])('refuses %j with 422 on %s and stores nothing', async (patch, field, message) => {

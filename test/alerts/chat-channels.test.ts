@@ -4,7 +4,7 @@ import { WebhookReceiver, type Received } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
 import { changeOf, deliveriesOf, startTestDeliveryWorker, testAccount, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { productModel } from '../../src/models/product.js';
-import { sendOnChannel } from '../../src/alerts/channels/dispatch.js';
+import { sendOnChannel } from '../../src/alerts/deliveries/channels/dispatch.js';
 import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 
 /**
@@ -13,7 +13,7 @@ import { WebhookTargetRefusedError } from '../../src/core/errors.js';
  * (it is the credential), the address guard, the test button, and the services' "gone" answers.
  */
 let t: TestContext;
-/** The default WEBHOOK_ALLOW_PRIVATE=false, for the address guard. */
+/** The default ENDPOINT_ALLOW_PRIVATE=false, for the address guard. */
 let guarded: TestContext;
 let rx: WebhookReceiver;
 let worker: TestDeliveryWorker;
@@ -22,9 +22,9 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
-    WEBHOOK_TIMEOUT: '5s',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms',
+    DELIVERY_TIMEOUT: '5s',
     RATE_LIMIT_API: '0',
   });
   guarded = await createTestContext({ COUNTRIES: 'JP', RATE_LIMIT_API: '0' });
@@ -225,7 +225,7 @@ describe('a chat webhook URL is a secret', () => {
       const docs = await db.collection(name).find({}).toArray();
       expect(JSON.stringify(docs), `collection ${name}`).not.toContain(token);
     }
-    const jobs = await t.ctx.deliveries.queue.getJobs(['completed', 'wait', 'prioritized', 'delayed', 'active', 'failed']);
+    const jobs = await t.ctx.deliveryJobs.queue.getJobs(['completed', 'wait', 'prioritized', 'delayed', 'active', 'failed']);
     expect(jobs.length).toBeGreaterThan(0);
     for (const job of jobs) expect(JSON.stringify(job.data)).not.toContain(token);
     expect(t.logs.text).not.toContain(token);

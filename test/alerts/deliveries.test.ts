@@ -14,10 +14,10 @@ import {
 } from '../helpers/deliveries.js';
 import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
+import { endpointModel } from '../../src/models/endpoint.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
-import { DELIVERY_JOB } from '../../src/alerts/delivery-queue.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
+import { deliveryJob } from '../../jobs/deliver.js';
 
 /**
  * Deliveries per endpoint and change, replays, disabling after a failure span (on a clock the test
@@ -34,11 +34,11 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms',
-    WEBHOOK_TIMEOUT: '5s',
-    WEBHOOK_DISABLE_AFTER: '5d',
-    WEBHOOK_RECORDS_PER_ENDPOINT: '10',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms',
+    DELIVERY_TIMEOUT: '5s',
+    ENDPOINT_DISABLE_AFTER: '5d',
+    DELIVERY_RECORDS_PER_ENDPOINT: '10',
     RATE_LIMIT_API: '0',
   });
   worker = await startTestDeliveryWorker(t, 'deliveries-test', () => new Date(clock.now));
@@ -167,8 +167,8 @@ describe('replay', () => {
     expect(undelivered.body.data.map((d: { id: string }) => d.id)).toEqual([id]);
     expect((await t.http.post(`/api/deliveries/${id}/replay`).send()).status).toBe(401);
 
-    await t.ctx.deliveries.queue.remove(id);
-    expect(await t.ctx.deliveries.queue.getJob(id)).toBeUndefined();
+    await t.ctx.deliveryJobs.queue.remove(id);
+    expect(await t.ctx.deliveryJobs.queue.getJob(id)).toBeUndefined();
     const replay = await t.http.post(`/api/deliveries/${id}/replay`).set(a.headers).send();
     expect(replay.status).toBe(202);
     expect(replay.body.data).toMatchObject({ id, status: 'pending', attempts: 0, replays: 1 });
@@ -230,7 +230,7 @@ describe('replay', () => {
   });
 });
 
-describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
+describe('an endpoint failing for longer than ENDPOINT_DISABLE_AFTER', () => {
   it('is disabled at its next failure, with an event the account reads, and gets no more deliveries until enabled', async () => {
     const a = await testAccount(t, 'span@example.com');
     rx.script('/down', Array(50).fill(500));
@@ -251,7 +251,7 @@ describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
       const e = (await t.http.get(`/api/webhooks/${alert.endpoint_id}`).set(a.headers)).body.data;
       return e.state === 'disabled' ? e : undefined;
     });
-    expect(disabled.disabled_reason).toMatch(/longer than 5d \(WEBHOOK_DISABLE_AFTER\)/);
+    expect(disabled.disabled_reason).toMatch(/longer than 5d \(ENDPOINT_DISABLE_AFTER\)/);
     expect(disabled.disabled_at).toBe('2026-11-29 03:00:01');
     const events = await t.http.get('/api/events').set(a.headers);
     expect(events.status).toBe(200);
@@ -315,7 +315,7 @@ describe('an endpoint failing for longer than WEBHOOK_DISABLE_AFTER', () => {
 });
 
 describe('records', () => {
-  it('keep at most WEBHOOK_RECORDS_PER_ENDPOINT per endpoint, the newest', async () => {
+  it('keep at most DELIVERY_RECORDS_PER_ENDPOINT per endpoint, the newest', async () => {
     const a = await testAccount(t, 'records@example.com');
     const alert = await createAlert(t, a.headers, { asin: 'B0DLVRECS1', kind: 'any_change', webhook_url: `${rx.url}/records` });
     for (let i = 0; i < 14; i++) {
@@ -331,7 +331,7 @@ describe('records', () => {
     expect(withPayload.map((r) => (r.payload as { after: { rank: number } }).after.rank)).toEqual(
       Array.from({ length: 10 }, (_, i) => 1_004 + i),
     );
-    const endpoint = await webhookEndpointModel(t.ctx.mongo).findById(endpointId).lean();
+    const endpoint = await endpointModel(t.ctx.mongo).findById(endpointId).lean();
     expect(endpoint!.record_count).toBeLessThanOrEqual(11);
     await rx.waitFor('/records', 14);
   });
@@ -404,8 +404,8 @@ describe('alerts stored before endpoints existed', () => {
     await deliveryModel(t.ctx.mongo).create({ _id: jobId, alert_id: insertedId, user_id: a.id, status: 'pending', attempts: 0 });
     const at = Date.now();
     const p = { at, price: 1000, currency: 'JPY', availability: 'in_stock', buybox: true, rank: 1 };
-    await t.ctx.deliveries.queue.add(
-      DELIVERY_JOB,
+    await t.ctx.deliveryJobs.queue.add(
+      deliveryJob.name,
       { alert_id: insertedId.toHexString(), kind: 'any_change', asin: 'B0DLVLEGJB', country: 'JP', before: p, after: { ...p, rank: 2 } },
       { jobId, attempts: 3, backoff: { type: 'exponential', delay: 50 } },
     );

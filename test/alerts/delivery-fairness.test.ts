@@ -8,7 +8,7 @@ import { changeOf, pendingJobs, startTestDeliveryWorker, type TestDeliveryWorker
  * Webhook deliveries are fair between accounts: account A has hundreds of deliveries queued to a
  * receiver that answers 500 after 2 s, and account B's one new delivery still starts at the next
  * free slot, not behind A's backlog. Two delivery workers on Redis connections of their own stand
- * for two processes; each runs WEBHOOK_CONCURRENCY=4 attempts at once.
+ * for two processes; each runs DELIVERY_CONCURRENCY=4 attempts at once.
  */
 const SLOW_MS = 2_000;
 const BACKLOG = 300;
@@ -21,10 +21,10 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
-    WEBHOOK_CONCURRENCY: String(CONCURRENCY),
-    WEBHOOK_RETRY_SCHEDULE: '5s,5m',
-    WEBHOOK_TIMEOUT: '10s',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+    DELIVERY_CONCURRENCY: String(CONCURRENCY),
+    DELIVERY_RETRY_SCHEDULE: '5s,5m',
+    DELIVERY_TIMEOUT: '10s',
     RATE_LIMIT_API: '0',
   });
 });

@@ -26,8 +26,8 @@ beforeAll(async () => {
     COUNTRIES: 'JP',
     SMTP_URL: `smtp://${SMTP_USER}:${encodeURIComponent(SMTP_PASSWORD)}@127.0.0.1:${smtp.port}`,
     SMTP_FROM: 'Shelfwatch Alerts <alerts@shelfwatch.test>',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
-    WEBHOOK_TIMEOUT: '5s',
+    DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms',
+    DELIVERY_TIMEOUT: '5s',
     RATE_LIMIT_API: '0',
     APP_URL: 'https://shelfwatch.test',
   });

@@ -14,7 +14,7 @@ import {
   unsubscribeHeaderPath,
 } from '../helpers/email-consent.js';
 import { emailAddressModel } from '../../src/models/email-address.js';
-import { signLink } from '../../src/alerts/email-links.js';
+import { signLink } from '../../src/alerts/endpoints/email-links.js';
 import { parseAppKey } from '../../config/app-key.js';
 
 /**
@@ -35,8 +35,8 @@ beforeAll(async () => {
     COUNTRIES: 'JP',
     SMTP_URL: `smtp://${SMTP_USER}:${SMTP_PASSWORD}@127.0.0.1:${smtp.port}`,
     SMTP_FROM: 'Shelfwatch <alerts@shelfwatch.test>',
-    WEBHOOK_RETRY_SCHEDULE: '200ms,200ms,200ms',
-    WEBHOOK_TIMEOUT: '5s',
+    DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms',
+    DELIVERY_TIMEOUT: '5s',
     RATE_LIMIT_API: '0',
     APP_URL,
   });
@@ -60,7 +60,7 @@ async function emailAlert(headers: Record<string, string>, asin: string, email: 
 /** The delivery's job once BullMQ has settled it (completed or failed for good); a retry would leave it delayed. */
 async function settledJob(id: string): Promise<{ state: string; attemptsMade: number }> {
   return until(`job ${id} settled`, async () => {
-    const job = await t.ctx.deliveries.queue.getJob(id);
+    const job = await t.ctx.deliveryJobs.queue.getJob(id);
     const state = job ? await job.getState() : undefined;
     return job && (state === 'completed' || state === 'failed') ? { state, attemptsMade: job.attemptsMade } : undefined;
   });

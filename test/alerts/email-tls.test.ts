@@ -5,7 +5,7 @@ import { testAccount } from '../helpers/deliveries.js';
 import { until } from '../helpers/until.js';
 import { loadConfig } from '../../config/env.js';
 import { requiresTls, type SmtpConfig } from '../../config/smtp.js';
-import { sendEmail } from '../../src/alerts/channels/email.js';
+import { sendEmail } from '../../src/alerts/deliveries/channels/email.js';
 import { EmailDeliveryError } from '../../src/core/errors.js';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { testAccount } from '../helpers/deliveries.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
+import { endpointModel } from '../../src/models/endpoint.js';
 import { alertModel } from '../../src/models/alert.js';
 import { deliveryModel } from '../../src/models/delivery.js';
 
@@ -27,7 +27,7 @@ const post = (headers: Record<string, string>, body: Record<string, unknown>) =>
     .set(headers)
     .send({ country: 'JP', kind: 'any_change', ...body });
 
-const endpoints = () => webhookEndpointModel(t.ctx.mongo);
+const endpoints = () => endpointModel(t.ctx.mongo);
 const endpointOf = (id: string) => endpoints().findById(new Types.ObjectId(id)).lean();
 
 describe('ACCOUNT_MAX_ENDPOINTS', () => {
@@ -55,7 +55,7 @@ describe('ACCOUNT_MAX_ENDPOINTS', () => {
     expect(statuses.filter((s) => s === 201)).toHaveLength(MAX);
     expect(statuses.filter((s) => s === 422)).toHaveLength(20 - MAX);
     expect(await endpoints().countDocuments({ user_id: a.id })).toBe(MAX);
-    expect(await t.ctx.alerts.endpoints.counters.value(a.id, 'endpoints')).toBe(MAX);
+    expect(await t.ctx.endpoints.counters.value(a.id, 'endpoints')).toBe(MAX);
     // Another account has its own.
     const b = await testAccount(t, 'ep-race-other@example.com');
     expect((await post(b.headers, { asin: 'B0EPRACEOT', webhook_url: hook('race-0') })).status).toBe(201);
@@ -81,7 +81,7 @@ describe('DELETE /api/webhooks/{id}', () => {
       endpoint_id: unused._id,
       user_id: a.id,
     });
-    const before = await t.ctx.alerts.endpoints.counters.value(a.id, 'endpoints');
+    const before = await t.ctx.endpoints.counters.value(a.id, 'endpoints');
     const b = await testAccount(t, 'ep-delete-other@example.com');
     expect((await t.http.delete(`/api/webhooks/${unused._id.toHexString()}`).set(b.headers)).status).toBe(404);
     const gone = await t.http.delete(`/api/webhooks/${unused._id.toHexString()}`).set(a.headers);
@@ -89,7 +89,7 @@ describe('DELETE /api/webhooks/{id}', () => {
     expect(gone.text).toBe('');
     expect(await endpointOf(unused._id.toHexString())).toBeNull();
     expect(await deliveryModel(t.ctx.mongo).countDocuments({ endpoint_id: unused._id })).toBe(0);
-    expect(await t.ctx.alerts.endpoints.counters.value(a.id, 'endpoints')).toBe(before! - 1);
+    expect(await t.ctx.endpoints.counters.value(a.id, 'endpoints')).toBe(before! - 1);
     expect((await t.http.get(`/api/webhooks/${unused._id.toHexString()}`).set(a.headers)).status).toBe(404);
     expect((await t.http.delete('/api/webhooks/not-an-id').set(a.headers)).status).toBe(404);
   });
@@ -115,7 +115,7 @@ describe('endpoints no alert uses', () => {
     expect(await endpointOf(first.endpoint_id)).toBeNull();
     expect(await endpointOf(second.body.data.endpoint_id)).not.toBeNull();
     expect(await endpoints().countDocuments({ user_id: a.id })).toBe(1);
-    expect(await t.ctx.alerts.endpoints.counters.value(a.id, 'endpoints')).toBe(1);
+    expect(await t.ctx.endpoints.counters.value(a.id, 'endpoints')).toBe(1);
   });
 
   it('an alert attached while a removal has marked the endpoint keeps it: the removal deletes nothing', async () => {
@@ -134,10 +134,10 @@ describe('endpoints no alert uses', () => {
   it('an alert written onto an endpoint removed meanwhile moves to a new one for its target', async () => {
     const a = await testAccount(t, 'ep-settle@example.com');
     const made = (await post(a.headers, { asin: 'B0EPSETTLE', webhook_url: hook('settle') })).body.data;
-    const stale = (await t.ctx.alerts.endpoints.find(a.id, made.endpoint_id))!;
+    const stale = (await t.ctx.endpoints.find(a.id, made.endpoint_id))!;
     // The removal won: it counted before the alert was written, and deleted.
     await endpoints().deleteOne({ _id: stale._id });
-    const settled = await t.ctx.alerts.endpoints.settle(
+    const settled = await t.ctx.endpoints.settle(
       new Types.ObjectId(made.id),
       a.id,
       { channel: 'webhook', url: hook('settle') },
@@ -166,6 +166,6 @@ describe('endpoints no alert uses', () => {
     const alerts = await alertModel(t.ctx.mongo).find({ user_id: a.id }).lean();
     expect(alerts).toHaveLength(8);
     for (const alert of alerts) expect(await endpoints().exists({ _id: alert.endpoint_id })).not.toBeNull();
-    expect(await t.ctx.alerts.endpoints.counters.value(a.id, 'endpoints')).toBe(await endpoints().countDocuments({ user_id: a.id }));
+    expect(await t.ctx.endpoints.counters.value(a.id, 'endpoints')).toBe(await endpoints().countDocuments({ user_id: a.id }));
   });
 });

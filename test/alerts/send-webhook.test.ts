@@ -3,14 +3,8 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo } from 'node:net';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  FILTER_REFUSAL,
-  generateWebhookSecret,
-  guardedLookup,
-  sendWebhook,
-  signWebhook,
-  type WebhookRequest,
-} from '../../src/alerts/send-webhook.js';
+import { FILTER_REFUSAL, guardedLookup, sendWebhook, signWebhook, type WebhookRequest } from '../../src/alerts/deliveries/send-webhook.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
 import http from 'node:http';
 import { useAgent } from 'request-filtering-agent';
 import { WebhookDeliveryError, WebhookTargetRefusedError } from '../../src/core/errors.js';
@@ -183,7 +177,7 @@ describe('sendWebhook', () => {
 });
 
 describe('the port rule at connection time', () => {
-  it('refuses a port outside WEBHOOK_ALLOWED_PORTS before any lookup or connection, unless private targets are allowed', async () => {
+  it('refuses a port outside ENDPOINT_ALLOWED_PORTS before any lookup or connection, unless private targets are allowed', async () => {
     const receiver = await startReceiver((res) => res.writeHead(204).end());
     try {
       const base = {
@@ -207,7 +201,7 @@ describe('the port rule at connection time', () => {
         resolve,
       }).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(WebhookTargetRefusedError);
-      expect((err as Error).message).toBe("webhook_url must use port 443 (this server's WEBHOOK_ALLOWED_PORTS).");
+      expect((err as Error).message).toBe("webhook_url must use port 443 (this server's ENDPOINT_ALLOWED_PORTS).");
       expect(looked).toBe(0);
       // Private targets allowed: any port (the loopback receiver's).
       await expect(sendWebhook({ ...base, url: receiver.url, allowPrivate: true, allowedPorts: [443] })).resolves.toMatchObject({

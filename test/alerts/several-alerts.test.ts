@@ -24,9 +24,9 @@ beforeAll(async () => {
   low = await new WebhookReceiver().start();
   p = await startPipeline(
     {
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_RETRY_SCHEDULE: '50ms,50ms',
-      WEBHOOK_TIMEOUT: '5s',
+      ENDPOINT_ALLOW_PRIVATE: 'true',
+      DELIVERY_RETRY_SCHEDULE: '50ms,50ms',
+      DELIVERY_TIMEOUT: '5s',
       SIMULATOR_DRIFT_MS: String(DRIFT_MS),
       SIMULATOR_NOT_FOUND_RATE: '0',
       SIMULATOR_NOT_ACCESSIBLE_RATE: '0',

@@ -3,8 +3,8 @@ import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { createAlert, testAccount } from '../helpers/deliveries.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
-import { TestSendLimits } from '../../src/alerts/test-limits.js';
+import { endpointModel } from '../../src/models/endpoint.js';
+import { TestSendLimits } from '../../src/alerts/deliveries/test-limits.js';
 import { ServiceUnavailableError, TooManyRequestsError } from '../../src/core/errors.js';
 
 /**
@@ -21,7 +21,7 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   t = await createTestContext({
     COUNTRIES: 'JP',
-    WEBHOOK_ALLOW_PRIVATE: 'true',
+    ENDPOINT_ALLOW_PRIVATE: 'true',
     RATE_LIMIT_API: '0',
     ALERT_TESTS_PER_HOUR: String(PER_HOUR),
     ALERT_TESTS_PER_DAY: String(PER_DAY),
@@ -85,7 +85,7 @@ describe('the test button under a burst', () => {
   it('answers 409 for a disabled endpoint, sending and counting nothing', async () => {
     const a = await testAccount(t, 'disabled-test@example.com');
     const alert = await createAlert(t, a.headers, { asin: 'B0DISABLED', kind: 'any_change', webhook_url: `${rx.url}/disabled` });
-    await webhookEndpointModel(t.ctx.mongo).updateOne(
+    await endpointModel(t.ctx.mongo).updateOne(
       { _id: new Types.ObjectId(alert.endpoint_id) },
       { $set: { disabled_at: new Date(), disabled_reason: 'the receiver answered 410 Gone' } },
     );

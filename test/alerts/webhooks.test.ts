@@ -8,7 +8,7 @@ import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 
 /**
  * Alerts end to end: the real app, workers and simulator, and a real HTTP receiver on loopback
- * (WEBHOOK_ALLOW_PRIVATE=true lets the webhook reach it). The simulator's clock is the test's: each
+ * (ENDPOINT_ALLOW_PRIVATE=true lets the webhook reach it). The simulator's clock is the test's: each
  * step moves it past every product's drift, so a forced update sees the product change.
  */
 const DRIFT_MS = 60_000;
@@ -21,9 +21,9 @@ beforeAll(async () => {
   rx = await new WebhookReceiver().start();
   p = await startPipeline(
     {
-      WEBHOOK_ALLOW_PRIVATE: 'true',
-      WEBHOOK_RETRY_SCHEDULE: '50ms,50ms',
-      WEBHOOK_TIMEOUT: '5s',
+      ENDPOINT_ALLOW_PRIVATE: 'true',
+      DELIVERY_RETRY_SCHEDULE: '50ms,50ms',
+      DELIVERY_TIMEOUT: '5s',
       SIMULATOR_DRIFT_MS: String(DRIFT_MS),
       SIMULATOR_NOT_FOUND_RATE: '0',
       SIMULATOR_NOT_ACCESSIBLE_RATE: '0',
@@ -156,7 +156,7 @@ describe('alert webhooks', () => {
     const before = (await history(asin)).length;
     await changeAndRefresh(asin);
     expect((await history(asin)).length).toBe(before + 1);
-    expect(await p.ctx.deliveries.queue.getJobCountByTypes('wait', 'delayed', 'active', 'prioritized')).toBe(0);
+    expect(await p.ctx.deliveryJobs.queue.getJobCountByTypes('wait', 'delayed', 'active', 'prioritized')).toBe(0);
     expect(rx.at('/gone')).toHaveLength(1);
   });
 });

@@ -42,7 +42,7 @@ describe.skipIf(!haveBrowser)('/app in a real browser', () => {
   beforeAll(async () => {
     rx = await new WebhookReceiver().start();
     rx.script('/hook', [202]);
-    t = await createTestContext({ COUNTRIES: 'JP', WEBHOOK_ALLOW_PRIVATE: 'true', RATE_LIMIT_API: '0' });
+    t = await createTestContext({ COUNTRIES: 'JP', ENDPOINT_ALLOW_PRIVATE: 'true', RATE_LIMIT_API: '0' });
     server = await listen(buildApp(t.ctx, apiRoutes), 0, '127.0.0.1');
     ({ token } = await t.ctx.users.create({ name: 'Page Tester', email: 'page@example.com' }));
     const call = async (method: string, url: string, body?: unknown) => {

@@ -5,7 +5,7 @@ import { mongoUriFor, testEnv } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf } from '../helpers/deliveries.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { planCountry } from '../../src/scheduling/planner.js';
 import { connectTestRedis } from '../helpers/test-redis.js';
 
@@ -20,7 +20,7 @@ import { connectTestRedis } from '../helpers/test-redis.js';
 let p: Pipeline;
 let receiver: WebhookReceiver;
 beforeAll(async () => {
-  p = await startPipeline({ WEBHOOK_ALLOW_PRIVATE: 'true', QUOTA_RPS: '20', SIMULATOR_QUOTA_RPS: '20' });
+  p = await startPipeline({ ENDPOINT_ALLOW_PRIVATE: 'true', QUOTA_RPS: '20', SIMULATOR_QUOTA_RPS: '20' });
   // The child process does the work here.
   await p.workers.close();
   receiver = await new WebhookReceiver().start();
@@ -52,7 +52,7 @@ describe('shutdown of a worker process', () => {
           COUNTRIES: 'JP',
           SIMULATOR_URL: p.sim.url,
           QUOTA_RPS: '20',
-          WEBHOOK_ALLOW_PRIVATE: 'true',
+          ENDPOINT_ALLOW_PRIVATE: 'true',
           WORKER_SHUTDOWN_MS: '3s',
           SHUTDOWN_TIMEOUT_MS: '5000',
         }),

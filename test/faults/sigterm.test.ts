@@ -8,7 +8,7 @@ import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
 import { watchModel } from '../../src/models/watch.js';
 import { planCountry } from '../../src/scheduling/planner.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { loadConfig } from '../../config/env.js';
 import { createUpstream, createUpstreamShared } from '../../src/upstream/factory.js';
 import { asins, until } from './helpers.js';

@@ -5,7 +5,7 @@ import { completions, startPipeline, type Pipeline } from '../helpers/pipeline.j
 import { testEnv, mongoUriFor } from '../helpers/context.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { productModel } from '../../src/models/product.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { startWorkerRole } from '../../src/app/roles/worker.js';
 import { asins, until } from './helpers.js';
 import { connectTestRedis } from '../helpers/test-redis.js';

@@ -4,7 +4,8 @@ import type { Types } from 'mongoose';
 import { Webhook } from 'standardwebhooks';
 import type { ProductChange, Point } from '../../src/catalog/history.js';
 import { closeRedis, createRedis } from '../../src/db/redis.js';
-import { startDeliveryWorker, type RunningDeliveries } from '../../workers/deliveries.js';
+import { startGlobalWorker, type RunningGlobalWorker } from '../../workers/global-runner.js';
+import { deliveryJob } from '../../jobs/deliver.js';
 import type { TestContext } from './context.js';
 import type { Received } from './webhook-receiver.js';
 
@@ -26,7 +27,7 @@ export function changeOf(asin: string, before: Partial<Point> | null, after: Par
   return { country: 'JP', asin, key: `JP.${asin}.${Date.now()}${seq}`, before: before ? point(before) : null, after: point(after) };
 }
 
-export interface TestDeliveryWorker extends RunningDeliveries {
+export interface TestDeliveryWorker extends RunningGlobalWorker {
   /** Stops the worker and its connection. */
   stop(): Promise<void>;
 }
@@ -34,7 +35,7 @@ export interface TestDeliveryWorker extends RunningDeliveries {
 /** A delivery worker as the worker role starts one, with `now` as its clock. */
 export async function startTestDeliveryWorker(t: TestContext, name: string, now?: () => Date): Promise<TestDeliveryWorker> {
   const connection = createRedis(t.ctx.redisTarget, 'blocking', t.ctx.logger, name);
-  const running = await startDeliveryWorker({ ...t.ctx, shutdownMs: 2_000, ...(now ? { now } : {}) }, connection);
+  const running = await startGlobalWorker(deliveryJob, { ...t.ctx, shutdownMs: 2_000, ...(now ? { now } : {}) }, connection);
   return {
     ...running,
     async stop() {
@@ -56,7 +57,7 @@ export function verified(secret: string, got: Received): Record<string, unknown>
 
 /** Jobs still to run in the deliveries queue. */
 export async function pendingJobs(t: TestContext): Promise<Job[]> {
-  return t.ctx.deliveries.queue.getJobs(['wait', 'prioritized', 'delayed', 'active']);
+  return t.ctx.deliveryJobs.queue.getJobs(['wait', 'prioritized', 'delayed', 'active']);
 }
 
 /** A new account of the test's app: its id and the headers that authenticate as it. */

@@ -3,7 +3,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { runCli } from '../helpers/cli.js';
 import { cliDatabase, uniqueName } from '../helpers/context.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { dropKeys } from '../helpers/redis-keys.js';
 import { testBreakers } from '../helpers/breakers.js';
 import { countryTag } from '../../src/db/redis-keys.js';

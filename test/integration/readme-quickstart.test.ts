@@ -146,7 +146,15 @@ beforeAll(async () => {
   // The test's MongoDB and Redis are configured, so this is not the embedded mode: no greeting,
   // no demo account. What the greeting would show the reader (port, board password) the session
   // gets from the test instead; the section creates its own account.
-  const env = { ...db.env, PORT: '0', REDIS_PREFIX: redisPrefix, BULL_BOARD_USER: 'admin', BULL_BOARD_PASSWORD: boardPassword };
+  // Started as the section tells the reader to start it: alerts may go to a receiver on this machine.
+  const env = {
+    ...db.env,
+    PORT: '0',
+    REDIS_PREFIX: redisPrefix,
+    BULL_BOARD_USER: 'admin',
+    BULL_BOARD_PASSWORD: boardPassword,
+    ENDPOINT_ALLOW_PRIVATE: 'true',
+  };
   daemon = spawnCli(['all'], env);
   // Nothing reads its stdout: keep the pipe drained so a write can never block the daemon.
   daemon.stdout!.resume();
@@ -186,7 +194,16 @@ afterAll(async () => {
 describe('README quick start', () => {
   it('has the steps a newcomer needs, each of them checked', () => {
     const all = steps.map((s) => s.script).join('\n');
-    for (const part of ['users:create', '/api/watch/asin', '/api/watch/ean', '/api/world', '/api/world/update', '/admin/queues'])
+    for (const part of [
+      'users:create',
+      '/api/watch/asin',
+      '/api/watch/ean',
+      '/api/world',
+      '/api/world/update',
+      '/api/alerts',
+      '/app/',
+      '/admin/queues',
+    ])
       expect(all).toContain(part);
     expect(steps.filter((s) => s.expected !== undefined).length).toBeGreaterThanOrEqual(6);
   });

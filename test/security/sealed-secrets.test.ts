@@ -13,11 +13,11 @@ import {
   type TestDeliveryWorker,
 } from '../helpers/deliveries.js';
 import { sealV1 } from '../helpers/sealed-v1.js';
-import { webhookEndpointModel } from '../../src/models/webhook-endpoint.js';
+import { endpointModel } from '../../src/models/endpoint.js';
 import { alertModel } from '../../src/models/alert.js';
 import { userModel } from '../../src/models/user.js';
-import { generateWebhookSecret } from '../../src/alerts/send-webhook.js';
-import { UNSEALABLE_REASON } from '../../src/alerts/endpoints.js';
+import { generateWebhookSecret } from '../../src/alerts/endpoints/endpoint.js';
+import { UNSEALABLE_REASON } from '../../src/alerts/endpoints/endpoint.js';
 import { resealStoredSecrets } from '../../src/secrets/reseal.js';
 import { SEALED_FIELDS } from '../../src/secrets/fields.js';
 import { seed } from '../../src/seed/seeder.js';
@@ -33,7 +33,7 @@ let worker: TestDeliveryWorker;
 
 beforeAll(async () => {
   rx = await new WebhookReceiver().start();
-  t = await createTestContext({ COUNTRIES: 'JP', WEBHOOK_ALLOW_PRIVATE: 'true', WEBHOOK_RETRY_SCHEDULE: '200ms', RATE_LIMIT_API: '0' });
+  t = await createTestContext({ COUNTRIES: 'JP', ENDPOINT_ALLOW_PRIVATE: 'true', DELIVERY_RETRY_SCHEDULE: '200ms', RATE_LIMIT_API: '0' });
   worker = await startTestDeliveryWorker(t, 'sealed-secrets');
 });
 
@@ -43,7 +43,7 @@ afterAll(async () => {
   await rx?.close();
 });
 
-const endpoints = () => webhookEndpointModel(t.ctx.mongo).collection;
+const endpoints = () => endpointModel(t.ctx.mongo).collection;
 const sealedOf = async (id: string) => endpoints().findOne({ _id: new Types.ObjectId(id) });
 const requestsTo = (path: string) => rx.received.filter((r) => r.path === path).length;
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } from '../../src/alerts/triggers.js';
+import { FRESH_STATE, firesOn, holdsNow, judge, type AlertRule, type ArmState } from '../../src/alerts/rules/triggers.js';
 import { changeOf, type Point, type PriorState } from '../../src/catalog/history.js';
 import type { UpstreamItem } from '../../src/core/product.js';
 import { loadConfig } from '../../config/env.js';
-import { deliveryJobOptions, webhookBackoff } from '../../src/alerts/delivery-queue.js';
+import { deliveryJobOptions, deliveryBackoff } from '../../jobs/deliver.js';
 import { configProblems } from '../helpers/config.js';
 
 const at = new Date('2026-11-24T00:00:00Z');
@@ -315,7 +315,7 @@ describe('changeOf', () => {
   });
 });
 
-describe('WEBHOOK_RETRY_SCHEDULE', () => {
+describe('DELIVERY_RETRY_SCHEDULE', () => {
   it("is Standard Webhooks' schedule by default: 8 attempts over about 27 hours", () => {
     const { alerts } = loadConfig({});
     expect(alerts.retryScheduleMs).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
@@ -325,12 +325,12 @@ describe('WEBHOOK_RETRY_SCHEDULE', () => {
   });
 
   it('gives the delay before each retry in order, and no retry past the schedule', () => {
-    const backoff = webhookBackoff(loadConfig({ WEBHOOK_RETRY_SCHEDULE: '50ms, 2s,1m' }).alerts.retryScheduleMs);
+    const backoff = deliveryBackoff(loadConfig({ DELIVERY_RETRY_SCHEDULE: '50ms, 2s,1m' }).alerts.retryScheduleMs);
     expect([1, 2, 3, 4].map(backoff)).toEqual([50, 2_000, 60_000, -1]);
   });
 
   it('makes jobs of that many attempts, kept past the whole schedule', () => {
-    const config = loadConfig({ WEBHOOK_RETRY_SCHEDULE: '10h,10h,10h,10h,10h' });
+    const config = loadConfig({ DELIVERY_RETRY_SCHEDULE: '10h,10h,10h,10h,10h' });
     const opts = deliveryJobOptions(config);
     expect(opts.attempts).toBe(6);
     expect(opts.backoff).toEqual({ type: 'webhook-schedule' });
@@ -338,6 +338,6 @@ describe('WEBHOOK_RETRY_SCHEDULE', () => {
   });
 
   it.each(['x', '5s,,5m', '8d', '0', '5s;5m'])('refuses %j', (value) => {
-    expect(configProblems({ WEBHOOK_RETRY_SCHEDULE: value })).toEqual([expect.stringMatching(/^WEBHOOK_RETRY_SCHEDULE /)]);
+    expect(configProblems({ DELIVERY_RETRY_SCHEDULE: value })).toEqual([expect.stringMatching(/^DELIVERY_RETRY_SCHEDULE /)]);
   });
 });

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { summaryOf, type AlertMessage } from '../../src/alerts/channels/message.js';
-import { slackPayload } from '../../src/alerts/channels/slack.js';
-import { discordPayload, discordText } from '../../src/alerts/channels/discord.js';
-import { teamsPayload } from '../../src/alerts/channels/teams.js';
-import { emailContent } from '../../src/alerts/channels/email.js';
+import { summaryOf, type AlertMessage } from '../../src/alerts/deliveries/channels/message.js';
+import { slackPayload } from '../../src/alerts/deliveries/channels/slack.js';
+import { discordPayload, discordText } from '../../src/alerts/deliveries/channels/discord.js';
+import { teamsPayload } from '../../src/alerts/deliveries/channels/teams.js';
+import { emailContent } from '../../src/alerts/deliveries/channels/email.js';
 
 /** Titles an upstream could carry to make a chat message link, format or ping. */
 const HOSTILE = [

@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { failureAction } from '../../workers/failure.js';
-import type { JobKind } from '../../jobs/kind.js';
+import type { CountryJobKind } from '../../jobs/kind.js';
 import { kindOf } from '../../jobs/registry.js';
 import {
   DayQuotaSpentError,
@@ -22,7 +22,7 @@ import {
  * alone. The processor carries the decision out; these tests pin the decision itself.
  */
 
-type DaySpentKind = Pick<JobKind, 'whenDaySpent'>;
+type DaySpentKind = Pick<CountryJobKind, 'whenDaySpent'>;
 
 /** A kind whose client waits for it (the forced update): a spent day fails the job now. */
 const failsWhenDaySpent: DaySpentKind = { whenDaySpent: 'fail' };

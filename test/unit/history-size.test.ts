@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import mongoose from 'mongoose';
 import type { HistoryPointFields } from '../../src/models/history-point.js';
 
-// README ("Data") states what a history point costs; this holds the document to it.
+// docs/architecture.md (the history collection) states what a history point costs; this holds the document to it.
 describe('a history point', () => {
   it('is at most 200 bytes of BSON with the longest values it takes', () => {
     const at = new Date('2026-11-24T00:00:00Z');

@@ -5,8 +5,8 @@ import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HostLookups, HostLookupsBusyError, isLocalhostName, resolveHost } from '../../src/alerts/host-lookups.js';
-import { checkWebhookTarget } from '../../src/alerts/webhook-target.js';
+import { HostLookups, HostLookupsBusyError, isLocalhostName, resolveHost } from '../../src/alerts/endpoints/host-lookups.js';
+import { checkTargetUrl } from '../../src/alerts/endpoints/target-url.js';
 import { WebhookTargetRefusedError } from '../../src/core/errors.js';
 import { until } from '../helpers/until.js';
 
@@ -64,11 +64,11 @@ describe('resolveHost', () => {
   });
 });
 
-describe('checkWebhookTarget through HostLookups', () => {
+describe('checkTargetUrl through HostLookups', () => {
   it('refuses a host whose DNS server never answers, by the timeout, as a 422 would say it', async () => {
     const lookups = new HostLookups({ tryTimeoutMs: 200, tries: 2, deadlineMs: 600, perAccount: 4, servers: [server] });
     const started = Date.now();
-    const err = await checkWebhookTarget('https://hooks.example.com/x', {
+    const err = await checkTargetUrl('https://hooks.example.com/x', {
       allowPrivate: false,
       lookup: lookups.forAccount('a'),
       lookupTimeoutMs: 600,
@@ -82,12 +82,12 @@ describe('checkWebhookTarget through HostLookups', () => {
 
   it('refuses localhost as loopback unless private targets are allowed', async () => {
     const lookups = new HostLookups({ tryTimeoutMs: 200, tries: 1, deadlineMs: 600, perAccount: 4, servers: [server] });
-    await expect(checkWebhookTarget('https://localhost/x', { allowPrivate: false, lookup: lookups.forAccount('a') })).rejects.toThrow(
+    await expect(checkTargetUrl('https://localhost/x', { allowPrivate: false, lookup: lookups.forAccount('a') })).rejects.toThrow(
       /resolves to a loopback address: refused/,
     );
-    await expect(
-      checkWebhookTarget('https://localhost:8443/x', { allowPrivate: true, lookup: lookups.forAccount('a') }),
-    ).resolves.toHaveLength(2);
+    await expect(checkTargetUrl('https://localhost:8443/x', { allowPrivate: true, lookup: lookups.forAccount('a') })).resolves.toHaveLength(
+      2,
+    );
   });
 
   it('keeps libuv’s threads free: file and crypto work finishes while lookups hang', async () => {

@@ -1,7 +1,19 @@
 import { Backoffs, type MinimalJob } from 'bullmq';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { isJobName, JOB_KINDS, JOB_NAMES, kindOf, classOf, parseJob, priorityOf, type JobName } from '../../jobs/registry.js';
-import { queueName } from '../../src/quota/queue-names.js';
+import {
+  COUNTRY_JOB_NAMES,
+  isCountryJobName,
+  isJobName,
+  JOB_KINDS,
+  JOB_NAMES,
+  kindOf,
+  classOf,
+  parseJob,
+  priorityOf,
+  type JobName,
+} from '../../jobs/registry.js';
+import { deliveryJob } from '../../jobs/deliver.js';
+import { queueName } from '../../jobs/queue-names.js';
 import { QUOTA_CLASSES } from '../../src/core/quota-classes.js';
 import { isFairClass } from '../../src/fairness/fair-classes.js';
 import { eanResolveJobId } from '../../src/watch/ean-imports.js';
@@ -22,7 +34,20 @@ const GOOD: { readonly [N in JobName]: Record<string, unknown> } = {
   'refresh.p1': { country: 'JP', asins: ASINS, due: 1_772_000_000_000, claim: 'c0ffee' },
   'refresh.p0': { country: 'US', asins: ['B00TEST009'] },
   'browse.crawl': { country: 'JP', nodeId: '2275256051', crawlId: 'crawl-JP-2275256051-2026-03-04' },
+  deliver: {
+    endpoint_id: IMPORT_ID,
+    user_id: USER_ID,
+    alerts: [{ id: IMPORT_ID, kind: 'price_below', price: 1_000, sequence: 1 }],
+    asin: 'B00TEST001',
+    country: 'JP',
+    before: null,
+    after: { at: 1_772_000_000_000, price: 900, currency: 'JPY', availability: 'in_stock', buybox: true, rank: 12 },
+    tag: 3,
+  },
 };
+
+/** The kinds whose jobs wait in a queue of their country. */
+const COUNTRY_KINDS = JOB_KINDS.flatMap((k) => (k.scope === 'country' ? [k] : []));
 
 /** The invalid payload error for `name` and `data`, or a failure if parseJob accepted it. */
 function rejection(name: JobName, data: unknown): InvalidJobPayloadError {
@@ -40,16 +65,24 @@ function asins(n: number): string[] {
 }
 
 describe('the job kinds', () => {
-  it('lists exactly the five kinds, each name once, and JOB_NAMES follows JOB_KINDS', () => {
+  it('lists exactly the six kinds, each name once, and JOB_NAMES follows JOB_KINDS', () => {
     const names = JOB_KINDS.map((k) => k.name);
     expect(new Set(names).size).toBe(names.length);
-    expect([...names].sort()).toEqual(['browse.crawl', 'ean.resolve', 'forced.update', 'refresh.p0', 'refresh.p1']);
+    expect([...names].sort()).toEqual(['browse.crawl', 'deliver', 'ean.resolve', 'forced.update', 'refresh.p0', 'refresh.p1']);
     expect(JOB_NAMES).toEqual(names);
   });
 
+  it('queues deliveries in one queue for every country, and every other kind in its country’s', () => {
+    expect(deliveryJob.scope).toBe('global');
+    expect(deliveryJob.queue).toBe('deliveries');
+    expect(COUNTRY_JOB_NAMES).toEqual(JOB_NAMES.filter((n) => n !== 'deliver'));
+    for (const name of COUNTRY_JOB_NAMES) expect(isCountryJobName(name), name).toBe(true);
+    expect(isCountryJobName('deliver')).toBe(false);
+  });
+
   it('gives each kind a priority that BullMQ accepts (1 … 2 097 152), distinct within its queue', () => {
-    const priorities = JOB_KINDS.map((k) => k.priority);
-    const refresh = JOB_KINDS.filter((k) => k.cls === 'refresh').map((k) => k.priority);
+    const priorities = COUNTRY_KINDS.map((k) => k.priority);
+    const refresh = COUNTRY_KINDS.filter((k) => k.cls === 'refresh').map((k) => k.priority);
     expect(new Set(refresh).size).toBe(refresh.length);
     for (const p of priorities) {
       expect(Number.isInteger(p)).toBe(true);
@@ -60,7 +93,7 @@ describe('the job kinds', () => {
 
   it('puts every kind in one of the four classes, each class a queue of its own per country', () => {
     expect(QUOTA_CLASSES).toEqual(['forced', 'import', 'refresh', 'crawl']);
-    for (const k of JOB_KINDS) expect(QUOTA_CLASSES, k.name).toContain(k.cls);
+    for (const k of COUNTRY_KINDS) expect(QUOTA_CLASSES, k.name).toContain(k.cls);
     expect(QUOTA_CLASSES.map((c) => queueName('JP', c))).toEqual(['forced-JP', 'import-JP', 'refresh-JP', 'crawl-JP']);
   });
 });
@@ -87,7 +120,7 @@ describe('isJobName', () => {
 });
 
 describe('kindOf, priorityOf and classOf agree with the kind objects', () => {
-  it.each(JOB_KINDS.map((k) => [k.name, k] as const))('%s', (name, kind) => {
+  it.each(COUNTRY_KINDS.map((k) => [k.name, k] as const))('%s', (name, kind) => {
     expect(kindOf(name)).toBe(kind);
     expect(priorityOf(name)).toBe(kind.priority);
     expect(classOf(name)).toBe(kind.cls);
@@ -114,12 +147,13 @@ describe('where and how urgently each kind runs (jobs/*.ts)', () => {
 
   it('gives the forced update the quick forced retry and every other kind the default one', () => {
     expect(kindOf('forced.update').retry).toBe(FORCED_RETRY);
-    for (const name of JOB_NAMES.filter((n) => n !== 'forced.update')) expect(kindOf(name).retry, name).toBe(DEFAULT_RETRY);
+    for (const name of COUNTRY_JOB_NAMES.filter((n) => n !== 'forced.update')) expect(kindOf(name).retry, name).toBe(DEFAULT_RETRY);
   });
 
   it('fails the forced update when the day is spent (a client waits); the other kinds wait for the next day', () => {
     expect(kindOf('forced.update').whenDaySpent).toBe('fail');
-    for (const name of JOB_NAMES.filter((n) => n !== 'forced.update')) expect(typeof kindOf(name).whenDaySpent, name).toBe('function');
+    for (const name of COUNTRY_JOB_NAMES.filter((n) => n !== 'forced.update'))
+      expect(typeof kindOf(name).whenDaySpent, name).toBe('function');
   });
 });
 

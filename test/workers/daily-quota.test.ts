@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
 import { planCountry } from '../../src/scheduling/planner.js';
-import type { JobContext } from '../../jobs/kind.js';
+import type { JobContext } from '../../jobs/context.js';
 import { QuotaGovernor } from '../../src/quota/governor.js';
 import { productModel } from '../../src/models/product.js';
 import { quotaUsageModel } from '../../src/models/quota-usage.js';

@@ -6,7 +6,7 @@ import { planCountry } from '../../src/scheduling/planner.js';
 import { requeueStalledImports } from '../../src/watch/ean-imports.js';
 import { productModel } from '../../src/models/product.js';
 import { eanImportModel } from '../../src/models/ean-import.js';
-import { queueName, queuePrefix } from '../../src/quota/queue-names.js';
+import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { exitOf, spawnCli, waitForLog } from '../helpers/cli.js';
 import { mongoUriFor, testEnv } from '../helpers/context.js';
 import { startWorkerRole } from '../../src/app/roles/worker.js';

@@ -1,6 +1,6 @@
 import { loadConfig, type Config } from '../../../config/env.js';
 import { buildContext, type AppContext, type ContextOptions } from '../context.js';
-import { createLogger, type Logger } from '../../logger.js';
+import { createLogger, warnDeprecatedSettings, type Logger } from '../../logger.js';
 
 /**
  * Admin commands are quiet unless LOG_LEVEL says otherwise: their answer is one line on stdout and
@@ -18,6 +18,7 @@ export async function withAdminContext<T>(
 ): Promise<T> {
   const config = adminConfig(env);
   const logger: Logger = createLogger(config);
+  warnDeprecatedSettings(logger, config);
   const ctx = await buildContext(config, logger, { embedded: 'attach', ensureIndexes: true, ...opts });
   try {
     return await fn(ctx);

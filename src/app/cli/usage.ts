@@ -46,4 +46,4 @@ admin commands:
   help, --help            this text
   version, --version      the program's version
 
-Configuration comes from environment variables; see README.md.`;
+Configuration comes from environment variables; see docs/configuration.md.`;

@@ -1,4 +1,4 @@
-import { QUEUE_CLASSES } from '../../quota/queue-names.js';
+import { QUEUE_CLASSES } from '../../../jobs/queue-names.js';
 import { Router, type RequestHandler } from 'express';
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
@@ -78,7 +78,7 @@ export function bullBoardRoutes(ctx: AppContext): Router {
           (cls) => new CountryQueueAdapter(ctx.jobs.queue(c, cls), { readOnlyMode: conf.readOnly }, () => ctx.breakers.status(c), c),
         ),
       ),
-      new BullMQAdapter(ctx.deliveries.queue, { readOnlyMode: conf.readOnly }),
+      new BullMQAdapter(ctx.deliveryJobs.queue, { readOnlyMode: conf.readOnly }),
     ],
     serverAdapter,
     options: { uiConfig: { boardTitle: 'shelfwatch' } },

@@ -1,19 +1,24 @@
-import type { Queue } from 'bullmq';
 import type { Config } from '../../../config/env.js';
 import type { Country } from '../../core/identifiers.js';
 import type { QuotaClass } from '../../core/quota-classes.js';
-import type { DeliveryQueue } from '../../alerts/delivery-queue.js';
-import type { AlertService } from '../../alerts/service.js';
+import type { DeliveryRecords } from '../../alerts/deliveries/records.js';
 import type { Metrics } from '../../core/metrics.js';
-import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../quota/queue-names.js';
+import { JOB_STATES, QUEUE_CLASSES, queueName } from '../../../jobs/queue-names.js';
 
 /** What the gauges read: the country queues (the job producer, jobs/queues.ts, opens them), deliveries. */
+/** What the gauges read of a queue (a BullMQ queue is one). */
+export interface CountedQueue {
+  getJobCounts(...states: (typeof JOB_STATES)[number][]): Promise<Record<string, number>>;
+  getJobs(states: ('prioritized' | 'wait')[], start: number, end: number, asc: boolean): Promise<{ readonly timestamp: number }[]>;
+}
+
 export interface QueueGaugeSources {
   readonly config: Pick<Config, 'countries'>;
-  readonly jobs: { queue(country: Country, cls: QuotaClass): Pick<Queue, 'getJobCounts' | 'getJobs'> };
+  readonly jobs: { queue(country: Country, cls: QuotaClass): CountedQueue };
   readonly metrics: Metrics;
-  readonly deliveries: Pick<DeliveryQueue, 'queue'>;
-  readonly alerts: Pick<AlertService, 'oldestPendingDelivery'>;
+  /** The deliveries' queue (jobs/global-queue.ts). */
+  readonly deliveryJobs: { readonly queue: Pick<CountedQueue, 'getJobCounts'> };
+  readonly deliveries: { readonly records: Pick<DeliveryRecords, 'oldestPending'> };
 }
 
 /**
@@ -24,10 +29,10 @@ export async function refreshQueueGauges(ctx: QueueGaugeSources): Promise<void> 
   await Promise.all([refreshDeliveryGauges(ctx), ...countryQueueGauges(ctx)]);
 }
 
-async function refreshDeliveryGauges(ctx: Pick<QueueGaugeSources, 'metrics' | 'deliveries' | 'alerts'>): Promise<void> {
-  const counts = await ctx.deliveries.queue.getJobCounts(...JOB_STATES);
+async function refreshDeliveryGauges(ctx: Pick<QueueGaugeSources, 'metrics' | 'deliveryJobs' | 'deliveries'>): Promise<void> {
+  const counts = await ctx.deliveryJobs.queue.getJobCounts(...JOB_STATES);
   for (const state of JOB_STATES) ctx.metrics.deliveryJobs.set({ state }, counts[state] ?? 0);
-  const oldest = await ctx.alerts.oldestPendingDelivery();
+  const oldest = await ctx.deliveries.records.oldestPending();
   ctx.metrics.deliveryOldestPending.set(oldest ? Math.max(0, (Date.now() - oldest.getTime()) / 1_000) : 0);
 }
 

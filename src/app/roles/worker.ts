@@ -8,7 +8,8 @@ import { governPort } from '../../quota/governed-port.js';
 import { createPermitScopes } from '../../quota/permit-scope.js';
 import { startBreakerProbes } from '../../quota/breaker-probes.js';
 import { startWorkers, type RunningWorkers } from '../../../workers/runner.js';
-import { startDeliveryWorker } from '../../../workers/deliveries.js';
+import { startGlobalWorker } from '../../../workers/global-runner.js';
+import { deliveryJob } from '../../../jobs/deliver.js';
 import { drainWorkers } from '../../../workers/drain.js';
 
 /** What the rest of shutdown (queues, Redis, MongoDB) needs after the workers have drained. */
@@ -72,7 +73,7 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
   let closingSince = Number.POSITIVE_INFINITY;
   ctx.resources.stopping.addEventListener('abort', () => (closingSince = Date.now()), { once: true });
   const running = await startWorkers(ctx, connection, upstream, scopes, logger);
-  const deliveries = startDeliveryWorker({ ...ctx, logger, shutdownMs: ctx.config.workers.shutdownMs }, connection);
+  const deliveries = startGlobalWorker(deliveryJob, { ...ctx, logger, shutdownMs: ctx.config.workers.shutdownMs }, connection);
   // Owned before the delivery worker has started, so a signal during start-up drains what runs.
   ctx.resources.own('workers', running, async (r) => {
     // One deadline for every worker: WORKER_SHUTDOWN_MS, and never past what SHUTDOWN_TIMEOUT_MS

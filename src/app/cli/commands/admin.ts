@@ -2,7 +2,7 @@ import { generateAppKey } from '../../../../config/app-key.js';
 import { VERSION } from '../../../version.js';
 import { adminConfig, withAdminContext } from '../runtime.js';
 import { buildOpenApiDocument } from '../../http/openapi/document.js';
-import { migrateAlertIdentities } from '../../../alerts/migrate.js';
+import { migrateAlertIdentities } from '../../../alerts/rules/migrate.js';
 import type { Command } from './types.js';
 
 export const keyGenerateCommand: Command = {

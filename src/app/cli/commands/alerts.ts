@@ -1,6 +1,6 @@
 import { withAdminContext } from '../runtime.js';
 import { str } from '../flags.js';
-import { presentAlert } from '../../../alerts/present.js';
+import { presentAlert } from '../../../alerts/rules/present.js';
 import type { Command } from './types.js';
 
 /** One account's alerts, newest first, as one JSON object a line (for jq), with the state of each. */

@@ -3,7 +3,7 @@ import { UsageError } from '../usage.js';
 import { adminConfig, withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
 import { countDue } from '../../../scheduling/claims.js';
-import { JOB_STATES, QUEUE_CLASSES } from '../../../quota/queue-names.js';
+import { JOB_STATES, QUEUE_CLASSES } from '../../../../jobs/queue-names.js';
 
 /**
  * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether

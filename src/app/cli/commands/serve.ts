@@ -1,6 +1,6 @@
 import { loadConfig } from '../../../../config/env.js';
 import { buildContext } from '../../context.js';
-import { createLogger } from '../../../logger.js';
+import { createLogger, warnDeprecatedSettings } from '../../../logger.js';
 import { installSignalHandlers } from '../../../lifecycle/signals.js';
 import { startRole, type Role } from '../../roles/serve.js';
 import { VERSION } from '../../../version.js';
@@ -14,6 +14,7 @@ function roleCommand(role: Role): Command {
     async run(_flags, env) {
       const config = loadConfig(env);
       const logger = createLogger(config);
+      warnDeprecatedSettings(logger, config);
       logger.info({ role, version: VERSION, node: process.version, pid: process.pid }, 'starting');
       // Workers and schedulers join an existing deployment (or the embedded parts of a running
       // `shelfwatch all`); starting private databases for them would do no useful work.

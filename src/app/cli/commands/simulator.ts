@@ -1,7 +1,7 @@
 import { loadConfig } from '../../../../config/env.js';
 import { Resources } from '../../../lifecycle/resources.js';
 import { installSignalHandlers } from '../../../lifecycle/signals.js';
-import { createLogger } from '../../../logger.js';
+import { createLogger, warnDeprecatedSettings } from '../../../logger.js';
 import { runSimulator } from '../../roles/simulator.js';
 import { VERSION } from '../../../version.js';
 import type { Command } from './types.js';
@@ -17,6 +17,7 @@ export const simulatorCommand: Command = {
   async run(_flags, env) {
     const config = loadConfig(env);
     const logger = createLogger(config);
+    warnDeprecatedSettings(logger, config);
     logger.info({ role: 'simulator', version: VERSION, node: process.version, pid: process.pid }, 'starting');
     const resources = new Resources(logger);
     installSignalHandlers({ logger, timeoutMs: config.shutdownTimeoutMs, drain: () => resources.close() });

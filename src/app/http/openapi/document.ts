@@ -14,7 +14,7 @@ import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
 import { historyChartPaths } from '../routes/history-chart.js';
 import { forcedUpdatePaths } from '../routes/forced-update.js';
-import { alertsPaths } from '../routes/alerts.js';
+import { alertsPaths } from './alerts.js';
 import { webhooksPaths } from '../routes/webhooks.js';
 import { deliveriesPaths } from '../routes/deliveries.js';
 import { emailLinkPaths } from '../routes/email-links.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { Config } from '../../../../config/env.js';
-import { webhookPayloadSchema } from '../../../alerts/present.js';
+import { webhookPayloadSchema } from '../../../alerts/deliveries/present.js';
 
 /** A duration in words (`5 s`, `30 min`, `10 h`) for the retry schedule. */
 function words(ms: number): string {
@@ -38,7 +38,7 @@ export function deliveryWebhooks(config: Pick<Config, 'alerts'>): ZodOpenApiPath
         tags: ['Alerts'],
         operationId: 'alertDelivery',
         summary: "A change fired alerts on this endpoint: POSTed to the alerts' webhook_url",
-        description: `One delivery per change and endpoint, listing every alert of the account on that URL the change fired (several of one kind too: alerts that differ only in their threshold travel together). Signed with the endpoint's secret (Standard Webhooks); the body is JSON. A receiver that keeps the last \`sequence\` it processed per alert and product can drop stale and replayed events. Retried on any answer but 2xx and 410 (and on timeouts and refused connections), after ${schedule}; an endpoint failing for longer than ${disableAfter} (WEBHOOK_DISABLE_AFTER) is disabled, and the account gets an event (GET /api/events). Undelivered deliveries can be sent again (POST /api/deliveries/{id}/replay).`,
+        description: `One delivery per change and endpoint, listing every alert of the account on that URL the change fired (several of one kind too: alerts that differ only in their threshold travel together). Signed with the endpoint's secret (Standard Webhooks); the body is JSON. A receiver that keeps the last \`sequence\` it processed per alert and product can drop stale and replayed events. Retried on any answer but 2xx and 410 (and on timeouts and refused connections), after ${schedule}; an endpoint failing for longer than ${disableAfter} (ENDPOINT_DISABLE_AFTER) is disabled, and the account gets an event (GET /api/events). Undelivered deliveries can be sent again (POST /api/deliveries/{id}/replay).`,
         requestParams: { header: signatureHeaders },
         requestBody: { required: true, content: { 'application/json': { schema: webhookPayloadSchema } } },
         responses: {

@@ -8,11 +8,11 @@ import { bodyFields, validate } from '../validate.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/errors.js';
 import { single } from '../../../catalog/world-query.js';
 import { DELIVERY_STATUSES, type DeliveryStatus } from '../../../models/delivery.js';
-import type { Endpoint } from '../../../alerts/endpoints.js';
-import { deliveryRecordSchema, presentDelivery } from '../../../alerts/present.js';
-import { REPLAY_LIMIT } from '../../../alerts/delivery-queue.js';
+import type { Endpoint } from '../../../alerts/endpoints/endpoint.js';
+import { deliveryRecordSchema, presentDelivery } from '../../../alerts/deliveries/present.js';
+import { REPLAY_LIMIT } from '../../../alerts/deliveries/payload.js';
 import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
-import { deliveryPage } from './alerts.js';
+import { deliveryPage } from '../openapi/alerts.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
 /** Without `status`: every delivery not acknowledged. */
@@ -130,7 +130,8 @@ export const deliveriesPaths: ZodOpenApiPathsObject = (() => {
 export function deliveryRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
-  const { records, endpoints } = ctx.alerts;
+  const { records } = ctx.deliveries;
+  const { endpoints } = ctx;
 
   router.get('/api/deliveries', async (req, res) => {
     const q = validate(listQuery, req.query);

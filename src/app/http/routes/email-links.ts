@@ -2,14 +2,14 @@ import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject, ZodOpenApiResponseObject, ZodOpenApiResponsesObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
-import { html } from '../../../alerts/channels/email.js';
-import { LINK_PATHS } from '../../../alerts/email-links.js';
-import type { LinkResult } from '../../../alerts/email-addresses.js';
+import { html } from '../../../alerts/deliveries/channels/email.js';
+import { LINK_PATHS } from '../../../alerts/endpoints/email-links.js';
+import type { LinkResult } from '../../../alerts/endpoints/email-addresses.js';
 import { errors } from '../openapi/responses.js';
 import { errorBodySchema } from '../error-body.js';
 
 /**
- * The pages of the links e-mails carry (src/alerts/email-links.ts), public and without a token of
+ * The pages of the links e-mails carry (src/alerts/endpoints/email-links.ts), public and without a token of
  * the API: whoever holds the link is the address's owner. A GET only shows a page whose button
  * POSTs (a plain form: no script needed, and mail scanners that fetch links change nothing); the
  * POST confirms or unsubscribes. Mailbox providers POST the unsubscribe URL themselves

@@ -10,7 +10,8 @@ import { asinWatchSchema, presentWatch } from '../../../watch/present.js';
 import { productRecordSchema } from '../../../core/product.js';
 import { presentProduct } from '../../../catalog/present.js';
 import { historyPointRecordSchema, presentPoint } from '../../../catalog/history.js';
-import { alertRecordSchema, deliveryRecordSchema, presentAlert, presentDelivery } from '../../../alerts/present.js';
+import { alertRecordSchema, presentAlert } from '../../../alerts/rules/present.js';
+import { deliveryRecordSchema, presentDelivery } from '../../../alerts/deliveries/present.js';
 import { accountSummary, DELIVERY_WINDOW, RECENT_CHANGES, RECENT_DAYS, SUMMARY_PAGE } from '../../../summary/account-summary.js';
 
 /** GET /api/me/summary: the account page's data in one request (authenticated and limited by account-api.ts). */

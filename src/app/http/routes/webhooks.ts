@@ -5,7 +5,7 @@ import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
 import { validate } from '../validate.js';
 import { ConflictError, NotFoundError } from '../../../core/errors.js';
-import { accountEventRecordSchema, presentEndpoint, presentEvent, webhookEndpointRecordSchema } from '../../../alerts/present.js';
+import { accountEventRecordSchema, presentEndpoint, presentEvent, endpointRecordSchema } from '../../../alerts/endpoints/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
 
@@ -14,8 +14,8 @@ const LINK_PARAMS = Object.keys(listQuery.shape);
 const endpointParam = z.object({ id: z.string().meta({ description: 'The endpoint id (GET /api/webhooks, or an alert’s endpoint_id).' }) });
 const eventParam = z.object({ id: z.string().meta({ description: 'The event id (GET /api/events).' }) });
 
-const endpointAnswer = z.object({ data: webhookEndpointRecordSchema }).meta({ id: 'WebhookEndpointAnswer' });
-const endpointPage = pagedSchema(webhookEndpointRecordSchema, 'WebhookEndpointPage');
+const endpointAnswer = z.object({ data: endpointRecordSchema }).meta({ id: 'WebhookEndpointAnswer' });
+const endpointPage = pagedSchema(endpointRecordSchema, 'WebhookEndpointPage');
 const eventAnswer = z.object({ data: accountEventRecordSchema }).meta({ id: 'AccountEventAnswer' });
 const eventPage = pagedSchema(accountEventRecordSchema, 'AccountEventPage');
 const tokenOnly = z.object(bodyToken);
@@ -90,7 +90,7 @@ export const webhooksPaths: ZodOpenApiPathsObject = (() => {
 export function webhookRoutes(ctx: AppContext): Router {
   const router = Router();
   const tz = ctx.config.timeZone;
-  const endpoints = ctx.alerts.endpoints;
+  const endpoints = ctx.endpoints;
 
   router.get('/api/webhooks', async (req, res) => {
     const q = validate(listQuery, req.query);
@@ -138,7 +138,7 @@ export function webhookRoutes(ctx: AppContext): Router {
 
   router.get('/api/events', async (req, res) => {
     const q = validate(listQuery, req.query);
-    const { items, total } = await ctx.alerts.events.list(userOf(res)._id, q);
+    const { items, total } = await ctx.endpoints.events.list(userOf(res)._id, q);
     res.json(
       paginate({
         items: items.map((e) => presentEvent(e, tz)),
@@ -153,7 +153,7 @@ export function webhookRoutes(ctx: AppContext): Router {
 
   router.get('/api/events/:id', async (req, res) => {
     const { id } = validate(eventParam, req.params);
-    const event = await ctx.alerts.events.find(userOf(res)._id, id);
+    const event = await ctx.endpoints.events.find(userOf(res)._id, id);
     if (!event) throw new NotFoundError('No such event.');
     res.json({ data: presentEvent(event, tz) });
   });

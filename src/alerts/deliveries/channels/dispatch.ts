@@ -1,0 +1,91 @@
+/**
+ * One attempt of a delivery on its endpoint's channel: the only place the channels differ. The
+ * delivery job and the test button call this, and judge every channel's answer the same way
+ * (types.ts), so retries, disabling, records and fairness are the webhook's for all of them. Every
+ * URL goes through postJson's address guard; e-mail goes to the operator's SMTP server, to an
+ * address its owner confirmed and within the daily caps (the gate, email-addresses.ts).
+ */
+import type { Config } from '../../../../config/env.js';
+import { DELIVERY_MAX_RESPONSE_BYTES } from '../../../../config/alerts.js';
+import type { AlertChannel } from '../../../models/alert.js';
+import type { DeliveryContent } from '../payload.js';
+import { webhookBody } from '../present.js';
+import { postJson, sendWebhook, type HostResolver, type PostResponse } from '../send-webhook.js';
+import { alertMessage, type ProductLabel } from './message.js';
+import { emailContent, sendEmail } from './email.js';
+import { slack } from './slack.js';
+import { discord } from './discord.js';
+import { teams } from './teams.js';
+import type { ChannelAnswer, ChatService } from './types.js';
+import type { EmailGate } from '../../endpoints/email-addresses.js';
+import { EmailDeliveryError } from '../../../core/errors.js';
+
+const CHAT: Readonly<Record<'slack' | 'discord' | 'teams', ChatService>> = { slack, discord, teams };
+
+/** The generic webhook's one "gone" status, worded as before channels existed. */
+const WEBHOOK_GONE: Readonly<Record<number, string>> = { 410: 'Gone' };
+
+export interface ChannelSend {
+  readonly channel: AlertChannel;
+  /** The URL to POST to, or the address to mail. */
+  readonly target: string;
+  /** The webhook's signing secrets (the other channels are not signed). */
+  readonly secrets: readonly string[];
+  /** The delivery's id: the webhook-id, and the e-mail's Message-ID. */
+  readonly id: string;
+  readonly content: DeliveryContent;
+  /** A sample from the test button. */
+  readonly test: boolean;
+  /** The product's title and page, read only by the channels that write to a person. */
+  readonly product: () => Promise<ProductLabel>;
+}
+
+export interface ChannelOptions {
+  readonly config: Pick<Config, 'alerts' | 'timeZone'>;
+  /** Where hosts resolve at connection time: the account's HostLookups. */
+  readonly resolve?: HostResolver;
+  /** What every e-mail passes first (src/alerts/endpoints/email-addresses.ts): without it no e-mail goes. */
+  readonly mail?: EmailGate;
+}
+
+function judged(answer: PostResponse, gone: Readonly<Record<number, string>>, wording: (why: string) => string): ChannelAnswer {
+  const { status, durationMs } = answer;
+  if (status >= 200 && status < 300) return { status, durationMs, verdict: 'ok', reason: null };
+  const why = gone[status];
+  if (why !== undefined) return { status, durationMs, verdict: 'gone', reason: `the receiver answered ${status}${wording(why)}` };
+  return { status, durationMs, verdict: 'failed', reason: `the receiver answered ${status}` };
+}
+
+/**
+ * Sends `send` once. Resolves with the receiver's answer, judged; rejects (WebhookDeliveryError,
+ * WebhookTargetRefusedError, EmailDeliveryError) when no answer came: a refused address, a network
+ * failure, a timeout, an SMTP refusal.
+ */
+export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Promise<ChannelAnswer> {
+  const { alerts, timeZone } = opts.config;
+  const post = {
+    url: send.target,
+    timeoutMs: alerts.timeoutMs,
+    maxResponseBytes: DELIVERY_MAX_RESPONSE_BYTES,
+    allowPrivate: alerts.allowPrivate,
+    allowedPorts: alerts.allowedPorts,
+    resolve: opts.resolve,
+  };
+  if (send.channel === 'webhook') {
+    const body = JSON.stringify(webhookBody(send.content, timeZone, { test: send.test }));
+    const answer = await sendWebhook({ ...post, body, secret: send.secrets, id: send.id, timestamp: new Date() });
+    return judged(answer, WEBHOOK_GONE, (why) => ` ${why}`);
+  }
+  if (send.channel === 'email') {
+    if (!opts.mail) throw new EmailDeliveryError('e-mail is not sent without the address checks', null);
+    // Before anything is read or sent: an address that has not said yes costs nothing more.
+    const pass = await opts.mail.admit(send.content.user_id, send.target);
+    const message = alertMessage(send.content, await send.product(), timeZone, send.test);
+    const content = emailContent(message, pass.unsubscribeUrl);
+    return sendEmail(alerts.smtp, { to: send.target, deliveryId: send.id, content, timeoutMs: alerts.timeoutMs, headers: pass.headers });
+  }
+  const message = alertMessage(send.content, await send.product(), timeZone, send.test);
+  const service = CHAT[send.channel];
+  const answer = await postJson({ ...post, body: JSON.stringify(service.payload(message)) });
+  return judged(answer, service.gone, (why) => `: ${why}`);
+}

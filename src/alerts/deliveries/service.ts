@@ -1,0 +1,221 @@
+import { Types } from 'mongoose';
+import type { Config } from '../../../config/env.js';
+import type { ProductChange } from '../../catalog/history.js';
+import type { Logger } from '../../logger.js';
+import type { Alert } from '../rules/alert.js';
+import type { AlertFiring, Fired } from '../rules/firing.js';
+import type { AlertRules } from '../rules/service.js';
+import type { AlertSequences } from '../rules/sequences.js';
+import type { Endpoints } from '../endpoints/endpoints.js';
+import type { Endpoint } from '../endpoints/endpoint.js';
+import type { Page, PageRequest } from '../../db/page.js';
+import type { Claimed, DeliveryRecord, DeliveryRecords, QueuedDelivery } from './records.js';
+import type { FairTags } from '../../fairness/fair-tags.js';
+import type { AccountWeights } from '../../accounts/weights.js';
+import type { DeliveredAlerts } from './alerts.js';
+import {
+  DELIVERIES_LANE,
+  deliveryContentSchema,
+  deliveryJobId,
+  deliveryPayloadSchema,
+  REPLAY_LIMIT,
+  thresholdOf,
+  type DeliveryContent,
+  type DeliveryJob,
+  type DeliveryJobs,
+  type PayloadPoint,
+} from './payload.js';
+
+/**
+ * Deliveries: one job per endpoint and change on the deliveries' queue (the delivery job kind,
+ * jobs/deliver.ts). Jobs are queued fairly between accounts: each gets its account's start tag in
+ * the `deliveries` lane as its priority (src/fairness/fair-tags.ts), so one account's backlog to a
+ * slow receiver delays another account's new delivery by about one attempt, not by the backlog.
+ */
+
+const toPoint = (p: NonNullable<ProductChange['before']>): PayloadPoint => ({ ...p, at: p.at.getTime() });
+
+export interface DeliveriesDeps {
+  readonly jobs: DeliveryJobs;
+  readonly logger: Logger;
+  readonly config: Pick<Config, 'alerts'>;
+  readonly fair: FairTags;
+  readonly weights: AccountWeights;
+  readonly firing: AlertFiring;
+  readonly rules: Pick<AlertRules, 'find'>;
+  readonly sequences: AlertSequences;
+  readonly endpoints: Endpoints;
+  readonly records: DeliveryRecords;
+  readonly alerts: DeliveredAlerts;
+}
+
+/**
+ * The deliveries of the accounts' alerts: what a batch's changes fire becomes one job per endpoint
+ * and change, recorded first; undelivered ones can be replayed; an alert's records are listed.
+ */
+export class Deliveries {
+  /** The records of every delivery (GET /api/deliveries, replays, the attempts' outcomes). */
+  readonly records: DeliveryRecords;
+  /** What an attempt reads and writes of the alerts it delivers. */
+  readonly alerts: DeliveredAlerts;
+  private readonly jobs: DeliveryJobs;
+
+  constructor(private readonly deps: DeliveriesDeps) {
+    this.records = deps.records;
+    this.alerts = deps.alerts;
+    this.jobs = deps.jobs;
+  }
+
+  /**
+   * The alerts the changes fire (rules/firing.ts), grouped by endpoint: one job per endpoint and
+   * change, listing every alert it fired there. A disabled endpoint gets none. The reads go at once;
+   * nothing is recorded or queued before `after` resolves (the changes' history points are
+   * written). The records come first, so an attempt always finds its record; a batch that fails
+   * after them is retried, and BullMQ adds each job id once.
+   */
+  async enqueueFor(changes: readonly ProductChange[], after: Promise<void> = Promise.resolve()): Promise<number> {
+    return this.queueFired(await this.deps.firing.fire(changes, after), after);
+  }
+
+  /**
+   * An alert posted with fire_on_create: when its condition already holds on the product's current
+   * point, one delivery of that point (rules/firing.ts, `fireOnCreate`). Answers how many
+   * deliveries were queued (0 or 1).
+   */
+  async enqueueOnCreate(alert: Alert): Promise<number> {
+    const fired = await this.deps.firing.fireOnCreate(alert);
+    return fired ? this.queueFired([fired], Promise.resolve()) : 0;
+  }
+
+  /** The alert's deliveries, newest first; null when the account has no such alert. */
+  async forAlert(userId: Types.ObjectId, alertId: string, page: PageRequest): Promise<Page<DeliveryRecord> | null> {
+    const view = await this.deps.rules.find(userId, alertId);
+    if (!view) return null;
+    return this.records.forAlert(view.alert._id, page);
+  }
+
+  /** Queues the deliveries of fired alerts: one per endpoint and change. */
+  private async queueFired(fired: readonly Fired[], after: Promise<void>): Promise<number> {
+    if (fired.length === 0) return 0;
+    const endpointOf = await this.endpointsOf(fired.map((f) => f.alert));
+    const groups = new Map<string, { change: ProductChange; endpoint: Endpoint; alerts: Alert[] }>();
+    for (const { change, alert } of fired) {
+      const endpoint = endpointOf.get(alert._id.toHexString());
+      if (!endpoint || endpoint.disabled_at) continue;
+      const id = deliveryJobId(endpoint._id.toHexString(), change);
+      const group = groups.get(id) ?? { change, endpoint, alerts: [] };
+      group.alerts.push(alert);
+      groups.set(id, group);
+    }
+    if (groups.size === 0) return 0;
+    const weights = await this.weightsOf([...groups.values()].map((g) => g.endpoint.user_id.toHexString()));
+    await after;
+    // Each fired alert's number for its product, once the points are written: a change queued again
+    // gets the number it had (the counter remembers its key), so retries and replays repeat it.
+    const fires = [...groups.values()].flatMap(({ change, alerts }) =>
+      alerts.map((a) => ({ alertId: a._id, country: change.country, asin: change.asin, key: change.key })),
+    );
+    const numbers = await this.deps.sequences.assign(fires);
+    let n = 0;
+    const queued: QueuedDelivery[] = [...groups].map(([id, { change, endpoint, alerts }]) => ({
+      id,
+      endpointId: endpoint._id,
+      userId: endpoint.user_id,
+      alertIds: alerts.map((a) => a._id),
+      payload: deliveryContentSchema.parse({
+        endpoint_id: endpoint._id.toHexString(),
+        user_id: endpoint.user_id.toHexString(),
+        alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind, ...thresholdOf(a), sequence: numbers[n++]! })),
+        asin: change.asin,
+        country: change.country,
+        before: change.before ? toPoint(change.before) : null,
+        after: toPoint(change.after),
+      }),
+    }));
+    const added = await this.records.recordQueued(queued);
+    await this.jobs.addBulk(await Promise.all(queued.map((q) => this.job(q.id, q.payload as DeliveryContent, weights))));
+    // Housekeeping: a failure here must not fail the refresh batch that found the changes.
+    await this.trim(added).catch((err: Error) => this.deps.logger.warn({ err: { message: err.message } }, 'delivery records not trimmed'));
+    return queued.length;
+  }
+
+  /**
+   * Queues a delivery that ended undelivered again, now, with a fresh retry schedule and the same
+   * webhook-id. Answers null when the account has no such delivery or it is not replayable as it
+   * stands (the route tells which); the caller checked its endpoint is enabled.
+   */
+  async replay(userId: Types.ObjectId, id: string): Promise<Claimed | null> {
+    const claimed = await this.records.claim(userId, id);
+    if (!claimed) return null;
+    await this.requeue([claimed], userId);
+    return claimed;
+  }
+
+  /**
+   * Queues again up to REPLAY_LIMIT of the account's undelivered deliveries (of one endpoint, or of
+   * every enabled one), oldest first. Answers how many, and whether more remain.
+   */
+  async replayMany(userId: Types.ObjectId, opts: { endpointId?: Types.ObjectId; skipEndpoints: readonly Types.ObjectId[] }) {
+    const claimed = await this.records.claimMany(userId, { ...opts, limit: REPLAY_LIMIT });
+    if (claimed.length) await this.requeue(claimed, userId);
+    return { replayed: claimed.length, more: await this.records.anyReplayable(userId, opts) };
+  }
+
+  /**
+   * Queues claimed deliveries. When Redis refuses, they go back to `failed` (they were failed or
+   * gone), so a replay can take them again rather than leaving them pending with no job.
+   */
+  private async requeue(claimed: readonly Claimed[], userId: Types.ObjectId): Promise<void> {
+    try {
+      const weights = await this.weightsOf([userId.toHexString()]);
+      await this.jobs.addBulk(await Promise.all(claimed.map((c) => this.replayJob(c, weights))));
+    } catch (err) {
+      await this.records.unclaim(claimed.map((c) => c.record._id));
+      throw err;
+    }
+  }
+
+  private async replayJob(c: Claimed, weights: ReadonlyMap<string, number>): Promise<DeliveryJob> {
+    const content = deliveryContentSchema.parse(c.payload);
+    return this.job(`${c.record._id}.r${c.record.replays ?? 1}`, content, weights, c.record._id);
+  }
+
+  /** Each account's weight, read once per batch (a batch may hold hundreds of one account's jobs). */
+  private async weightsOf(userIds: readonly string[]): Promise<Map<string, number>> {
+    const unique = [...new Set(userIds)];
+    return new Map(await Promise.all(unique.map(async (u) => [u, await this.deps.weights.of(u)] as const)));
+  }
+
+  /** A job at its account's fair start tag; attempts, backoff and retention are the queue's defaults. */
+  private async job(
+    jobId: string,
+    content: DeliveryContent,
+    weights: ReadonlyMap<string, number>,
+    deliveryId?: string,
+  ): Promise<DeliveryJob> {
+    const t = await this.deps.fair.tag(DELIVERIES_LANE, content.user_id, weights.get(content.user_id) ?? 1, this.jobs.waiting);
+    const data = deliveryPayloadSchema.parse({ ...content, tag: t.tag, ...(deliveryId ? { delivery_id: deliveryId } : {}) });
+    return { jobId, data, priority: t.priority };
+  }
+
+  /** Each fired alert's endpoint: alerts of before endpoints move to theirs first. */
+  private async endpointsOf(alerts: readonly Alert[]): Promise<Map<string, Endpoint>> {
+    const byAlert = new Map<string, Endpoint>();
+    const known = await this.deps.endpoints.byIds(alerts.flatMap((a) => (a.endpoint_id ? [a.endpoint_id] : [])));
+    for (const a of new Map(alerts.map((x) => [x._id.toHexString(), x])).values()) {
+      const endpoint = a.endpoint_id ? known.get(a.endpoint_id.toHexString()) : await this.deps.endpoints.adopt(a);
+      if (endpoint) byAlert.set(a._id.toHexString(), endpoint);
+    }
+    return byAlert;
+  }
+
+  /** Endpoints over DELIVERY_RECORDS_PER_ENDPOINT by their count lose their oldest records. */
+  private async trim(added: ReadonlyMap<string, number>): Promise<void> {
+    const max = this.deps.config.alerts.recordsPerEndpoint;
+    for (const [hex, n] of added) {
+      const id = new Types.ObjectId(hex);
+      if ((await this.deps.endpoints.health.addRecords(id, n)) <= max) continue;
+      await this.deps.endpoints.health.setRecordCount(id, await this.records.trim(id, max));
+    }
+  }
+}
