@@ -14,7 +14,10 @@
  * ASIN, and on the cluster each master's share of them.
  *
  * Flags: --series --redis --workers --asins --seconds --warmup --quota --latency --p1-share --pin,
- * and --product-quota (the product's QUOTA_RPS when it should differ from the simulator's Q).
+ * --product-quota (the product's QUOTA_RPS when it should differ from the simulator's Q), --burst
+ * (the simulator's bucket depth; a second's worth unless set, so one call at Q = 1) and --jitter
+ * (ms each call may reach the simulator's bucket late). Each run reports the pace margin each
+ * country's governor settled at (src/quota/pace-margin.ts).
  */
 import { pathToFileURL } from 'node:url';
 import { environmentOf, getInfra, onCleanup, runMain, withOwnCleanup, type Infra } from './lib/infra.js';
@@ -43,9 +46,26 @@ function placementText(run: RunData): string {
     .join('; ');
 }
 
-function runFigures(d: Done, base: Done | undefined): Figure[] {
+/** The bucket the simulator kept: its depth in calls (a second's worth unless --burst set it). */
+function bucketOf(p: ScaleParams): number {
+  return p.burst ?? p.quota;
+}
+
+/** Each country's settled margin (ms), and their mean and most. */
+function marginsOf(run: RunData): { mean: number | null; max: number | null; byCountry: Record<string, number> } {
+  const values = Object.values(run.margins);
+  if (!values.length) return { mean: null, max: null, byCountry: run.margins };
+  return { mean: values.reduce((a, b) => a + b, 0) / values.length, max: Math.max(...values), byCountry: run.margins };
+}
+
+function runFigures(d: Done, base: Done | undefined, p: ScaleParams): Figure[] {
   const { m, run } = d;
   const s = run.scenario;
+  // The issue's targets: with a one-call bucket the pace must leave room for the jitter (0.97 of
+  // 10·ΣQ, 0.98 up to 8 countries, 429s at most 0.5 % of calls); with a deeper bucket, 0.99 and none.
+  const oneCall = bucketOf(p) === 1;
+  const shareTarget = oneCall ? (s.countries.length <= 8 ? 0.98 : 0.97) : 0.99;
+  const margins = marginsOf(run);
   const at = (name: string): string => `[${s.label}] ${name}`;
   const busiest = Object.entries(m.processes)
     .filter(([, x]) => x.shareOfCore !== null)
@@ -54,16 +74,33 @@ function runFigures(d: Done, base: Done | undefined): Figure[] {
     .map(([n, x]) => `${n} ${round(x.shareOfCore! * 100, 0)} %`)
     .join(', ');
   const figs: Figure[] = [
-    figure(at('refreshed ASINs/s in the window (pace)'), m.rate, 'ASIN/s', { op: '>=', value: 0.99 * m.limit, source: 'issue' }),
+    figure(at('refreshed ASINs/s in the window (pace)'), m.rate, 'ASIN/s', { op: '>=', value: shareTarget * m.limit, source: 'issue' }),
     figure(
       at('share of 10·ΣQ'),
       m.rate / m.limit,
       '',
-      { op: '>=', value: 0.99, source: 'issue' },
+      { op: '>=', value: shareTarget, source: 'issue' },
       `counted in the fixed window: ${fmt(m.countedRate / m.limit, 3)}`,
     ),
     figure(at('batch fill (ASINs per getItems call)'), m.fill, 'ASIN', { op: '>=', value: 9.9, source: 'issue' }),
-    figure(at('upstream 429s'), m.throttled, '', { op: '==', value: 0, source: 'issue' }, 'from the scheduler start to the window end'),
+    oneCall
+      ? figure(
+          at('upstream 429s ÷ upstream calls'),
+          m.upstreamCalls ? m.throttled / m.upstreamCalls : null,
+          '',
+          { op: '<=', value: 0.005, source: 'issue' },
+          `${m.throttled} of ${m.upstreamCalls} calls, from the scheduler start to the window end`,
+        )
+      : figure(at('upstream 429s'), m.throttled, '', { op: '==', value: 0, source: 'issue' }, 'from the scheduler start to the window end'),
+    figure(
+      at('settled pace margin on top of 1/Q (most of the countries)'),
+      margins.max,
+      'ms',
+      null,
+      `mean ${fmt(margins.mean, 1)} ms; per country: ${Object.entries(margins.byCountry)
+        .map(([c, v]) => `${c} ${fmt(v, 1)}`)
+        .join(', ')}`,
+    ),
     figure(
       at('countries still backlogged at the window end'),
       m.backloggedCountries,
@@ -118,6 +155,7 @@ const COLUMNS = [
   '÷10ΣQ',
   'fill',
   '429',
+  'margin ms',
   'CPU ms/ASIN',
   '÷base',
   'Redis cmd/ASIN',
@@ -133,6 +171,7 @@ function table(done: readonly Done[], base: Done | undefined): string {
     fmt(m.rate / m.limit, 3),
     fmt(m.fill, 2),
     String(m.throttled),
+    fmt(marginsOf(run).mean, 1),
     fmt(m.cpuMsPerAsin, 3),
     base && base.m.cpuMsPerAsin && m.cpuMsPerAsin !== null ? fmt(m.cpuMsPerAsin / base.m.cpuMsPerAsin, 2) : 'n/a',
     fmt(m.redisPerAsin, 1),
@@ -165,6 +204,8 @@ function runDetails(d: Done): Record<string, unknown> {
     asinsPerSecondCounted: round(m.countedRate, 2),
     fillFromWorkerCounters: m.fillFromCounters === null ? null : round(m.fillFromCounters, 3),
     upstreamErrors: m.errors,
+    upstreamCallsFromStart: m.upstreamCalls,
+    settledMarginMs: Object.fromEntries(Object.entries(run.margins).map(([c, v]) => [c, round(v, 2)])),
     productCpuSecondsInWindow: round(m.productCpuS, 2),
     machineBusyShare: m.machineBusy === null ? null : round(m.machineBusy, 3),
     processes: Object.fromEntries(
@@ -227,13 +268,13 @@ async function measureScale(p: ScaleParams, inf: Infra): Promise<{ result: Bench
     const m = measureRun(run, p.quota);
     done.push({ run, m });
     console.log(
-      `scale: ${s.label}: ${fmt(m.rate, 1)} ASIN/s (${fmt(m.rate / m.limit, 3)} of 10·ΣQ), fill ${fmt(m.fill)}, 429s ${m.throttled}, ${fmt(m.cpuMsPerAsin, 3)} CPU ms/ASIN, ${fmt(m.redisPerAsin, 1)} Redis cmd/ASIN${m.maxMasterShare === null ? '' : `, busiest master ${fmt(m.maxMasterShare)}× the mean`}`,
+      `scale: ${s.label}: ${fmt(m.rate, 1)} ASIN/s (${fmt(m.rate / m.limit, 3)} of 10·ΣQ), fill ${fmt(m.fill)}, 429s ${m.throttled}, margin ${fmt(marginsOf(run).mean, 1)} ms, ${fmt(m.cpuMsPerAsin, 3)} CPU ms/ASIN, ${fmt(m.redisPerAsin, 1)} Redis cmd/ASIN${m.maxMasterShare === null ? '' : `, busiest master ${fmt(m.maxMasterShare)}× the mean`}`,
     );
     if (!scenarios.slice(i + 1).some((x: Scenario) => x.redis === 'cluster')) await closeCluster();
   }
 
   const base = done.find((d) => d.run.scenario.inSeries);
-  const figures = done.flatMap((d) => runFigures(d, base));
+  const figures = done.flatMap((d) => runFigures(d, base, p));
   for (const { run, m } of done) {
     const busy = m.machineBusy;
     const cores = environmentOf(inf).cpus as number;
@@ -252,7 +293,7 @@ async function measureScale(p: ScaleParams, inf: Infra): Promise<{ result: Bench
   const throttled = done.filter((d) => d.m.throttled > 0);
   if (throttled.length && p.quota === p.productQuota)
     notes.push(
-      `429s in ${throttled.length} of ${done.length} runs: the simulator's bucket holds Q tokens (SIMULATOR_QUOTA_RPS = ${p.quota}) and the governor books starts exactly 1/Q apart, so ${p.quota === 1 ? 'at Q = 1 a call that reaches the simulator even a millisecond less than 1 s after the one before (timers, the event loop, the HTTP path) is answered 429' : 'calls that arrive closer than the bucket allows are answered 429'}; the governor then holds the pace for 1/Q and the call takes a later start, so each 429 costs its country a slot (longest gap ${fmt(Math.max(...throttled.map((d) => d.m.maxGapS)), 1)} s)`,
+      `429s in ${throttled.length} of ${done.length} runs: the simulator's bucket holds ${bucketOf(p)} call(s) at Q = ${p.quota}, so a call that reaches it less than 1/Q after the one before (timers, the event loop, the HTTP path${p.jitterMs ? `, ${p.jitterMs} ms of simulated jitter` : ''}) is answered 429 and tried again at the next start; each such 429 grows the country's pace margin, which then shrinks by 0.2 % of a step per start (the settled margins are in the figures; longest gap ${fmt(Math.max(...throttled.map((d) => d.m.maxGapS)), 1)} s)`,
     );
   if (inf.mongoIsEmulator)
     notes.push(`MongoDB is the wire-protocol stand-in (${inf.mongoVersion}): every process's commands run on its one JavaScript thread`);
@@ -277,6 +318,8 @@ async function measureScale(p: ScaleParams, inf: Infra): Promise<{ result: Bench
       quota: p.quota,
       productQuotaRps: p.productQuota,
       simulatorLatencyMs: p.latencyMs,
+      simulatorBucketCalls: bucketOf(p),
+      simulatorJitterMs: p.jitterMs,
       p1Share: p.p1Share,
       pinnedWorkers: p.pin,
       runs: scenarios.map((s) => s.label),

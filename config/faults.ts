@@ -23,5 +23,12 @@ export const faultsSchema = z.strictObject({
   invalidTokenRate: rate.default(0),
   /** Countries whose account lost eligibility: 403 AccessDenied / AssociateNotEligible. */
   notEligible: z.array(countrySchema).default([]),
+  /**
+   * The account is throttled everywhere (fresh keys, no qualifying sales): every catalog call of
+   * every country answers 429 naming no quota, which no pace fixes.
+   */
+  throttleAll: z.boolean().default(false),
+  /** Countries whose marketplace the account may not use: their calls answer that same 429. */
+  refused: z.array(countrySchema).default([]),
 });
 export type Faults = z.infer<typeof faultsSchema>;

@@ -3,7 +3,7 @@
  * its classes of work share it. Parsed by loadConfig (env.ts).
  */
 import { z } from 'zod';
-import { decimal, int, timeZone } from './parsers.js';
+import { decimal, duration, int, timeZone } from './parsers.js';
 import { COUNTRY_CODES, type Country } from './countries.js';
 import type { ClassShares } from './quota-classes.js';
 
@@ -45,6 +45,19 @@ export const quotaEnvSchema = z.object({
     description:
       'The share of what is left of the quota day that scheduled work leaves to forced updates (it shrinks to nothing by midnight).',
   }),
+  UPSTREAM_BREAKER_WINDOW: duration.pipe(z.number().min(100).max(3_600_000)).default(30_000).meta({
+    description:
+      "How long every call of a country must be answered 429, at a pace well under Q, before the country's breaker opens ([upstream-states.md](upstream-states.md)).",
+    defaultText: '30s',
+  }),
+  UPSTREAM_BREAKER_PROBE: duration
+    .pipe(z.number().min(100).max(3_600_000))
+    .default(5_000)
+    .meta({ description: "The wait before an open breaker's first probe; each failed probe doubles it.", defaultText: '5s' }),
+  UPSTREAM_BREAKER_PROBE_MAX: duration
+    .pipe(z.number().min(100).max(86_400_000))
+    .default(120_000)
+    .meta({ description: 'The most the wait between probes grows to.', defaultText: '2m' }),
 });
 
 export interface CountryQuota {
@@ -73,6 +86,8 @@ export interface QuotaConfig {
   readonly shares: ClassShares;
   /** Share of the rest of the day that the other classes leave to forced updates. */
   readonly forcedReserve: number;
+  /** When a country's breaker opens, and how its probes are spaced (src/quota/breaker.ts). */
+  readonly breaker: { readonly windowMs: number; readonly probeBaseMs: number; readonly probeMaxMs: number };
 }
 
 export function buildQuotaConfig(env: z.infer<typeof quotaEnvSchema>): { config?: QuotaConfig; problems: string[] } {
@@ -101,6 +116,11 @@ export function buildQuotaConfig(env: z.infer<typeof quotaEnvSchema>): { config?
       dayTimeZone: env.QUOTA_DAY_TZ,
       shares: Object.freeze({ forced: env.FORCED_SHARE, import: env.IMPORT_SHARE, refresh: refreshShare, crawl: env.CRAWL_SHARE }),
       forcedReserve: env.FORCED_RESERVE,
+      breaker: Object.freeze({
+        windowMs: env.UPSTREAM_BREAKER_WINDOW,
+        probeBaseMs: env.UPSTREAM_BREAKER_PROBE,
+        probeMaxMs: Math.max(env.UPSTREAM_BREAKER_PROBE, env.UPSTREAM_BREAKER_PROBE_MAX),
+      }),
     }),
   };
 }

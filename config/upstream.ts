@@ -49,6 +49,13 @@ export const upstreamEnvSchema = z.object({
     .default(1)
     .meta({ description: "The simulator's quota a second per country, as for new Creators API credentials." }),
   SIMULATOR_QUOTA_PER_DAY: int(1, 1_000_000_000).default(8_640).meta({ description: "The simulator's quota a day per country." }),
+  SIMULATOR_QUOTA_BURST: int(1, 100_000).optional().meta({
+    description: "Calls the simulator's bucket holds per country (the real service names no burst).",
+    unset: "a second's worth (`SIMULATOR_QUOTA_RPS`): one call at Q = 1",
+  }),
+  SIMULATOR_JITTER_MS: int(0, 10_000)
+    .default(0)
+    .meta({ description: "The most each call reaches the simulator's bucket late (ms, uniform): network jitter on its own clock." }),
   SIMULATOR_TOKEN_TTL_S: int(1, 86_400).default(3_600).meta({ description: "The lifetime (s) of the simulator's access tokens." }),
   SIMULATOR_NOT_FOUND_RATE: fraction.default(0.05).meta({ description: 'The share of ASINs that do not exist.' }),
   SIMULATOR_NOT_ACCESSIBLE_RATE: fraction
@@ -141,7 +148,7 @@ export interface SimulatorConfig {
   readonly host: string;
   readonly port: number;
   readonly seed: string;
-  readonly quota: { readonly perSecond: number; readonly perDay: number };
+  readonly quota: { readonly perSecond: number; readonly perDay: number; readonly burst: number; readonly jitterMs: number };
   readonly tokenTtlSeconds: number;
   readonly notFoundRate: number;
   readonly notAccessibleRate: number;
@@ -248,7 +255,12 @@ export function parseUpstreamConfig(
         host: e.SIMULATOR_HOST,
         port: e.SIMULATOR_PORT,
         seed: e.SIMULATOR_SEED,
-        quota: Object.freeze({ perSecond: e.SIMULATOR_QUOTA_RPS, perDay: e.SIMULATOR_QUOTA_PER_DAY }),
+        quota: Object.freeze({
+          perSecond: e.SIMULATOR_QUOTA_RPS,
+          perDay: e.SIMULATOR_QUOTA_PER_DAY,
+          burst: e.SIMULATOR_QUOTA_BURST ?? e.SIMULATOR_QUOTA_RPS,
+          jitterMs: e.SIMULATOR_JITTER_MS,
+        }),
         tokenTtlSeconds: e.SIMULATOR_TOKEN_TTL_S,
         notFoundRate: e.SIMULATOR_NOT_FOUND_RATE,
         notAccessibleRate: e.SIMULATOR_NOT_ACCESSIBLE_RATE,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { countrySchema } from '../src/core/identifiers.js';
-import { DayQuotaSpentError } from '../src/core/errors.js';
+import { DayQuotaSpentError, UpstreamRefusingError } from '../src/core/errors.js';
 import { asinBatchSchema } from '../src/upstream/port.js';
 import { defineJob } from './kind.js';
 import { refreshBatch } from './refresh.js';
@@ -36,6 +36,9 @@ export const forcedUpdateJob = defineJob({
     } catch (err) {
       // A client waits: it is told the day is spent (429 with when it renews), nothing waits in Redis.
       if (err instanceof DayQuotaSpentError) return { status: 'day_spent', share: err.reason === 'share', retryAt: err.retryAt };
+      // Likewise when the upstream refuses the country (503 with when the next probe goes); the
+      // products keep their place in the schedule (their claim's lease), so nothing is lost.
+      if (err instanceof UpstreamRefusingError) return { status: 'refused', reason: err.reason, retryAt: Date.now() + err.retryAfterMs };
       throw err;
     }
   },

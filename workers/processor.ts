@@ -1,6 +1,6 @@
 import { DelayedError, UnrecoverableError as BullUnrecoverable, type Job } from 'bullmq';
 import type { Country } from '../src/core/identifiers.js';
-import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError } from '../src/core/errors.js';
+import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError, UpstreamRefusingError } from '../src/core/errors.js';
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { JobContext } from '../jobs/context.js';
 import type { CountryJobKind } from '../jobs/kind.js';
@@ -83,7 +83,10 @@ export function createProcessor(ctx: JobContext, country: Country, upstream: Ups
           if (kind && data && typeof kind.whenDaySpent === 'function') await kind.whenDaySpent(ctx, data, new Date(decided.until));
           return delayUntil(job, token, decided.until);
         case 'wait':
-          log.warn({ retryAfterMs: decided.ms }, 'upstream throttled again and again: the job waits');
+          // A refused country says so once, in its breaker's log line; its jobs only go back to wait.
+          if (error instanceof UpstreamRefusingError)
+            log.debug({ retryAfterMs: decided.ms }, 'the upstream refuses the country: the job waits');
+          else log.warn({ retryAfterMs: decided.ms }, 'upstream throttled again and again: the job waits');
           ctx.metrics.jobs.inc({ country, name: job.name, outcome: 'rate_limited' });
           return delayUntil(job, token, Date.now() + decided.ms);
         case 'stop_country':

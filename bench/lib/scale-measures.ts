@@ -43,6 +43,8 @@ export interface RunMeasures {
   /** From the workers' /metrics in the window: ASINs asked per getItems call answered. */
   readonly fillFromCounters: number | null;
   /** 429s and other errors from the scheduler's start to the window's end (the simulator's /__stats). */
+  /** Calls the simulator saw from the scheduler's start to the window's end (429s among them). */
+  readonly upstreamCalls: number;
   readonly throttled: number;
   readonly errors: number;
   readonly productCpuS: number;
@@ -107,9 +109,11 @@ export function measureRun(run: RunData, quota: number): RunMeasures {
   }
   let throttled = 0;
   let errors = 0;
+  let upstreamCalls = 0;
   for (const [c, s] of Object.entries(to.sim)) {
     throttled += s.throttled - (start.sim[c]?.throttled ?? 0);
     errors += s.errors - (start.sim[c]?.errors ?? 0);
+    upstreamCalls += s.calls - (start.sim[c]?.calls ?? 0);
   }
 
   const processes: Record<string, ProcMeasure> = {};
@@ -157,6 +161,7 @@ export function measureRun(run: RunData, quota: number): RunMeasures {
     fill: calls ? asinsInWindow / calls : null,
     fillFromCounters: okCalls ? asked / okCalls : null,
     throttled,
+    upstreamCalls,
     errors,
     productCpuS,
     cpuMsPerAsin: asinsInWindow ? (productCpuS * 1000) / asinsInWindow : null,

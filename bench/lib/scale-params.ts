@@ -26,6 +26,10 @@ export interface ScaleParams {
   readonly productQuota: number;
   /** Simulator latency added to every call (ms). */
   readonly latencyMs: number;
+  /** The simulator's bucket depth (calls); null: its default, a second's worth (one call at Q = 1). */
+  readonly burst: number | null;
+  /** The most each call reaches the simulator's bucket late (ms): network jitter on its own clock. */
+  readonly jitterMs: number;
   readonly p1Share: number;
   readonly series: readonly number[];
   readonly redis: readonly RedisKind[];
@@ -50,6 +54,8 @@ const SPEC = {
   quota: { env: 'BENCH_SCALE_QUOTA', def: '1' },
   'product-quota': { env: 'BENCH_SCALE_PRODUCT_QUOTA', def: '' },
   latency: { env: 'BENCH_SCALE_LATENCY_MS', def: '50' },
+  burst: { env: 'BENCH_SCALE_BURST', def: '' },
+  jitter: { env: 'BENCH_SCALE_JITTER_MS', def: '0' },
   'p1-share': { env: 'BENCH_SCALE_P1_SHARE', def: '0.2' },
   series: { env: 'BENCH_SCALE_SERIES', def: '2,4,8,21' },
   redis: { env: 'BENCH_SCALE_REDIS', def: 'single,cluster' },
@@ -82,6 +88,8 @@ export function parseScaleArgs(argv: readonly string[] = process.argv.slice(2), 
     quota: Math.round(num('quota', get('quota'), 1, 100)),
     productQuota: num('product-quota', get('product-quota') || get('quota'), 0.01, 100),
     latencyMs: Math.round(num('latency', get('latency'), 0, 10_000)),
+    burst: get('burst') ? Math.round(num('burst', get('burst'), 1, 100_000)) : null,
+    jitterMs: Math.round(num('jitter', get('jitter'), 0, 10_000)),
     p1Share: num('p1-share', get('p1-share'), 0, 1),
     series: list('series').map((s) => Math.round(num('series', s, 1, COUNTRY_CODES.length))),
     redis,

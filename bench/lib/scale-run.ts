@@ -70,6 +70,17 @@ async function upstreamCounters(urls: readonly string[]): Promise<UpstreamCounte
   return out;
 }
 
+/** Per country: the margin the governor paces by on top of 1/Q (ms), as the workers' /metrics read it from Redis. */
+async function paceMargins(urls: readonly string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const url of urls) {
+    const text = await metricsText(url);
+    for (const m of text.matchAll(/^shelfwatch_quota_pace_margin_seconds\{country="([^"]+)"\} (\S+)$/gm))
+      out[m[1]!] = Math.max(out[m[1]!] ?? 0, Number(m[2]) * 1_000);
+  }
+  return out;
+}
+
 async function mongoCommands(urls: readonly string[]): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   for (const url of urls) {
@@ -107,6 +118,8 @@ export interface RunData {
   readonly readings: { readonly start: Reading; readonly from: Reading; readonly to: Reading };
   /** Every batch written after the scheduler's start, per country, in time order. */
   readonly batches: Record<string, Batch[]>;
+  /** The pace margin on top of 1/Q each country had settled at by the window's end (ms). */
+  readonly margins: Record<string, number>;
   /** Products not refreshed by the window's end, per country: above 0, the country was still backlogged. */
   readonly remaining: Record<string, number>;
   /** The master that serves each country's tag, and each shared group's. */
@@ -154,6 +167,9 @@ export async function runScale(inf: Infra, side: RedisSide, p: ScaleParams, s: S
     ...env,
     SIMULATOR_QUOTA_RPS: String(p.quota),
     SIMULATOR_QUOTA_PER_DAY: '1000000000',
+    // The bucket's depth: a second's worth unless --burst says otherwise (one call at Q = 1).
+    ...(p.burst === null ? {} : { SIMULATOR_QUOTA_BURST: String(p.burst) }),
+    SIMULATOR_JITTER_MS: String(p.jitterMs),
     SIMULATOR_FAULTS: JSON.stringify({ latencyMs: p.latencyMs }),
   });
   const simUrl = String((await sim.waitForLog((l) => l.msg === 'upstream simulator listening')).url);
@@ -231,6 +247,7 @@ export async function runScale(inf: Infra, side: RedisSide, p: ScaleParams, s: S
   const from = await read();
   await sleep(Math.max(0, from.t + p.seconds * 1000 - Date.now()));
   const to = await read();
+  const margins = await paceMargins(metricsUrls).catch(() => ({}));
   const nodes = await side.nodes();
   const warnings = Object.fromEntries(children.map((c) => [c.name, Object.fromEntries(c.warnings)]));
   // Stop the product before reading MongoDB, so the reads do not compete with it.
@@ -263,6 +280,7 @@ export async function runScale(inf: Infra, side: RedisSide, p: ScaleParams, s: S
     firstCall,
     window: { from: from.t, to: to.t },
     readings: { start, from, to },
+    margins,
     batches,
     remaining,
     placement,

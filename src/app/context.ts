@@ -23,6 +23,7 @@ import { ForcedUpdates } from '../catalog/forced-updates.js';
 import { Metrics } from '../core/metrics.js';
 import { DailyUsage } from '../quota/daily-usage.js';
 import { QuotaGovernor } from '../quota/governor.js';
+import { CountryBreakers } from '../quota/breaker.js';
 import { WatchService } from '../watch/service.js';
 import { nudgePlanner } from '../scheduling/nudge.js';
 import { WorldCatalog } from '../catalog/world-catalog.js';
@@ -87,6 +88,8 @@ export interface AppContext extends JobContext {
   readonly emailAddresses: EmailAddresses;
   /** The price charts' render threads (started on the first chart). */
   readonly charts: ChartRenderer;
+  /** Each country's breaker: open while the upstream refuses the country (src/quota/breaker.ts). */
+  readonly breakers: CountryBreakers;
 }
 
 export interface ContextOptions {
@@ -208,6 +211,14 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const quota = resources.own('quota governor', new QuotaGovernor(redis, redisPrefix, { ...config.quota, usage, metrics }), (g) =>
       g.close(),
     );
+    const breakers = new CountryBreakers({
+      redis,
+      prefix: redisPrefix,
+      options: config.quota.breaker,
+      queues: (country, cls) => jobs.queue(country, cls),
+      logger,
+      metrics,
+    });
     const weights = new AccountWeights(mongo);
     const watches = new WatchService(mongo, config, () => void nudgePlanner(redis, redisPrefix));
     const records = new DeliveryRecords(mongo);
@@ -242,7 +253,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const forcedJobs = resources.own('forced updates', new ForcedUpdateJobs(jobs, { redisTarget: ep.redis, redisPrefix, logger }), (f) =>
       f.close(),
     );
-    const forcedUpdates = new ForcedUpdates({ ...base, jobs: forcedJobs, stopping: resources.stopping });
+    const forcedUpdates = new ForcedUpdates({ ...base, jobs: forcedJobs, breakers, stopping: resources.stopping });
     return {
       ...base,
       alerts,
@@ -272,6 +283,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       world: new WorldCatalog(mongo, config.world.totalTtlMs),
       forcedUpdates,
       usage,
+      breakers,
       board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
       notices,
       embedded: ep.embedded,

@@ -6,7 +6,9 @@ import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js';
 import type { AccountWeights } from '../accounts/weights.js';
 import type { Redis } from '../db/redis.js';
-import { TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
+import { ServiceUnavailableError, TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
+import type { CountryBreakers } from '../quota/breaker.js';
+import { untilProbeMs } from '../quota/breaker-keys.js';
 import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
 import { productModel } from '../models/product.js';
@@ -14,7 +16,10 @@ import type { QuotaGovernor } from '../quota/governor.js';
 import { nextRefreshAt } from '../scheduling/next-refresh.js';
 
 /** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
-export type UpdateOutcome = { status: 'refreshed' } | { status: 'day_spent'; share: boolean; retryAt: number };
+export type UpdateOutcome =
+  | { status: 'refreshed' }
+  | { status: 'day_spent'; share: boolean; retryAt: number }
+  | { status: 'refused'; reason: string; retryAt: number };
 
 /** A forced update's job, queued: its id, and how to wait for its end. */
 export interface QueuedUpdate {
@@ -47,6 +52,16 @@ function daySpent(country: Country, resetAt: number, share: boolean): TooManyReq
   );
 }
 
+/** The 503 of a country the upstream refuses (its breaker is open), with when the next probe goes. */
+function refusing(country: Country, reason: string, probeAt: number): ServiceUnavailableError {
+  const seconds = Math.ceil(untilProbeMs(probeAt) / 1_000);
+  return new ServiceUnavailableError(
+    `The upstream is refusing ${country} (${reason}): no update can run there until it serves the country again. ` +
+      `The next try is in about ${seconds} s.`,
+    seconds,
+  );
+}
+
 type Waited = { kind: 'done'; outcome: UpdateOutcome } | { kind: 'failed'; reason: string } | { kind: 'pending' };
 
 export interface ForcedUpdatesDeps {
@@ -57,6 +72,8 @@ export interface ForcedUpdatesDeps {
   readonly redis: Redis;
   readonly redisPrefix: string;
   readonly quota: QuotaGovernor;
+  /** The countries' breakers: an update of a country the upstream refuses is answered 503 at once. */
+  readonly breakers: Pick<CountryBreakers, 'status'>;
   readonly weights: AccountWeights;
   readonly jobs: ForcedUpdateQueue;
   /** Aborted when the process begins to shut down: waiting requests are answered at once. */
@@ -73,6 +90,10 @@ export class ForcedUpdates {
 
   async request(userId: Types.ObjectId, country: Country, asins: string[]): Promise<ForcedUpdateAnswer> {
     const { ctx } = this;
+    // Nothing of the country reaches the upstream while it refuses the country: no call, no
+    // job, no wait for a permit that would come to nothing.
+    const breaker = await ctx.breakers.status(country);
+    if (breaker.state === 'open') throw refusing(country, breaker.reason, breaker.probeAt);
     await ctx.jobs.listen(country);
     const day = await ctx.quota.day(country);
     if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
@@ -119,6 +140,7 @@ export class ForcedUpdates {
     if (waited.kind === 'pending') return { kind: 'queued', job: { id: jobId, country, asins } };
     if (waited.kind === 'failed') throw new UpstreamFailedError(waited.reason);
     if (waited.outcome.status === 'day_spent') throw daySpent(country, waited.outcome.retryAt, waited.outcome.share);
+    if (waited.outcome.status === 'refused') throw refusing(country, waited.outcome.reason, waited.outcome.retryAt);
     const found = await productModel(ctx.mongo)
       .find({ country, asin: mongoose.trusted({ $in: asins }) })
       .select(PRODUCT_SHOWN_FIELDS)

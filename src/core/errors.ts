@@ -164,8 +164,26 @@ export class UpstreamRateLimitedError extends RateLimitedError {
     readonly country: Country,
     retryAfterMs: number,
     readonly quotaCode?: string,
+    /** The answer said how long (Retry-After); otherwise retryAfterMs is the client's own guess. */
+    readonly retryAfterGiven = false,
   ) {
     super(`upstream throttled ${country}${quotaCode ? ` (${quotaCode})` : ''}; retry after ${retryAfterMs} ms`, retryAfterMs);
+  }
+}
+
+/**
+ * The country's breaker is open (src/quota/breaker.ts): the upstream refuses the country, so no
+ * call goes out until a probe gets through. A job that meets it waits, spending no attempt, until
+ * about the next probe; its country's queues are paused meanwhile, so it stays queued.
+ */
+export class UpstreamRefusingError extends RateLimitedError {
+  override readonly name = 'UpstreamRefusingError';
+  constructor(
+    readonly country: Country,
+    readonly reason: string,
+    retryAfterMs: number,
+  ) {
+    super(`the upstream is refusing ${country} (${reason}): no call until a probe gets through`, retryAfterMs);
   }
 }
 

@@ -117,6 +117,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly breakerOpen = new Gauge({
+    name: 'shelfwatch_upstream_breaker_open',
+    help: "1 while the country's breaker is open: the upstream refuses it (credential, eligibility, persistent throttling), its calls stop and a probe goes out on a backoff",
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+  });
+
+  readonly paceMargin = new Gauge({
+    name: 'shelfwatch_quota_pace_margin_seconds',
+    help: "The margin the quota governor keeps on top of 1/Q between a country's calls, learnt from the upstream's 429s",
+    labelNames: ['country'] as const,
+    registers: [this.registry],
+  });
+
   readonly permits = new Counter({
     name: 'shelfwatch_quota_permits_total',
     help: 'Permits the quota governor granted this process, by country and class (forced, import, refresh, crawl): one per upstream call',

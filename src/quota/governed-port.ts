@@ -1,10 +1,15 @@
 import type { Country } from '../core/identifiers.js';
-import { UpstreamRateLimitedError } from '../core/errors.js';
+import { UpstreamCountryError, UpstreamRateLimitedError } from '../core/errors.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { QuotaGovernor } from './governor.js';
+import type { PermitScopes } from './permit-scope.js';
+import { kindOf, type CountryBreakers, type ProbeCall } from './breaker.js';
+import { slowedWellUnderQ, soonAfterSlotMs } from './pace-margin.js';
 
 /** Tries of one call the upstream answers 429 for its per-second quota, before the job backs off. */
 const THROTTLED_TRIES = 3;
+/** Calls of an unbroken run of 429s before it may open the breaker, however long the run. */
+const RUN_CALLS = 3;
 
 /**
  * The upstream names the exhausted quota in `quotaCode`. Amazon documents no values for it, so any
@@ -14,32 +19,64 @@ export function isDailyQuota(err: UpstreamRateLimitedError): boolean {
   return /day|daily|tpd/i.test(err.quotaCode ?? '');
 }
 
+export interface GovernPortDeps {
+  readonly governor: QuotaGovernor;
+  readonly breakers: CountryBreakers;
+  /** The permit scope of the job making the call (when it runs in one): when its call left, and its retry. */
+  readonly scopes?: PermitScopes;
+}
+
 /**
  * The port of one country whose calls already take the governor's permits (through the client's
- * beforeSend), with the upstream's own 429s fed back to the governor: a daily one marks the day
- * spent for every process and fails as DayQuotaSpentError; a per-second one holds the country's pace
- * for one interval (about 1/Q, not the whole second a Retry-After header can express) and tries
- * again, since the permit was spent for nothing.
+ * beforeSend), with the upstream's refusals fed back:
+ * - a daily 429 marks the day spent for every process and fails as DayQuotaSpentError;
+ * - a per-second 429 holds the country's pace for what Retry-After says (one interval, 1/Q, when it
+ *   says nothing) and the call is tried again with its batch, at the next start, ahead of the line
+ *   (its permit was spent for nothing); one that came soon after its slot grows the margin the
+ *   pace keeps (pace-margin.ts), and when every call of the country has been answered 429 for the
+ *   breaker's window although the pace slowed well under Q, the country's breaker opens;
+ * - a credential, eligibility or configuration error opens the breaker at once.
+ * While the breaker is open every call fails as UpstreamRefusingError (its job waits, spending no
+ * attempt); the probe's call, which tries once, is the exception.
  */
-export function governPort(port: UpstreamPort, governor: QuotaGovernor, country: Country): UpstreamPort {
-  async function call<T>(fn: () => Promise<T>): Promise<T> {
+export function governPort(port: UpstreamPort, country: Country, deps: GovernPortDeps): UpstreamPort {
+  const { governor, breakers, scopes } = deps;
+  async function call<T>(probe: ProbeCall, fn: () => Promise<T>): Promise<T> {
+    const scope = scopes?.getStore();
     for (let attempt = 1; ; attempt++) {
       try {
-        return await fn();
+        const out = await fn();
+        governor.paceWentThrough(country);
+        return out;
       } catch (err) {
+        if (scope?.probe) throw err;
+        if (err instanceof UpstreamCountryError) throw await breakers.open(country, kindOf(err), err.reason, probe);
         if (!(err instanceof UpstreamRateLimitedError)) throw err;
         if (isDailyQuota(err)) throw await governor.markDaySpent(country);
-        await governor.hold(country, Math.min(err.retryAfterMs, governor.intervalMs(country)));
+        const interval = governor.intervalMs(country);
+        const sentAt = scope?.state.sentAt;
+        if (sentAt !== undefined && performance.now() - sentAt <= soonAfterSlotMs(interval)) {
+          const pace = await governor.paceThrottled(country);
+          if (
+            pace.runCalls >= RUN_CALLS &&
+            pace.runMs >= breakers.options.windowMs &&
+            slowedWellUnderQ(pace.marginMs, interval, pace.runCalls, pace.runMs)
+          ) {
+            throw await breakers.open(country, 'throttled', err.quotaCode ?? 'ThrottleException', probe);
+          }
+        }
+        await governor.hold(country, err.retryAfterGiven ? err.retryAfterMs : interval);
         if (attempt >= THROTTLED_TRIES) throw err;
+        if (scope) scope.state.retry = true;
       }
     }
   }
   return {
     country,
-    getItems: (asins) => call(() => port.getItems(asins)),
-    findByCode: (ean, page) => call(() => port.findByCode(ean, page)),
-    browseNode: (nodeId, page) => call(() => port.browseNode(nodeId, page)),
-    getBrowseNodes: (ids) => call(() => port.getBrowseNodes(ids)),
+    getItems: (asins) => call({ op: 'getItems', args: [asins] }, () => port.getItems(asins)),
+    findByCode: (ean, page) => call({ op: 'findByCode', args: [ean, page] }, () => port.findByCode(ean, page)),
+    browseNode: (nodeId, page) => call({ op: 'browseNode', args: [nodeId, page] }, () => port.browseNode(nodeId, page)),
+    getBrowseNodes: (ids) => call({ op: 'getBrowseNodes', args: [ids] }, () => port.getBrowseNodes(ids)),
     close: () => port.close(),
   };
 }

@@ -51,9 +51,14 @@ end
  * priority-0 refreshes never start while another process holds priority-1 ones, and each class's
  * order holds across processes.
  *
+ * The pace's interval is 1/Q plus the country's margin (src/quota/pace-margin.ts), which each
+ * start granted shrinks by ARGV 13. While the country's breaker is open (src/quota/breaker.ts) no
+ * start is granted but to its probe (ARGV 14).
+ *
  * KEYS: 1 tat, 2 the classes' tags (hash: V, F:<class>), 3 the day's hash (total, spent, and a
  * field per class with a day limit of its own), 4 waiting (hash: <class>|<process> → rank|expiry),
- * 5 booked (sorted set: reservation id by start), 6 moved (hash: reservation id → its new start).
+ * 5 booked (sorted set: reservation id by start), 6 moved (hash: reservation id → its new start),
+ * 7 the pace (hash: m the margin ms, since/n the run of 429s), 8 the breaker (hash, see breaker-scripts.ts).
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 ahead ms, 5 day key TTL ms,
  * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
  * ranks ('class=rank,…'), 10 how long a free start waits for the process whose class claims it
@@ -61,11 +66,15 @@ end
  * ('class:weight:limit of the day's total:own day field:own day limit:fair;…', own field '' when
  * none; fair '1' for a class queued fairly by account, whose callers' rank 0 means an account that had
  * nothing queued in it), 11 the class whose callers take booked starts and book the next free
- * slot however far it is (forced updates), 12 the id a reservation of this ask would have.
+ * slot however far it is (forced updates), 12 the id a reservation of this ask would have, 13 the
+ * margin's shrink per start (ms), 14 '1' when the ask is the breaker's probe.
  * Returns one of:
- *   {'ok', class, delay ms, total, own count, start, booked}  a start `delay` ms from now for a
- *                                                    caller of `class`; booked '1' when the caller
- *                                                    must confirm it (CONFIRM_START) before it calls
+ *   {'ok', class, delay ms, total, own count, start, booked, margin, run}  a start `delay` ms from
+ *                                                    now for a caller of `class`; booked '1' when the caller
+ *                                                    must confirm it (CONFIRM_START) before it calls;
+ *                                                    the margin it was paced at, and run '1' while
+ *                                                    the country's last calls were answered 429
+ *   {'refused', probe at, reason}                     the breaker is open: no start before its probe
  *   {'wait', ms, 'rate' | 'share' | 'priority'}      ask again in `ms` ('share': another class goes
  *                                                    first; 'priority': another process's caller in
  *                                                    the same class is more urgent)
@@ -73,7 +82,13 @@ end
  *   {'seed'}                                          the day's count is unknown here (a new day, or Redis lost it)
  */
 export const TAKE_PERMIT = `
-${NOW}local interval = tonumber(ARGV[2])
+${NOW}if ARGV[14] ~= '1' and redis.call('EXISTS', KEYS[8]) == 1 then
+  local b = redis.call('HMGET', KEYS[8], 'probe_at', 'reason')
+  return {'refused', b[1] or '0', b[2] or 'refused'}
+end
+local pace = redis.call('HMGET', KEYS[7], 'm', 'since')
+local margin = tonumber(pace[1] or '0')
+local interval = tonumber(ARGV[2]) + margin
 local burst = tonumber(ARGV[3])
 local ahead = tonumber(ARGV[4])
 local me = ARGV[7]
@@ -236,7 +251,29 @@ total = redis.call('HINCRBY', KEYS[3], 'total', 1)
 local own = 0
 if info[best].field ~= '' then own = redis.call('HINCRBY', KEYS[3], info[best].field, 1) end
 redis.call('PEXPIRE', KEYS[3], ARGV[5])
-return {'ok', best, tostring(start - now), tostring(total), tostring(own), string.format('%.4f', start), booked}
+if margin > 0 then
+  redis.call('HSET', KEYS[7], 'm', string.format('%.4f', math.max(0, margin - tonumber(ARGV[13]))))
+end
+local run = '0'
+if pace[2] then run = '1' end
+return {'ok', best, tostring(start - now), tostring(total), tostring(own), string.format('%.4f', start), booked, string.format('%.4f', margin), run}
+`;
+
+/**
+ * A call was answered 429 soon after its slot: the run of 429s goes on (or starts now), and the
+ * margin grows by the step times the call's place in the run, plus the grant's shrink it undoes
+ * (capped at ARGV 3): pace-margin.ts's nextMargin.
+ * KEYS: 1 the pace. ARGV: 1 now ms ('' = the server's clock), 2 step ms, 3 cap ms, 4 TTL ms,
+ * 5 the shrink per start ms.
+ * Returns {margin, ms since the run began, calls in the run}.
+ */
+export const PACE_THROTTLED = `
+${NOW}local since = tonumber(redis.call('HGET', KEYS[1], 'since') or tostring(now))
+local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
+local m = math.min(tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], 'm') or '0') + tonumber(ARGV[2]) * n + tonumber(ARGV[5]))
+redis.call('HSET', KEYS[1], 'm', string.format('%.4f', m), 'since', string.format('%.4f', since))
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return {string.format('%.4f', m), string.format('%.4f', now - since), tostring(n)}
 `;
 
 /**

@@ -4,8 +4,10 @@ import type { Redis } from '../db/redis.js';
 import type { Country } from '../core/identifiers.js';
 import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
-import { DayQuotaSpentError, GovernorClosedError, type DaySpentReason } from '../core/errors.js';
-import { CONFIRM_START, HOLD, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
+import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError, type DaySpentReason } from '../core/errors.js';
+import { CONFIRM_START, HOLD, PACE_THROTTLED, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
+import { marginSteps } from './pace-margin.js';
+import { breakerKey, untilProbeMs } from './breaker-keys.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../core/quota-classes.js';
 import { isFairClass } from '../fairness/fair-classes.js';
 import { MAX_PRIORITY } from '../fairness/fair-tags.js';
@@ -70,8 +72,13 @@ type Answer =
       start: number;
       /** The reservation the caller confirms before it calls (CONFIRM_START), when the start was booked. */
       reservation?: string;
+      /** The margin on top of 1/Q the start was paced at (ms). */
+      margin: number;
+      /** The country's last calls were answered 429 (a run the next call that goes through ends). */
+      run: boolean;
     }
   | { kind: 'wait'; ms: number; why: 'rate' | 'share' | 'priority' }
+  | { kind: 'refused'; probeAt: number; reason: string }
   | { kind: 'day'; cls: QuotaClass; reason: DaySpentReason }
   | { kind: 'seed' };
 
@@ -99,6 +106,8 @@ interface Waiter {
 }
 
 interface Line {
+  /** The breaker's probe's own line: its asks pass the open breaker. */
+  readonly probe: boolean;
   readonly waiters: Waiter[];
   running: boolean;
   /** What this process last told Redis it waits in: each class's best rank. */
@@ -108,6 +117,8 @@ interface Line {
 }
 
 const DAY_TTL_MS = 3 * 86_400_000;
+/** A margin no 429 has touched for this long has long shrunk to nothing. */
+const PACE_TTL_MS = 7 * 86_400_000;
 
 function parse(raw: unknown, id: string): Answer {
   const a = raw as string[];
@@ -121,7 +132,11 @@ function parse(raw: unknown, id: string): Answer {
         own: Number(a[4]),
         start: Number(a[5]),
         ...(a[6] === '1' ? { reservation: id } : {}),
+        margin: Number(a[7] ?? 0),
+        run: a[8] === '1',
       };
+    case 'refused':
+      return { kind: 'refused', probeAt: Number(a[1]), reason: String(a[2]) };
     case 'wait':
       return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
     case 'day':
@@ -150,7 +165,8 @@ function bestRanks(waiters: readonly Waiter[]): Map<QuotaClass, number> {
  * Redis about one request per permit however many jobs wait.
  */
 export class QuotaGovernor {
-  readonly #lines = new Map<Country, Line>();
+  /** One line per country, and one for its breaker's probe (`CC|probe`). */
+  readonly #lines = new Map<string, Line>();
   readonly #timers = new Set<NodeJS.Timeout>();
   /** Callers whose start is reserved and who sleep until it. */
   readonly #granted = new Map<NodeJS.Timeout, Waiter>();
@@ -158,6 +174,9 @@ export class QuotaGovernor {
   /** Names this process's word in Redis on what it waits in, and its reservations. */
   readonly #processId = randomUUID();
   #reservations = 0;
+  /** Countries whose last calls, as this process last heard, were answered 429. */
+  readonly #runs = new Set<Country>();
+  readonly #refusalListeners = new Set<(country: Country, probeAt: number) => void>();
 
   constructor(
     private readonly redis: Redis,
@@ -185,6 +204,8 @@ export class QuotaGovernor {
       waiting: `${base}:waiting`,
       booked: `${base}:booked`,
       moved: `${base}:moved`,
+      pace: `${base}:pace`,
+      breaker: breakerKey(this.prefix, country),
     };
   }
 
@@ -218,12 +239,14 @@ export class QuotaGovernor {
    * caller that names none goes last). In a class queued fairly by account, rank 0 is the job of an
    * account that had nothing queued in the class, which takes the class's next start out of turn.
    */
-  permit(country: Country, cls: QuotaClass, rank = MAX_PRIORITY, signal?: AbortSignal): Promise<Permit> {
+  permit(country: Country, cls: QuotaClass, rank = MAX_PRIORITY, signal?: AbortSignal, opts: { probe?: boolean } = {}): Promise<Permit> {
     this.#quota(country);
     if (this.#closed) return Promise.reject(new GovernorClosedError('the quota governor is closed'));
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
-    let line = this.#lines.get(country);
-    if (!line) this.#lines.set(country, (line = { waiters: [], running: false, told: new Map() }));
+    const probe = opts.probe === true;
+    const lineKey = probe ? `${country}|probe` : country;
+    let line = this.#lines.get(lineKey);
+    if (!line) this.#lines.set(lineKey, (line = { probe, waiters: [], running: false, told: new Map() }));
     const l = line;
     return new Promise<Permit>((resolve, reject) => {
       const waiter: Waiter = { cls, rank, since: performance.now(), resolve, reject, signal };
@@ -251,7 +274,7 @@ export class QuotaGovernor {
         const mine = bestRanks(line.waiters);
         let answer: Answer;
         try {
-          answer = await this.#take(country, mine);
+          answer = await this.#take(country, mine, line.probe);
           line.told = mine;
         } catch (err) {
           // Redis is away: every caller fails (its job retries) rather than waiting blind.
@@ -263,6 +286,10 @@ export class QuotaGovernor {
           if (head) this.#grant(country, line, head, answer);
         } else if (answer.kind === 'wait') {
           await this.#sleep(answer.ms, line);
+        } else if (answer.kind === 'refused') {
+          const err = new UpstreamRefusingError(country, answer.reason, untilProbeMs(answer.probeAt));
+          for (const w of [...line.waiters]) this.#settle(line, w, err);
+          for (const listener of this.#refusalListeners) listener(country, answer.probeAt);
         } else if (answer.kind === 'day') {
           const day = quotaDayOf(this.#now(), this.opts.dayTimeZone);
           for (const w of line.waiters.filter((x) => x.cls === answer.cls)) {
@@ -303,9 +330,11 @@ export class QuotaGovernor {
     const waitedMs = performance.now() - head.since + Math.max(0, answer.delay);
     // For `queues:status`: the day's total wait, whichever process waited. Best effort.
     this.redis.hincrby(this.#keys(country, day.key).day, 'wait_ms', Math.round(waitedMs)).catch(() => undefined);
+    if (answer.run) this.#runs.add(country);
     const m = this.opts.metrics;
     if (m) {
       const q = this.#quota(country);
+      m.paceMargin.set({ country }, answer.margin / 1_000);
       m.permits.inc({ country, class: head.cls });
       m.permitWait.observe({ country, class: head.cls }, waitedMs / 1_000);
       m.callsLeftToday.set({ country }, Math.max(0, q.perDay - answer.total));
@@ -395,7 +424,7 @@ export class QuotaGovernor {
     };
   }
 
-  async #take(country: Country, mine: ReadonlyMap<QuotaClass, number>): Promise<Answer> {
+  async #take(country: Country, mine: ReadonlyMap<QuotaClass, number>, probe: boolean): Promise<Answer> {
     const q = this.#quota(country);
     const at = this.#now();
     const { day, scheduled, own } = this.#limits(country, at);
@@ -411,13 +440,15 @@ export class QuotaGovernor {
     const raw = await evalScript(
       this.redis,
       TAKE_PERMIT,
-      6,
+      8,
       k.tat,
       k.tags,
       k.day,
       k.waiting,
       k.booked,
       k.moved,
+      k.pace,
+      k.breaker,
       this.opts.clock ? String(at) : '',
       String(interval),
       String(q.burst),
@@ -430,6 +461,8 @@ export class QuotaGovernor {
       String(this.#lateMs(interval)),
       'forced' satisfies QuotaClass,
       id,
+      String(marginSteps(interval).down),
+      probe ? '1' : '0',
     );
     return parse(raw, id);
   }
@@ -466,6 +499,45 @@ export class QuotaGovernor {
     const key = this.#keys(country, day.key).day;
     await this.redis.multi().hset(key, 'spent', '1').hsetnx(key, 'total', '0').pexpire(key, DAY_TTL_MS).exec();
     return new DayQuotaSpentError(country, 'spent', day.end);
+  }
+
+  /**
+   * A call was answered 429 soon after its slot: the country's margin grows (pace-margin.ts). Returns
+   * the margin now, and how long and for how many calls every call of the country was answered 429.
+   */
+  async paceThrottled(country: Country): Promise<{ marginMs: number; runMs: number; runCalls: number }> {
+    const interval = this.intervalMs(country);
+    const steps = marginSteps(interval);
+    const raw = (await evalScript(
+      this.redis,
+      PACE_THROTTLED,
+      1,
+      this.#keys(country).pace,
+      this.opts.clock ? String(this.#now()) : '',
+      String(steps.up),
+      String(steps.cap),
+      String(PACE_TTL_MS),
+      String(steps.down),
+    )) as string[];
+    this.#runs.add(country);
+    return { marginMs: Number(raw[0]), runMs: Number(raw[1]), runCalls: Number(raw[2]) };
+  }
+
+  /** A call went through: a run of 429s, if there was one, is over. Costs Redis nothing when there was none. */
+  paceWentThrough(country: Country): void {
+    if (!this.#runs.delete(country)) return;
+    this.redis.hdel(this.#keys(country).pace, 'since', 'n').catch(() => this.#runs.add(country));
+  }
+
+  /** The country's margin on top of 1/Q (ms), as every process paces by it. */
+  async marginMs(country: Country): Promise<number> {
+    return Number((await this.redis.hget(this.#keys(country).pace, 'm')) ?? 0);
+  }
+
+  /** Called when a permit's ask found the country's breaker open, with the time of its next probe. */
+  onRefused(listener: (country: Country, probeAt: number) => void): () => void {
+    this.#refusalListeners.add(listener);
+    return () => this.#refusalListeners.delete(listener);
   }
 
   /** A call's minimum spacing in the country: 1/Q. */

@@ -14,8 +14,14 @@ export interface PermitScope {
   readonly signal: AbortSignal;
   /** A fairly queued job's lane and tag: its first permit is its start in fair queuing (src/fairness/). */
   readonly fair?: { readonly lane: string; readonly tag: number };
-  /** What the job's calls are doing, for its deadline: waiting for a permit, or past its first. */
-  readonly state: { waiting: boolean; started: boolean };
+  /** The breaker's probe: its call's permit passes the country's open breaker. */
+  readonly probe?: boolean;
+  /**
+   * What the job's calls are doing, for its deadline: waiting for a permit, or past its first. And
+   * for the governed port: when the last call left (performance.now()), and whether the next call
+   * retries one the upstream answered 429, which takes the next start ahead of the line.
+   */
+  readonly state: { waiting: boolean; started: boolean; sentAt?: number; retry?: boolean };
 }
 
 /** One per worker process, made by the worker role and handed to the runner and the upstream's hook. */

@@ -191,7 +191,6 @@ async function handle(
       reason: 'AssociateNotEligible',
     });
   }
-  const quota = state.quota.take(country, state.now());
   // serviceCode/quotaCode values are not documented in our sources; these are descriptive stand-ins.
   const throttled = (quotaCode: string | undefined, retryAfterMs: number | undefined): Answer => {
     if (retryAfterMs !== undefined) res.set('Retry-After', String(Math.max(1, Math.ceil(retryAfterMs / 1000))));
@@ -202,6 +201,10 @@ async function handle(
       quotaCode ? { serviceCode: 'creatorsapi', quotaCode } : {},
     );
   };
+  // An account the service will not serve here (fresh keys, no sales, the wrong marketplace) gets
+  // the same 429 as a pace too fast, naming no quota: only its persistence tells them apart.
+  if (early === 'refused') return throttled(undefined, 1000);
+  const quota = state.quota.take(country, state.now());
   if (!quota.ok) {
     if (quota.limit === 'day') return throttled('RequestsPerDay', quota.retryAfterMs);
     // Which per-second 429s go without Retry-After is drawn from the seed and their count, so a

@@ -8,7 +8,7 @@ export type FaultsPatch = z.infer<typeof faultsPatchSchema>;
 
 export const NO_FAULTS: Faults = Object.freeze(faultsSchema.parse({}));
 
-export type FaultDecision = 'invalid_token' | 'not_eligible' | 'throttle' | 'timeout' | 'error';
+export type FaultDecision = 'invalid_token' | 'not_eligible' | 'refused' | 'throttle' | 'timeout' | 'error';
 
 /** Holds the current faults and draws, per call, which one (if any) applies. */
 export class FaultInjector {
@@ -18,11 +18,11 @@ export class FaultInjector {
     initial: Faults = NO_FAULTS,
     private readonly random: () => number = Math.random,
   ) {
-    this.#faults = { ...initial, notEligible: [...initial.notEligible] };
+    this.#faults = { ...initial, notEligible: [...initial.notEligible], refused: [...initial.refused] };
   }
 
   get current(): Faults {
-    return { ...this.#faults, notEligible: [...this.#faults.notEligible] };
+    return { ...this.#faults, notEligible: [...this.#faults.notEligible], refused: [...this.#faults.refused] };
   }
 
   /** Merges what is given; what is not given keeps its value. */
@@ -32,15 +32,19 @@ export class FaultInjector {
   }
 
   reset(): Faults {
-    this.#faults = { ...NO_FAULTS, notEligible: [] };
+    this.#faults = { ...NO_FAULTS, notEligible: [], refused: [] };
     return this.current;
   }
 
-  /** Faults that the real service would raise before looking at the quota (auth, eligibility). */
+  /**
+   * Faults that the real service would raise before looking at the quota (auth, eligibility, an
+   * account it throttles whatever the pace): a refused call spends none of the bucket.
+   */
   beforeQuota(country: Country): FaultDecision | undefined {
     const f = this.#faults;
     if (f.invalidTokenRate > 0 && this.random() < f.invalidTokenRate) return 'invalid_token';
     if (f.notEligible.includes(country)) return 'not_eligible';
+    if (f.throttleAll || f.refused.includes(country)) return 'refused';
     return undefined;
   }
 

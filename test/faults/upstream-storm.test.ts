@@ -16,9 +16,10 @@ import { asins, jobOutcomes, metric, until } from './helpers.js';
  * - a burst of 429s with Retry-After: 1: must hold: each 429 holds the country's pace for one
  *   interval (1/Q, not the whole second) and the call is tried again; nothing fails.
  * - invalid token on every call (a revoked credential, the Creators API's bad-signature case), then
- *   eligibility lost for US: must hold: that country's queue is paused with one error log line and
- *   shelfwatch_country_stopped{country} = 1; no further calls for it (no crash loop), the other
- *   country keeps working, and resuming the queue finishes the held work.
+ *   eligibility lost for US: must hold: that country's breaker opens, its queues pause with one
+ *   error log line and shelfwatch_upstream_breaker_open{country} = 1; only its probes reach the
+ *   upstream (no crash loop), the other country keeps working, nothing fails, and once the
+ *   upstream serves the country again a probe closes the breaker and the held work is done.
  */
 const RPS = 5;
 let p: Pipeline;
@@ -28,6 +29,8 @@ beforeAll(async () => {
     QUOTA_RPS: String(RPS),
     SIMULATOR_QUOTA_RPS: String(RPS),
     CREATORS_TIMEOUT_MS: '800',
+    UPSTREAM_BREAKER_PROBE: '500ms',
+    UPSTREAM_BREAKER_PROBE_MAX: '2s',
   });
 });
 afterAll(async () => {
@@ -47,6 +50,8 @@ async function due(country: Country, prefix: string, n: number): Promise<string[
 const calls = (country: Country): number => p.sim.stats().countries[country]?.getItems?.calls ?? 0;
 const stat = (country: Country, what: 'errors' | 'throttled'): number => p.sim.stats().countries[country]?.getItems?.[what] ?? 0;
 const jobs = (outcome: string): Promise<number> => jobOutcomes(p.ctx.metrics, outcome);
+const unwritten = (country: Country, list: string[]): Promise<number> =>
+  products().countDocuments({ country, asin: mongoose.trusted({ $in: list }), last_attempt_at: null });
 
 describe('upstream storms', () => {
   // Each call fails with p = 0.3 + 0.7 × 0.1 = 0.37. With 30 batches the chance that fewer than
@@ -102,69 +107,71 @@ describe('upstream storms', () => {
   });
 
   it(
-    'a refused credential, then lost eligibility: that country stops with a log line and a metric, not a crash loop',
-    { timeout: 40_000 },
+    'a refused credential, then lost eligibility: that country stops with a log line and a metric, not a crash loop, and comes back by itself',
+    { timeout: 60_000 },
     async () => {
       const jp = p.ctx.jobs.queue('JP');
       const us = p.ctx.jobs.queue('US');
+      const failed0 = await jobs('failed');
       const tokens0 = p.sim.stats().tokens.issued;
+      // A revoked credential (every catalog call of every country answers 401); only JP has work.
       p.sim.faults.update({ invalidTokenRate: 1 });
-      const failed = new Promise<{ attemptsMade: number; failedReason: string }>((resolve) =>
-        p.workers.workers.get('JP')!.once('failed', (job) => resolve({ attemptsMade: job!.attemptsMade, failedReason: job!.failedReason })),
-      );
-      await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: asins('B0AUTH', 10) });
-      const first = await failed;
-      // Unrecoverable: one attempt, no retry, and the queue is paused.
-      expect(first.attemptsMade).toBe(1);
-      await until('JP paused', () => jp.isPaused(), 5_000, 50);
+      const held = await due('JP', 'B0AUTH', 10);
+      expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(1);
+      // The breaker opens on the first refusal and pauses the country's queues; the job waits.
+      await until('JP paused', () => jp.isPaused(), 10_000, 20);
+      expect(await p.ctx.breakers.status('JP')).toMatchObject({ state: 'open', kind: 'credential', reason: 'InvalidToken' });
       // The token was renewed once on the first 401 and not again.
       expect(p.sim.stats().tokens.issued - tokens0).toBeLessThanOrEqual(2);
       const stopLines = p.logs.lines
         .map((l) => JSON.parse(l) as Record<string, unknown>)
-        .filter((l) => l.country === 'JP' && /pausing its queue/.test(String(l.msg)));
+        .filter((l) => l.country === 'JP' && l.breaker === 'open');
       expect(stopLines).toHaveLength(1);
       expect(stopLines[0]!.level).toBe(50);
-      expect(String(stopLines[0]!.msg)).toContain('queues:resume --country JP');
-      expect(metric((await p.http.get('/metrics')).text, 'shelfwatch_country_stopped', { country: 'JP' })).toBe(1);
-
-      // While JP is stopped its work waits, spending nothing; US keeps working meanwhile.
+      expect(String(stopLines[0]!.msg)).toContain('CREATORS_CREDENTIAL_ID_JP');
+      expect(metric((await p.http.get('/metrics')).text, 'shelfwatch_upstream_breaker_open', { country: 'JP' })).toBe(1);
+      // The credential works again: the next probe closes JP's breaker and the held job is done.
       p.sim.faults.update({ invalidTokenRate: 0 });
-      const jpHeld = await due('JP', 'B0HELD', 30);
-      // The planner leaves a paused country's due products in MongoDB; a job queued anyway waits.
-      const pausedPlan = await planCountry(p.planner, 'JP');
-      expect(pausedPlan.paused).toBe(true);
-      expect(pausedPlan.enqueued.batches).toBe(0);
-      await p.ctx.jobs.add('refresh.p1', { country: 'JP', asins: jpHeld.slice(0, 10) });
-      const jpCalls = calls('JP');
-      const usList = await due('US', 'B0USOK', 20);
-      const usDone = completions(p.workers.workers.get('US')!, 2, 20_000);
-      expect((await planCountry(p.planner, 'US')).enqueued.batches).toBe(2);
-      await usDone;
-      expect(calls('JP')).toBe(jpCalls);
-      expect(await products().countDocuments({ asin: mongoose.trusted({ $in: usList }), country: 'US', last_attempt_at: null })).toBe(0);
-      expect(p.workers.workers.get('JP')!.isRunning()).toBe(true);
+      await until('JP closed', async () => (await p.ctx.breakers.status('JP')).state === 'closed', 10_000, 20);
+      await until('JP resumed', async () => !(await jp.isPaused()), 5_000, 20);
+      await until('the held job is done', async () => (await unwritten('JP', held)) === 0, 20_000, 100);
 
       // Eligibility lost in US: the same stop, for US only.
       p.sim.faults.update({ notEligible: ['US'] });
-      const usFailed = new Promise<number>((resolve) => p.workers.workers.get('US')!.once('failed', (job) => resolve(job!.attemptsMade)));
-      await p.ctx.jobs.add('refresh.p1', { country: 'US', asins: asins('B0ELIG', 10) });
-      expect(await usFailed).toBe(1);
-      await until('US paused', () => us.isPaused(), 5_000, 50);
-      const metrics = (await p.http.get('/metrics')).text;
-      expect(metric(metrics, 'shelfwatch_country_stopped', { country: 'US' })).toBe(1);
-      expect(p.logs.lines.some((l) => l.includes('"country":"US"') && l.includes('pausing its queue'))).toBe(true);
+      const usHeld = await due('US', 'B0ELIG', 10);
+      expect((await planCountry(p.planner, 'US')).enqueued.batches).toBe(1);
+      await until('US paused', () => us.isPaused(), 10_000, 20);
+      expect(await p.ctx.breakers.status('US')).toMatchObject({ state: 'open', kind: 'eligibility', reason: 'AssociateNotEligible' });
+      expect(metric((await p.http.get('/metrics')).text, 'shelfwatch_upstream_breaker_open', { country: 'US' })).toBe(1);
+      expect(p.logs.lines.filter((l) => l.includes('"country":"US"') && l.includes('"breaker":"open"'))).toHaveLength(1);
 
-      // Once an operator resumes JP, the held job is done, and the planner takes the rest (20 of 30;
-      // planning before the held job has written would also take its 10 again).
-      const heldDone = completions(p.workers.workers.get('JP')!, 1, 20_000);
-      await jp.resume();
-      await heldDone;
+      // While US is refused its work waits, the planner leaves the rest in MongoDB, and JP works.
+      const usRest = await due('US', 'B0USWAIT', 20);
+      const pausedPlan = await planCountry(p.planner, 'US');
+      expect(pausedPlan.paused).toBe(true);
+      expect(pausedPlan.enqueued.batches).toBe(0);
+      const usCalls = calls('US');
+      const probeStart = Date.now();
+      const jpList = await due('JP', 'B0JPOK', 20);
       const jpDone = completions(p.workers.workers.get('JP')!, 2, 20_000);
       expect((await planCountry(p.planner, 'JP')).enqueued.batches).toBe(2);
       await jpDone;
-      expect(await products().countDocuments({ asin: mongoose.trusted({ $in: jpHeld }), last_attempt_at: null })).toBe(0);
-      p.sim.faults.reset();
-      await us.resume();
+      expect(await unwritten('JP', jpList)).toBe(0);
+      // No crash loop: US's calls are its probes, one per doubling wait (500 ms, then 1 s, 2 s, …).
+      const probesMax = Math.floor(Math.log2((Date.now() - probeStart) / 500 + 1)) + 1;
+      expect(calls('US') - usCalls).toBeLessThanOrEqual(probesMax);
+      expect(p.workers.workers.get('US')!.isRunning()).toBe(true);
+
+      // Eligible again: US's next probe closes its breaker, the held job is done, the planner takes the rest.
+      p.sim.faults.update({ notEligible: [] });
+      await until('US closed', async () => (await p.ctx.breakers.status('US')).state === 'closed', 10_000, 20);
+      await until('US resumed', async () => !(await us.isPaused()), 5_000, 20);
+      await until('the held US job is done', async () => (await unwritten('US', usHeld)) === 0, 20_000, 100);
+      const usDone = completions(p.workers.workers.get('US')!, 2, 20_000);
+      expect((await planCountry(p.planner, 'US')).enqueued.batches).toBe(2);
+      await usDone;
+      expect(await unwritten('US', usRest)).toBe(0);
+      expect(await jobs('failed')).toBe(failed0);
     },
   );
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
+import { until } from '../helpers/until.js';
 
 let withBoard: TestContext;
 let without: TestContext;
@@ -42,6 +43,36 @@ describe('Bull Board', () => {
       'refresh-US',
     ]);
   });
+
+  it("shows a country's queues paused by its breaker, with why", async () => {
+    const auth = basic('ops', 'correct horse battery');
+    const queues = async () =>
+      (await withBoard.http.get('/admin/queues/api/queues').set('Authorization', auth)).body.queues as {
+        name: string;
+        isPaused: boolean;
+        description?: string;
+      }[];
+    await withBoard.ctx.breakers.open('JP', 'eligibility', 'AssociateNotEligible', { op: 'getItems', args: [['B0BOARD001']] });
+    try {
+      // The board asks for descriptions as it lists the queues: the breaker's is there by the next listing.
+      await queues();
+      const listed = await until(
+        'the reason on the board',
+        async () => {
+          const q = (await queues()).find((x) => x.name === 'refresh-JP');
+          return q?.description ? q : undefined;
+        },
+        5_000,
+        50,
+      );
+      expect(listed.isPaused).toBe(true);
+      expect(listed.description).toMatch(/^Paused by the breaker: the upstream is refusing JP \(eligibility: AssociateNotEligible\)/);
+      expect((await queues()).find((x) => x.name === 'refresh-US')).toMatchObject({ isPaused: false });
+    } finally {
+      await withBoard.ctx.breakers.close('JP');
+    }
+    expect(await withBoard.ctx.jobs.queue('JP').isPaused()).toBe(false);
+  });
 });
 
 describe('GET /metrics', () => {
@@ -63,6 +94,9 @@ describe('GET /metrics', () => {
     ]) {
       expect(res.text).toContain(`# TYPE ${name}`);
     }
+    // Each country's breaker and pace margin, read from Redis on the scrape whoever set them.
+    expect(res.text).toMatch(/^shelfwatch_upstream_breaker_open\{country="JP"\} 0$/m);
+    expect(res.text).toMatch(/^shelfwatch_quota_pace_margin_seconds\{country="US"\} 0$/m);
   });
 
   it("counts the process's MongoDB round trips by command", async () => {

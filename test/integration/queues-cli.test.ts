@@ -5,6 +5,8 @@ import { runCli } from '../helpers/cli.js';
 import { cliDatabase, uniqueName } from '../helpers/context.js';
 import { queueName, queuePrefix } from '../../jobs/queue-names.js';
 import { dropKeys } from '../helpers/redis-keys.js';
+import { testBreakers } from '../helpers/breakers.js';
+import { countryTag } from '../../src/db/redis-keys.js';
 
 const db = cliDatabase('sw_qcli');
 const prefix = uniqueName('swq');
@@ -24,7 +26,16 @@ afterAll(async () => {
 });
 
 async function status(): Promise<
-  Record<string, { paused: boolean; jobs: Record<string, number>; due: { p1: number; p0: number }; quota: Record<string, number> }>
+  Record<
+    string,
+    {
+      paused: boolean;
+      jobs: Record<string, number>;
+      due: { p1: number; p0: number };
+      quota: Record<string, number>;
+      breaker: Record<string, string>;
+    }
+  >
 > {
   const res = await runCli(['queues:status'], env);
   expect(res.stderr).toBe('');
@@ -68,6 +79,19 @@ describe('queues:status and queues:resume', () => {
     expect(await jp.isPaused()).toBe(false);
     // Resuming a queue that runs is harmless, and says so.
     expect(JSON.parse((await runCli(['queues:resume', '--country', 'JP'], env)).stdout)).toEqual({ country: 'JP', resumed: false });
+  });
+
+  it("shows each country's pace margin and breaker, as every process shares them in Redis", async () => {
+    await redis.hset(`${countryTag(prefix, 'JP')}:gov:pace`, 'm', '12.5');
+    const { breakers } = testBreakers(redis, prefix);
+    await breakers.open('US', 'eligibility', 'AssociateNotEligible', { op: 'getItems', args: [['B0QSTAT001']] });
+    const now = await status();
+    expect(now.JP!.quota.paceMarginMs).toBe(12.5);
+    expect(now.JP!.breaker).toEqual({ state: 'closed' });
+    expect(now.US!.quota.paceMarginMs).toBe(0);
+    expect(now.US!.breaker).toMatchObject({ state: 'open', kind: 'eligibility', reason: 'AssociateNotEligible' });
+    expect(Date.parse(now.US!.breaker.nextProbeAt!)).toBeGreaterThan(Date.parse(now.US!.breaker.since!));
+    await breakers.close('US');
   });
 
   it('refuses an unknown country with the usage and exit code 2', async () => {

@@ -16,6 +16,7 @@ import { DayQuotaSpentError, UnrecoverableError, UpstreamRateLimitedError, Upstr
 import { Metrics } from '../../src/core/metrics.js';
 import type { DailyUsage } from '../../src/quota/daily-usage.js';
 import { governPort } from '../../src/quota/governed-port.js';
+import { testBreakers } from '../helpers/breakers.js';
 import { QuotaGovernor } from '../../src/quota/governor.js';
 import { createUpstream, createUpstreamShared, type UpstreamShared } from '../../src/upstream/factory.js';
 import { normalizeItem } from '../../src/upstream/creators/normalize.js';
@@ -368,7 +369,7 @@ describe('item 11: 429s, InvalidPartnerTag, User-Agent', () => {
       route = throttleWithout;
       const g = governor(0.5);
       const hold = vi.spyOn(g, 'hold');
-      const jp = governPort(port({ QUOTA_RPS: '0.5' }), g, 'JP');
+      const jp = governPort(port({ QUOTA_RPS: '0.5' }), 'JP', { governor: g, breakers: testBreakers(redis, prefix).breakers });
       const err = await jp.getItems([asin(1)]).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(UpstreamRateLimitedError);
       expect(hold.mock.calls.map((c) => c[1])).toEqual([2_000, 2_000, 2_000]);
@@ -383,7 +384,7 @@ describe('item 11: 429s, InvalidPartnerTag, User-Agent', () => {
     ])('a daily 429 (%s) marks the day spent', async (_what, extra) => {
       route = () => ({ status: 429, body: { type: 'ThrottleException', message: 'throttled', ...extra } });
       const g = governor(5);
-      const jp = governPort(port(), g, 'JP');
+      const jp = governPort(port(), 'JP', { governor: g, breakers: testBreakers(redis, prefix).breakers });
       await expect(jp.getItems([asin(1)])).rejects.toBeInstanceOf(DayQuotaSpentError);
       expect((await g.day('JP')).spent).toBe(true);
       await dropKeys(redis, prefix);

@@ -250,24 +250,26 @@ describe('GET|POST /api/world/update', () => {
 });
 
 describe('a fatal upstream error', () => {
-  it('answers the forced update 502, pauses only that country and says so in a metric', async () => {
+  it("answers the forced update 503, opens only that country's breaker and says so in a metric", async () => {
     const u = await p.user('fatal@example.com');
     p.sim.faults.update({ notEligible: ['US'] });
     try {
       const res = await p.http.get('/api/world/update?asin=B0FATAL001&country=US').set(u.headers);
-      expect(res.status).toBe(502);
-      // The client gets the request id to quote; why is in the log, under that id.
-      const id = res.headers['x-request-id'] as string;
-      expect(res.body.message).toBe(`The upstream could not refresh the products. Request id: ${id}.`);
-      expect(p.logs.lines.find((l) => l.includes('forced update failed upstream') && l.includes(id))).toMatch(/not eligible/);
+      expect(res.status).toBe(503);
+      expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+      expect(res.body.message).toMatch(/^The upstream is refusing US \(AssociateNotEligible\)/);
       expect(await p.ctx.jobs.queue('US').isPaused()).toBe(true);
       expect(await p.ctx.jobs.queue('JP').isPaused()).toBe(false);
-      const stopped = await p.ctx.metrics.countryStopped.get();
-      expect(stopped.values).toEqual([{ labels: { country: 'US' }, value: 1 }]);
+      const open = await p.ctx.metrics.breakerOpen.get();
+      expect(open.values).toEqual([{ labels: { country: 'US' }, value: 1 }]);
+      // Asked again, the answer comes before any job is queued.
+      const again = await p.http.get('/api/world/update?asin=B0FATAL001&country=US').set(u.headers);
+      expect(again.status).toBe(503);
     } finally {
       p.sim.faults.update({ notEligible: [] });
-      await p.ctx.jobs.queue('US').resume();
+      await p.ctx.breakers.close('US');
     }
+    expect(await p.ctx.jobs.queue('US').isPaused()).toBe(false);
   });
 });
 

@@ -4,6 +4,8 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import type { AppContext } from '../context.js';
+import type { Country } from '../../core/identifiers.js';
+import type { CountryBreakers } from '../../quota/breaker.js';
 import { authFailureGuard } from './auth-failures.js';
 import { sameSecret } from './secret.js';
 
@@ -17,6 +19,45 @@ function basicAuth(user: string, password: string): RequestHandler {
     if (u !== undefined && sameSecret(u, user) && sameSecret(rest.join(':'), password)) return next();
     res.set('WWW-Authenticate', 'Basic realm="shelfwatch queues", charset="UTF-8"').status(401).json({ message: 'Unauthenticated.' });
   };
+}
+
+/** How often a country queue's description reads its breaker at most (the board polls every few seconds). */
+const BREAKER_READ_EVERY_MS = 2_000;
+
+/**
+ * A country queue on the board, described by its breaker while the upstream refuses the country:
+ * the board shows the queue paused, and this says why and when the next probe goes. The board asks
+ * for descriptions synchronously, so each answer is the last read and asks for a fresh one.
+ */
+class CountryQueueAdapter extends BullMQAdapter {
+  #text = '';
+  #readAt = 0;
+
+  constructor(
+    queue: ConstructorParameters<typeof BullMQAdapter>[0],
+    options: ConstructorParameters<typeof BullMQAdapter>[1],
+    private readonly breaker: () => ReturnType<CountryBreakers['status']>,
+    private readonly country: Country,
+  ) {
+    super(queue, options);
+  }
+
+  override getDescription(): string {
+    const now = Date.now();
+    if (now - this.#readAt >= BREAKER_READ_EVERY_MS) {
+      this.#readAt = now;
+      this.breaker().then(
+        (b) => {
+          this.#text =
+            b.state === 'open'
+              ? `Paused by the breaker: the upstream is refusing ${this.country} (${b.kind}: ${b.reason}) since ${new Date(b.since).toISOString()}; next probe ${new Date(b.probeAt).toISOString()}.`
+              : '';
+        },
+        () => undefined,
+      );
+    }
+    return this.#text;
+  }
 }
 
 /**
@@ -33,7 +74,9 @@ export function bullBoardRoutes(ctx: AppContext): Router {
   createBullBoard({
     queues: [
       ...ctx.config.countries.flatMap((c) =>
-        QUEUE_CLASSES.map((cls) => new BullMQAdapter(ctx.jobs.queue(c, cls), { readOnlyMode: conf.readOnly })),
+        QUEUE_CLASSES.map(
+          (cls) => new CountryQueueAdapter(ctx.jobs.queue(c, cls), { readOnlyMode: conf.readOnly }, () => ctx.breakers.status(c), c),
+        ),
       ),
       new BullMQAdapter(ctx.deliveryJobs.queue, { readOnlyMode: conf.readOnly }),
     ],

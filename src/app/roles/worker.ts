@@ -6,6 +6,7 @@ import type { UpstreamPort } from '../../upstream/port.js';
 import type { Country } from '../../core/identifiers.js';
 import { governPort } from '../../quota/governed-port.js';
 import { createPermitScopes } from '../../quota/permit-scope.js';
+import { startBreakerProbes } from '../../quota/breaker-probes.js';
 import { startWorkers, type RunningWorkers } from '../../../workers/runner.js';
 import { startGlobalWorker } from '../../../workers/global-runner.js';
 import { deliveryJob } from '../../../jobs/deliver.js';
@@ -31,19 +32,35 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
       const scope = scopes.getStore();
       if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
       scope.state.waiting = true;
+      // A call the upstream answered 429 at its slot takes the next start ahead of every other.
+      const rank = scope.state.retry ? -1 : scope.rank;
+      scope.state.retry = false;
       try {
-        await ctx.quota.permit(country, scope.cls, scope.rank, scope.signal);
+        await ctx.quota.permit(country, scope.cls, rank, scope.signal, { probe: scope.probe === true });
       } finally {
         scope.state.waiting = false;
       }
+      scope.state.sentAt = performance.now();
       // A fair job is served when its first call goes out, not when a worker slot took it (the
       // fair classes' slots hold whole backlogs): only then may V move to its tag.
       if (scope.fair && !scope.state.started) void ctx.fair.started(scope.fair.lane, scope.fair.tag).catch(() => undefined);
       scope.state.started = true;
     };
     const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
-    ports.set(country, governPort(instrumentPort(port, ctx.metrics), ctx.quota, country));
+    ports.set(country, governPort(instrumentPort(port, ctx.metrics), country, { governor: ctx.quota, breakers: ctx.breakers, scopes }));
   }
+  ctx.resources.own(
+    'breaker probes',
+    startBreakerProbes({
+      breakers: ctx.breakers,
+      governor: ctx.quota,
+      ports,
+      scopes,
+      logger: ctx.logger,
+      timeoutMs: ctx.config.workers.jobTimeoutMs,
+    }),
+    (p) => p.close(),
+  );
   // The first call of each country need not wait for its token.
   shared.warm();
   const connection = ctx.resources.own('Redis (workers)', createRedis(ctx.redisTarget, 'blocking', ctx.logger, 'worker'), closeRedis);

@@ -276,10 +276,12 @@ export class CreatorsClient implements UpstreamPort {
     if (res.status === 429) {
       // The quota is named in quotaCode; a body that names it only in reason is read the same way,
       // so that a daily quota is recognised either way (the governed port marks the day spent).
+      const said = retryAfterMs(res.headers['retry-after'], this.#now());
       return new UpstreamRateLimitedError(
         country,
-        retryAfterMs(res.headers['retry-after'], this.#now()) ?? this.opts.paceMs ?? DEFAULT_PACE_MS,
+        said ?? this.opts.paceMs ?? DEFAULT_PACE_MS,
         b.quotaCode ?? b.reason,
+        said !== undefined,
       );
     }
     if (res.status >= 500) return new UpstreamUnavailableError(`${op} failed upstream with ${res.status}: ${message}`, res.status);

@@ -8,8 +8,9 @@ import { JOB_STATES, QUEUE_CLASSES } from '../../../../jobs/queue-names.js';
 /**
  * What an operator on a shell wants to know without Bull Board or Prometheus: per country, whether
  * its queues are paused (a fatal upstream error does that), their jobs by state, the backlog waiting
- * in MongoDB, and the quota governor's day: permits granted, calls left, the forced-update share used
- * and the mean wait for a permit. One JSON line.
+ * in MongoDB, the quota governor's day: permits granted, calls left, the forced-update share used
+ * and the mean wait for a permit, the pace's margin on top of 1/Q, and the country's breaker (open
+ * while the upstream refuses the country, with why and when the next probe goes). One JSON line.
  */
 export const queuesStatusCommand: Command = {
   name: 'queues:status',
@@ -20,7 +21,7 @@ export const queuesStatusCommand: Command = {
       const now = new Date();
       const countries = await Promise.all(
         ctx.config.countries.map(async (country) => {
-          const [queues, due, day] = await Promise.all([
+          const [queues, due, day, marginMs, breaker] = await Promise.all([
             Promise.all(
               QUEUE_CLASSES.map(async (cls) => {
                 const queue = ctx.jobs.queue(country, cls);
@@ -30,6 +31,8 @@ export const queuesStatusCommand: Command = {
             ),
             countDue(ctx.mongo, country, now),
             ctx.quota.day(country, now.getTime()),
+            ctx.quota.marginMs(country),
+            ctx.breakers.status(country),
           ]);
           const quota = ctx.config.quota.quotas[country];
           const byClass = Object.fromEntries(queues);
@@ -58,7 +61,18 @@ export const queuesStatusCommand: Command = {
                 crawlShareUsed: day.classes.crawl.limit > 0 ? day.classes.crawl.used / day.classes.crawl.limit : 0,
                 meanPermitWaitMs: Math.round(day.meanWaitMs),
                 spent: day.spent,
+                paceMarginMs: Math.round(marginMs * 10) / 10,
               },
+              breaker:
+                breaker.state === 'closed'
+                  ? { state: 'closed' }
+                  : {
+                      state: 'open',
+                      kind: breaker.kind,
+                      reason: breaker.reason,
+                      since: new Date(breaker.since).toISOString(),
+                      nextProbeAt: new Date(breaker.probeAt).toISOString(),
+                    },
             },
           ] as const;
         }),
@@ -70,8 +84,9 @@ export const queuesStatusCommand: Command = {
 };
 
 /**
- * A credential or eligibility failure pauses a country's queue (a crash loop would only burn the
- * account's standing). Once the operator has fixed the cause, this resumes it.
+ * Resumes a country's queues paused by an operator (or by a fatal upstream error outside the
+ * breaker). The breaker pauses and resumes its own; resuming by hand while it is open makes any
+ * later pause the operator's, which the breaker's closing leaves alone.
  */
 export const queuesResumeCommand: Command = {
   name: 'queues:resume',
@@ -85,6 +100,7 @@ export const queuesResumeCommand: Command = {
     return withAdminContext(env, async (ctx) => {
       const queues = QUEUE_CLASSES.map((cls) => ctx.jobs.queue(country as Country, cls));
       const wasPaused = (await Promise.all(queues.map((q) => q.isPaused()))).some(Boolean);
+      await ctx.breakers.forgetPause(country as Country);
       await Promise.all(queues.map((q) => q.resume()));
       process.stdout.write(JSON.stringify({ country, resumed: wasPaused }) + '\n');
       return 0;

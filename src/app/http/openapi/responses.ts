@@ -61,7 +61,7 @@ const ERRORS = {
   503: {
     id: 'Unavailable',
     ...json(
-      'MongoDB or Redis is away, or the service is shutting down; try again later.',
+      'MongoDB or Redis is away, the service is shutting down, or (for a forced update) the upstream is refusing the country and its calls are stopped until a probe gets through; try again after Retry-After.',
       errorBodySchema,
       z.object({ 'Retry-After': retryAfter }),
     ),

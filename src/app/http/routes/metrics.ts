@@ -4,6 +4,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
 import { unreadable } from '../openapi/responses.js';
 import { refreshQueueGauges } from '../queue-gauges.js';
+import { refreshUpstreamGauges } from '../upstream-gauges.js';
 import { atMostEvery } from '../../../metrics/at-most-every.js';
 import { bearerToken, sameHostOnly } from '../metrics-access.js';
 
@@ -41,7 +42,10 @@ function metricsRouter(ctx: AppContext, exposure: Exposure): Router {
   if (exposure === 'public' && metricsPort !== undefined) return router;
   const access: RequestHandler[] = metricsToken ? [bearerToken(metricsToken)] : exposure === 'public' ? [sameHostOnly] : [];
   const refreshQueues = atMostEvery(QUEUE_GAUGES_EVERY_MS, () =>
-    refreshQueueGauges(ctx).catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'queue gauges unavailable')),
+    Promise.all([
+      refreshQueueGauges(ctx).catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'queue gauges unavailable')),
+      refreshUpstreamGauges(ctx).catch((err: Error) => ctx.logger.warn({ err: { message: err.message } }, 'upstream gauges unavailable')),
+    ]).then(() => undefined),
   );
   router.get('/metrics', ...access, async (_req, res) => {
     await refreshQueues();
