@@ -197,7 +197,7 @@ export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions 
 
 /**
  * A delivery: one endpoint and one change, on the deliveries' queue of every country. Jobs are
- * queued fairly between accounts (src/alerts/deliveries/queue.ts): each gets its account's start tag
+ * queued fairly between accounts (src/alerts/deliveries/service.ts): each gets its account's start tag
  * in the `deliveries` lane as its BullMQ priority. DELIVERY_CONCURRENCY attempts at once per process
  * (each mostly waits on a receiver), retried on DELIVERY_RETRY_SCHEDULE.
  */

@@ -20,7 +20,7 @@ export type AlertReference = (typeof ALERT_REFERENCES)[number];
 
 /**
  * Where an alert's deliveries go: the signed generic webhook, a chat service's incoming webhook
- * (src/alerts/channels/), or e-mail through the operator's SMTP server.
+ * (src/alerts/deliveries/channels/), or e-mail through the operator's SMTP server.
  */
 export const ALERT_CHANNELS = ['webhook', 'slack', 'discord', 'teams', 'email'] as const;
 export type AlertChannel = (typeof ALERT_CHANNELS)[number];
