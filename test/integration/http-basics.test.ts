@@ -64,7 +64,12 @@ describe('the version query and HTTP basics', () => {
     expect((await t.http.get('/healthz')).status).toBe(200);
     const ready = await t.http.get('/readyz');
     expect(ready.status).toBe(200);
-    expect(ready.body).toEqual({ status: 'ok', checks: { mongodb: 'ok', redis: 'ok' } });
+    // Each country's breaker is part of the details; a closed one leaves the process ready.
+    expect(ready.body).toEqual({
+      status: 'ok',
+      checks: { mongodb: 'ok', redis: 'ok' },
+      upstream: { JP: { state: 'closed' }, US: { state: 'closed' } },
+    });
   });
 
   it('never logs an api_token from a query string', async () => {
