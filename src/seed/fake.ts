@@ -7,7 +7,7 @@
  */
 
 /** mulberry32: tiny, fast, good enough for fake data, and stable across Node versions. */
-function prng(seed: number): () => number {
+export function prng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

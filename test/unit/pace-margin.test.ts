@@ -1,18 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { marginSteps, nextMargin, slowedWellUnderQ, TARGET_THROTTLED_SHARE } from '../../src/quota/pace-margin.js';
 import { QuotaKeeper } from '../../src/simulator/quota.js';
-
-/** A seeded uniform draw in [0, 1) (mulberry32), so each run sees the same jitter. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { prng as seeded } from '../../src/seed/fake.js';
 
 /**
  * The controller against the simulator's bucket: starts kept exactly 1/Q + margin apart, each

@@ -6,7 +6,7 @@ import { alertRecordSchema } from '../../../alerts/rules/present.js';
 import { deliveryRecordSchema } from '../../../alerts/deliveries/present.js';
 import { testedAnswer } from '../../../alerts/deliveries/test-delivery.js';
 import { pagedSchema, pageQuerySchema } from '../paginate.js';
-import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from './responses.js';
+import { ACCOUNT_API_SECURITY, bodyToken, errors, limited, tokenOnlyBody } from './responses.js';
 
 /** A page of the account's alerts, as GET /api/alerts reads it. */
 export const alertListQuery = pageQuerySchema({ defaultLimit: 50, maxLimit: 100 });
@@ -95,13 +95,7 @@ export function alertsPaths(config: Pick<Config, 'countries' | 'alerts'>): ZodOp
         description:
           "On channel webhook the body is a WebhookPayload of the alert (its product, kind and id) with `\"test\": true` and `sequence` 0: its product's last two history points, or points made up for its kind when the product has none. Signed with the endpoint's secret like a real delivery, through the same address checks, port rule and timeout. On the chat channels and email it is the message a real delivery would send for those points, marked [Test]. A receiver that fails, hangs or is refused still answers 200, with `ok: false` and the `outcome`; nothing the remote said (a body, an SMTP reply's text, a socket error) is shown. Nothing is recorded and the endpoint's health is not changed. Limits: ALERT_TESTS_PER_HOUR tests to one endpoint an hour and ALERT_TESTS_PER_DAY tests of the account a day (429 with Retry-After; a refused test counts nothing); 503 with Retry-After when the server is already sending ALERT_TESTS_IN_FLIGHT tests; 409 while the alert's endpoint is disabled (enable it first). On channel email only a confirmed address gets the test: 409, with a message saying why, while its email_status is pending (awaiting its owner's confirmation), unsubscribed or bounced; and it counts under the daily e-mail caps (429 with Retry-After, until midnight UTC, when one is spent).",
         requestParams: { path: input.id },
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': { schema: z.object(bodyToken) },
-            'application/x-www-form-urlencoded': { schema: z.object(bodyToken) },
-          },
-        },
+        requestBody: tokenOnlyBody,
         responses: {
           200: limited('The test ran; what class of answer the receiver gave.', testedAnswer),
           ...errors(401, 404, 409, 413, 429),

@@ -111,3 +111,12 @@ export const SECURITY_SCHEMES = {
 export const bodyToken = {
   api_token: z.string().max(60).optional().meta({ description: 'The API token, when it is not in the header or the query.' }),
 };
+
+/** The request body of an action that takes no input: at most the token, as JSON or a form. */
+export const tokenOnlyBody = {
+  required: false,
+  content: {
+    'application/json': { schema: z.object(bodyToken) },
+    'application/x-www-form-urlencoded': { schema: z.object(bodyToken) },
+  },
+};

@@ -13,7 +13,7 @@ import { deliveryRecordSchema, presentDelivery } from '../../../alerts/deliverie
 import { REPLAY_LIMIT } from '../../../alerts/deliveries/payload.js';
 import { endpointUrl, keptQuery, paginate, pageQuerySchema } from '../paginate.js';
 import { deliveryPage } from '../openapi/alerts.js';
-import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
+import { ACCOUNT_API_SECURITY, bodyToken, errors, limited, tokenOnlyBody } from '../openapi/responses.js';
 
 /** Without `status`: every delivery not acknowledged. */
 const UNDELIVERED: readonly DeliveryStatus[] = ['pending', 'failed', 'gone'];
@@ -98,13 +98,7 @@ export const deliveriesPaths: ZodOpenApiPathsObject = (() => {
         summary:
           'Send a failed or gone delivery again, now, with a fresh retry schedule and the same webhook-id (409 when delivered or still pending; 422 when its endpoint is disabled)',
         requestParams: { path: deliveryParam },
-        requestBody: {
-          required: false,
-          content: {
-            'application/json': { schema: z.object(bodyToken) },
-            'application/x-www-form-urlencoded': { schema: z.object(bodyToken) },
-          },
-        },
+        requestBody: tokenOnlyBody,
         responses: {
           202: limited('Queued again; the delivery as it now stands (pending).', deliveryAnswer),
           ...errors(401, 404, 409, 413, 422, 429),
