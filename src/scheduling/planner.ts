@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Country } from '../core/identifiers.js';
-import type { QuotaGovernor } from '../quota/governor.js';
+import type { DayStatus, QuotaGovernor } from '../quota/governor.js';
 import { claimProducts, countDue } from './claims.js';
 import { pickDue, type DueProduct } from './pick-due.js';
 import { pickAccountShares } from './account-shares.js';
@@ -84,10 +84,18 @@ function batchId(country: Country, asins: readonly string[], leaseUntil: number)
  * the rest of the day, and never more than the pace Q.
  */
 export async function sustainableRate(quota: QuotaGovernor, perSecond: number, country: Country, now: Date): Promise<number> {
-  const day = await quota.day(country, now.getTime());
+  return rateOfDay(await quota.day(country, now.getTime()), perSecond, now);
+}
+
+function rateOfDay(day: DayStatus, perSecond: number, now: Date): number {
   if (day.spent) return 0;
   const leftS = Math.max(1, (day.day.end - now.getTime()) / 1_000);
   return Math.min(perSecond, Math.max(0, day.scheduledLimit - day.used) / leftS);
+}
+
+/** The day's calls of scheduled refreshes: every call less those of the classes that count their own. */
+function refreshCallsOf(day: DayStatus): number {
+  return day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
 }
 
 const creditKey = (ctx: PlannerContext, country: Country): string => `${countryTag(ctx.redisPrefix, country)}:plan:credit`;
@@ -100,10 +108,9 @@ type Chosen = DueProduct & { over: boolean };
  * short of quota), what the global order adds is over the shares. Priority 1 ahead of priority 0,
  * and within each the shares ahead of the rest (stable), so batches fill in that order.
  */
-function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[], slots: number): Chosen[] {
+function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[], slots: number, short: boolean): Chosen[] {
   const seen = new Set<string>();
   const merged: Chosen[] = [];
-  const short = shares.length > 0;
   for (const [list, over] of [
     [shares, false],
     [global, short],
@@ -122,22 +129,44 @@ function mergePicks(shares: readonly DueProduct[], global: readonly DueProduct[]
  * The credit of a pass: what the sustainable rate accrued since the last pass, the fraction carried,
  * up to what the horizon allows (a scheduler that was away does not come back with a burst) but
  * never less than two calls, so that a low rate's fraction is not lost between ticks. The first
- * pass of all starts with one horizon's worth. No rate, no credit: the day is spent.
+ * pass of all starts with one horizon's worth. No rate, no credit: the day is spent. With it, the
+ * day's refresh calls counted at the last pass (`ran`), null on the first pass of a day.
  */
-async function accrue(ctx: PlannerContext, country: Country, rate: number, now: number): Promise<{ credit: number; cap: number }> {
-  const [credit, at] = await ctx.redis.hmget(creditKey(ctx, country), 'credit', 'at');
+async function accrue(
+  ctx: PlannerContext,
+  country: Country,
+  rate: number,
+  now: number,
+): Promise<{ credit: number; cap: number; ran: number | null }> {
+  const [credit, at, ran] = await ctx.redis.hmget(creditKey(ctx, country), 'credit', 'at', 'ran');
   const cap = rate > 0 ? Math.max(2, rate * ctx.config.workers.scheduler.horizonS) : 0;
-  if (credit === null || at === null) return { credit: rate * ctx.config.workers.scheduler.horizonS, cap };
+  const lastRan = ran === null ? null : Number(ran);
+  if (credit === null || at === null) return { credit: rate * ctx.config.workers.scheduler.horizonS, cap, ran: lastRan };
   const elapsedS = Math.max(0, (now - Number(at)) / 1_000);
-  return { credit: Math.min(cap, Number(credit) + rate * elapsedS), cap };
+  return { credit: Math.min(cap, Number(credit) + rate * elapsedS), cap, ran: lastRan };
 }
 
-async function keepCredit(ctx: PlannerContext, country: Country, credit: number, now: number): Promise<void> {
+async function keepCredit(ctx: PlannerContext, country: Country, credit: number, now: number, ran: number): Promise<void> {
   await ctx.redis
     .multi()
-    .hset(creditKey(ctx, country), 'credit', String(credit), 'at', String(now))
+    .hset(creditKey(ctx, country), 'credit', String(credit), 'at', String(now), 'ran', String(ran))
     .pexpire(creditKey(ctx, country), 86_400_000)
     .exec();
+}
+
+/**
+ * Calls the refresh class is expected to run before the next pass, when its queue is backlogged:
+ * as many as it ran since the last pass. The other classes' work (imports, crawls, forced updates)
+ * takes its share of the pace first, so the refresh class may drain slower than Q, and a queue
+ * planned at Q would then make every account's refreshes wait behind one account's excess. Past
+ * these calls, a pass's products are beyond their accounts' fair shares (`over`) and run behind the
+ * shares of every account. Infinity when the queue kept nothing waiting (nobody waits behind
+ * anybody) or the count is unknown (the first pass of a day).
+ */
+function fairCallsOf(counts: Record<string, number>, ranNow: number, ranBefore: number | null): number {
+  const waiting = (counts.wait ?? 0) + (counts.prioritized ?? 0);
+  if (waiting === 0 || ranBefore === null || ranNow < ranBefore) return Infinity;
+  return Math.max(1, ranNow - ranBefore);
 }
 
 /**
@@ -161,13 +190,16 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
   const idle = { country, budget: 0, credit: 0, queued: 0, enqueued: empty, due: null, paused: false, recheckAt: null };
 
   if (await queue.isPaused()) return { ...idle, paused: true };
-  const rate = await sustainableRate(ctx.quota, ctx.config.quota.quotas[country].perSecond, country, now);
+  const day = await ctx.quota.day(country, t);
+  const rate = rateOfDay(day, ctx.config.quota.quotas[country].perSecond, now);
+  const ran = refreshCallsOf(day);
   const counts = await queue.getJobCounts(...BOOKED);
   const queued = BOOKED.reduce((n, s) => n + (counts[s] ?? 0), 0);
-  const { credit, cap } = await accrue(ctx, country, rate, t);
+  const accrued = await accrue(ctx, country, rate, t);
+  const { credit, cap } = accrued;
   const budget = Math.max(0, Math.min(Math.floor(credit), Math.ceil(cap) - queued));
   if (budget === 0) {
-    await keepCredit(ctx, country, credit, t);
+    await keepCredit(ctx, country, credit, t, ran);
     return { ...idle, budget, credit, queued };
   }
 
@@ -177,9 +209,10 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
   const enqueued = { batches: 0, p1: 0, p0: 0 };
   let due: Step['due'] | null = null;
   let recheckAt: number | null = null;
+  let fairLeft = fairCallsOf(counts, ran, accrued.ran);
   for (let left = budget; left > 0;) {
     const calls = Math.min(left, STEP_CALLS);
-    const step = await planStep(ctx, country, calls, now, policy);
+    const step = await planStep(ctx, country, calls, Math.min(calls, fairLeft), now, policy);
     if (due === null) {
       due = step.due;
       ctx.metrics.productsDue.set({ country, priority: '1' }, due.p1);
@@ -191,11 +224,12 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
     enqueued.p0 += step.p0;
     recheckAt = step.recheckAt;
     left -= step.batches;
+    fairLeft = Math.max(0, fairLeft - step.batches);
     // A step that did not fill its calls took all there was due (or held a part-filled batch back).
     if (step.batches < calls) break;
   }
   const left = credit - enqueued.batches;
-  await keepCredit(ctx, country, left, t);
+  await keepCredit(ctx, country, left, t, ran);
   if (policy) await ctx.policies.countPlanned(country, enqueued.p0).catch(() => undefined);
   // Every TUNE_EVERY_MS at most; one that fails leaves the policy as it was.
   await tuneCountry(ctx, country, rate, t).catch(() => undefined);
@@ -221,18 +255,28 @@ interface Step {
  * MongoDB until its products have been due for SCHEDULER_COALESCE, so a burst of new watches fills
  * batches instead of spending a call each.
  */
-async function planStep(ctx: PlannerContext, country: Country, calls: number, now: Date, policy: RefreshPolicy | null): Promise<Step> {
+async function planStep(
+  ctx: PlannerContext,
+  country: Country,
+  calls: number,
+  fairCalls: number,
+  now: Date,
+  policy: RefreshPolicy | null,
+): Promise<Step> {
   const t = now.getTime();
   const slots = calls * MAX_ITEMS_PER_CALL;
+  const fairSlots = fairCalls * MAX_ITEMS_PER_CALL;
   // Counted only as far as the step needs: whether more is due than it can take.
   const due = await countDue(ctx.mongo, country, now, slots + 1);
   const nothing = { batches: 0, p1: 0, p0: 0, due, recheckAt: null };
   if (due.p1 + due.p0 === 0) return nothing;
 
   // Only what this step can use, read from the plan indexes (src/scheduling/pick-due.ts). Short of
-  // quota, every account's fair share of the step comes first (src/scheduling/account-shares.ts).
-  const shares = due.p1 + due.p0 > slots ? await pickAccountShares(ctx, country, slots, now) : [];
-  const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now, policy), slots);
+  // quota, or of what the backlogged queue will run before the next pass, every account's fair
+  // share of that comes first (src/scheduling/account-shares.ts) and the rest is over the shares.
+  const short = due.p1 + due.p0 > fairSlots;
+  const shares = short && fairSlots > 0 ? await pickAccountShares(ctx, country, fairSlots, now) : [];
+  const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now, policy), slots, short);
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
   if (partial > 0) {
