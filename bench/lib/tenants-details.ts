@@ -47,6 +47,24 @@ function meanPending(run: RunData): Record<string, Record<string, number>> {
   return out;
 }
 
+/** Mean gap between one product's consecutive refreshes in the window (s), over the light products of each priority. */
+function lightPeriods(run: RunData): { p0: number | null; p1: number | null } {
+  const times = new Map<string, number[]>();
+  for (const c of run.refreshes) {
+    if (c.at < run.window.from || c.at >= run.window.to) continue;
+    const rv = c.returnvalue as { asins?: string[]; deferred?: boolean } | null;
+    if (!rv?.asins || rv.deferred) continue;
+    for (const a of rv.asins) if (run.lightAsins.has(a)) times.set(a, [...(times.get(a) ?? []), c.at]);
+  }
+  const gaps = { p0: [] as number[], p1: [] as number[] };
+  for (const [asin, ts] of times) {
+    ts.sort((a, b) => a - b);
+    for (let i = 1; i < ts.length; i++) (run.lightP1Asins.has(asin) ? gaps.p1 : gaps.p0).push((ts[i]! - ts[i - 1]!) / 1_000);
+  }
+  const m = (xs: number[]) => finite(mean(xs)) && round(mean(xs)!, 1);
+  return { p0: m(gaps.p0), p1: m(gaps.p1) };
+}
+
 export function runDetails(run: RunData): Record<string, unknown> {
   const { start, end, fairStart, fairEnd } = run.readings;
   const windowS = (run.window.to - run.window.from) / 1_000;
@@ -60,6 +78,12 @@ export function runDetails(run: RunData): Record<string, unknown> {
     permitsInFairness: fairStart && fairEnd ? permitsBetween(fairStart.workers, fairEnd.workers) : null,
     permitWaitInWindow: meanBetween(start.workers.permitWait, end.workers.permitWait),
     refreshLagInWindow: meanBetween(start.workers.refreshLag, end.workers.refreshLag),
+    // Period = planned interval + the wait to be planned and run: which of them the heavy account moves.
+    lightPeriodMeanS: lightPeriods(run),
+    lightPlannedIntervalMeanS: {
+      p0: finite(mean(run.lightIntervalsS.p0)) && round(mean(run.lightIntervalsS.p0)!, 1),
+      p1: finite(mean(run.lightIntervalsS.p1)) && round(mean(run.lightIntervalsS.p1)!, 1),
+    },
     meanJobsPendingInWindow: meanPending(run),
     simulatorCallsByOperation: Object.fromEntries(Object.entries(end.sim).map(([c, s]) => [c, s.byOperation])),
     // The client's own timer runs from before the permit wait: a call's time as a job sees it.

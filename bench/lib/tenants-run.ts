@@ -7,7 +7,9 @@
  */
 import { generateAppKey, parseAppKey } from '../../config/app-key.js';
 import type { Country } from '../../src/core/identifiers.js';
+import mongoose, { type Connection } from 'mongoose';
 import { registerModels } from '../../src/models/index.js';
+import { productModel } from '../../src/models/product.js';
 import type { BenchOptions } from './args.js';
 import { sampleBacklog, type BacklogSample } from './backlog-sampler.js';
 import { readDeliveries, type DeliveryRecord } from './delivery-records.js';
@@ -49,6 +51,13 @@ export interface RunData {
   readonly fair: Window | null;
   readonly readings: { start: Readings; end: Readings; fairStart: Readings | null; fairEnd: Readings | null };
   readonly lightAsins: ReadonlySet<string>;
+  readonly lightP1Asins: ReadonlySet<string>;
+  /**
+   * The light products' planned intervals at the window's end (next_refresh_at − last_attempt_at of
+   * those not claimed, s) by priority: with each product's period between refreshes, what of the
+   * period is the interval and what is the wait to be planned and run.
+   */
+  readonly lightIntervalsS: { readonly p0: readonly number[]; readonly p1: readonly number[] };
   readonly heavyAsins: ReadonlySet<string>;
   readonly heavy: { readonly hex: string; readonly weight: number } | null;
   readonly fairLights: readonly string[];
@@ -80,6 +89,19 @@ interface Light {
   readonly account: Account;
   readonly asins: readonly string[];
   readonly p1: readonly string[];
+}
+
+async function plannedIntervals(conn: Connection, asins: readonly string[]): Promise<RunData['lightIntervalsS']> {
+  const rows = await productModel(conn)
+    .find({ asin: mongoose.trusted({ $in: asins }), plan_token: null })
+    .select({ priority: 1, next_refresh_at: 1, last_attempt_at: 1 })
+    .lean();
+  const out = { p0: [] as number[], p1: [] as number[] };
+  for (const r of rows) {
+    if (!r.next_refresh_at || !r.last_attempt_at) continue;
+    (r.priority === 1 ? out.p1 : out.p0).push((r.next_refresh_at.getTime() - r.last_attempt_at.getTime()) / 1_000);
+  }
+  return out;
 }
 
 export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParams, withHeavy: boolean): Promise<RunData> {
@@ -167,6 +189,10 @@ export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParam
   await sleepUntil(from + p.windowS * 1000);
   const end = await read();
   const window = { from, to: Date.now() };
+  const lightIntervalsS = await plannedIntervals(
+    db.conn,
+    lights.flatMap((l) => l.asins),
+  );
 
   // ---- the fairness phase: a few light accounts import beside the heavy one ---------------------
   const fairLights = heavy ? lights.slice(0, p.fairLights).map((l) => l.account) : [];
@@ -210,6 +236,8 @@ export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParam
     fair: fairness?.window ?? null,
     readings: { start, end, fairStart: fairness?.start ?? null, fairEnd: fairness?.end ?? null },
     lightAsins: new Set(lights.flatMap((l) => l.asins)),
+    lightP1Asins: new Set(lights.flatMap((l) => l.p1)),
+    lightIntervalsS,
     heavyAsins: new Set(heavyWatched),
     heavy: heavy ? { hex: heavy.hex, weight: p.heavyWeight } : null,
     fairLights: fairLights.map((a) => a.hex),

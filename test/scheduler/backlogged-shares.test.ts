@@ -1,0 +1,119 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Types } from 'mongoose';
+import { createTestContext, type TestContext } from '../helpers/context.js';
+import { asins } from '../helpers/pipeline.js';
+import { productModel } from '../../src/models/product.js';
+import { userModel } from '../../src/models/user.js';
+import { planCountry } from '../../src/scheduling/planner.js';
+import { countryTag } from '../../src/db/redis-keys.js';
+
+/**
+ * A pass may have the budget for everything due while the refresh queue drains slower than Q (the
+ * other classes take their part of the pace). When the queue still holds waiting work, the pass
+ * shares what the class ran since the last pass by account, and a heavy account's excess is
+ * queued over its share, behind the light accounts' batches; with nothing waiting nobody is over.
+ */
+let t: TestContext;
+beforeAll(async () => {
+  t = await createTestContext({ COUNTRIES: 'JP', QUOTA_RPS: '10', QUOTA_PER_DAY: '100000000', SCHEDULER_COALESCE: '0' });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+interface Planned {
+  readonly asins: string[];
+  readonly over?: true;
+}
+
+async function seed(): Promise<{ light: string[]; heavy: string[] }> {
+  const made = await userModel(t.ctx.mongo).insertMany(
+    Array.from({ length: 3 }, (_, i) => ({
+      name: `backlog-${i}`,
+      email: `backlog-${i}-${new Types.ObjectId().toHexString()}@backlog.example.com`,
+      token_hash: new Types.ObjectId().toHexString(),
+      token_cipher: 'x',
+    })),
+  );
+  const [a, b, h] = made.map((u) => u._id);
+  const past = Date.now() - 60_000;
+  const owned = (owner: Types.ObjectId, list: string[], from: number) =>
+    list.map((asin, i) => ({
+      country: 'JP',
+      asin,
+      priority: 0,
+      owners: [owner],
+      next_refresh_at: new Date(from + i),
+      created_at: new Date(),
+      status: 'ok',
+    }));
+  const lightA = asins('B0BLGA', 5);
+  const lightB = asins('B0BLGB', 5);
+  const heavy = asins('B0BLGH', 300);
+  // The heavy account's products are the most overdue: the global order alone would take them first.
+  await productModel(t.ctx.mongo).insertMany([...owned(h!, heavy, past - 60_000), ...owned(a!, lightA, past), ...owned(b!, lightB, past)]);
+  return { light: [...lightA, ...lightB], heavy };
+}
+
+async function plannedJobs(): Promise<Planned[]> {
+  const jobs = await t.ctx.jobs.queue('JP', 'refresh').getJobs(['prioritized', 'waiting']);
+  return jobs.map((j) => j.data as Planned).filter((d) => d.asins.every((x) => !x.startsWith('B0WAIT')));
+}
+
+afterEach(async () => {
+  await t.ctx.jobs.queue('JP', 'refresh').obliterate({ force: true });
+  await productModel(t.ctx.mongo).deleteMany({});
+  await userModel(t.ctx.mongo).deleteMany({});
+});
+
+describe('account shares of a backlogged refresh queue', () => {
+  it('queues a heavy account past what the class ran since the last pass over its share, the light accounts in share', async () => {
+    const { light, heavy } = await seed();
+    // One batch still waits from an earlier pass, and 3 refresh calls ran since it.
+    await t.ctx.jobs.addBulk([
+      { name: 'refresh.p0', data: { country: 'JP', asins: asins('B0WAIT', 10), due: Date.now() }, opts: { jobId: 'refresh-waiting' } },
+    ]);
+    const day = await t.ctx.quota.day('JP');
+    const ran = day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
+    await t.ctx.redis.hset(
+      `${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`,
+      'credit',
+      '100',
+      'at',
+      String(Date.now()),
+      'ran',
+      String(ran - 3),
+    );
+
+    const plan = await planCountry(t.ctx, 'JP');
+    expect(plan.enqueued).toEqual({ batches: 31, p1: 0, p0: 310 });
+    const jobs = await plannedJobs();
+    const inShare = jobs.filter((j) => !j.over).flatMap((j) => j.asins);
+    const over = jobs.filter((j) => j.over).flatMap((j) => j.asins);
+    // 3 calls' 30 slots by three accounts of weight 1, 10 each: the light ones' 5 and 5 (all they
+    // have due; what they leave is carried to their next shares) and the heavy one's 10 most
+    // overdue; its other 290 products run behind them.
+    expect(inShare.sort()).toEqual([...light, ...heavy.slice(0, 10)].sort());
+    expect(over).toHaveLength(290);
+    expect(over.every((x) => x.startsWith('B0BLGH'))).toBe(true);
+  });
+
+  it('marks nobody over when the queue keeps nothing waiting', async () => {
+    await seed();
+    const day = await t.ctx.quota.day('JP');
+    const ran = day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
+    await t.ctx.redis.hset(
+      `${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`,
+      'credit',
+      '100',
+      'at',
+      String(Date.now()),
+      'ran',
+      String(ran - 3),
+    );
+
+    const plan = await planCountry(t.ctx, 'JP');
+    expect(plan.enqueued).toEqual({ batches: 31, p1: 0, p0: 310 });
+    expect((await plannedJobs()).filter((j) => j.over)).toEqual([]);
+  });
+});
