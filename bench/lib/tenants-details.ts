@@ -54,12 +54,12 @@ function lightPeriods(run: RunData): { p0: number | null; p1: number | null } {
     if (c.at < run.window.from || c.at >= run.window.to) continue;
     const rv = c.returnvalue as { asins?: string[]; deferred?: boolean } | null;
     if (!rv?.asins || rv.deferred) continue;
-    for (const a of rv.asins) if (run.lightAsins.has(a)) times.set(a, [...(times.get(a) ?? []), c.at]);
+    for (const a of rv.asins) if (run.lightAsins.has(a)) times.set(`${c.queue} ${a}`, [...(times.get(`${c.queue} ${a}`) ?? []), c.at]);
   }
   const gaps = { p0: [] as number[], p1: [] as number[] };
   for (const [asin, ts] of times) {
     ts.sort((a, b) => a - b);
-    for (let i = 1; i < ts.length; i++) (run.lightP1Asins.has(asin) ? gaps.p1 : gaps.p0).push((ts[i]! - ts[i - 1]!) / 1_000);
+    for (let i = 1; i < ts.length; i++) (run.lightP1Asins.has(asin.split(' ')[1]!) ? gaps.p1 : gaps.p0).push((ts[i]! - ts[i - 1]!) / 1_000);
   }
   const m = (xs: number[]) => finite(mean(xs)) && round(mean(xs)!, 1);
   return { p0: m(gaps.p0), p1: m(gaps.p1) };
@@ -80,6 +80,8 @@ export function runDetails(run: RunData): Record<string, unknown> {
     refreshLagInWindow: meanBetween(start.workers.refreshLag, end.workers.refreshLag),
     // Period = planned interval + the wait to be planned and run: which of them the heavy account moves.
     lightPeriodMeanS: lightPeriods(run),
+    lightChangeRateMedianPerHour: finite(percentile(run.lightRates, 50)),
+    policies: run.policies,
     lightPlannedIntervalMeanS: {
       p0: finite(mean(run.lightIntervalsS.p0)) && round(mean(run.lightIntervalsS.p0)!, 1),
       p1: finite(mean(run.lightIntervalsS.p1)) && round(mean(run.lightIntervalsS.p1)!, 1),

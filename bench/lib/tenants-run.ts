@@ -8,6 +8,7 @@
 import { generateAppKey, parseAppKey } from '../../config/app-key.js';
 import type { Country } from '../../src/core/identifiers.js';
 import mongoose, { type Connection } from 'mongoose';
+import { countryTag } from '../../src/db/redis-keys.js';
 import { registerModels } from '../../src/models/index.js';
 import { productModel } from '../../src/models/product.js';
 import type { BenchOptions } from './args.js';
@@ -58,6 +59,9 @@ export interface RunData {
    * period is the interval and what is the wait to be planned and run.
    */
   readonly lightIntervalsS: { readonly p0: readonly number[]; readonly p1: readonly number[] };
+  /** The light products' change-rate estimates (changes an hour) at the window's end, and each country's tuned policy. */
+  readonly lightRates: readonly number[];
+  readonly policies: Record<string, Record<string, string>>;
   readonly heavyAsins: ReadonlySet<string>;
   readonly heavy: { readonly hex: string; readonly weight: number } | null;
   readonly fairLights: readonly string[];
@@ -91,17 +95,22 @@ interface Light {
   readonly p1: readonly string[];
 }
 
-async function plannedIntervals(conn: Connection, asins: readonly string[]): Promise<RunData['lightIntervalsS']> {
+async function plannedIntervals(
+  conn: Connection,
+  asins: readonly string[],
+): Promise<{ intervals: RunData['lightIntervalsS']; rates: number[] }> {
   const rows = await productModel(conn)
     .find({ asin: mongoose.trusted({ $in: asins }), plan_token: null })
-    .select({ priority: 1, next_refresh_at: 1, last_attempt_at: 1 })
+    .select({ priority: 1, next_refresh_at: 1, last_attempt_at: 1, change_rate: 1 })
     .lean();
-  const out = { p0: [] as number[], p1: [] as number[] };
+  const intervals = { p0: [] as number[], p1: [] as number[] };
+  const rates: number[] = [];
   for (const r of rows) {
+    if (r.change_rate) rates.push(r.change_rate);
     if (!r.next_refresh_at || !r.last_attempt_at) continue;
-    (r.priority === 1 ? out.p1 : out.p0).push((r.next_refresh_at.getTime() - r.last_attempt_at.getTime()) / 1_000);
+    (r.priority === 1 ? intervals.p1 : intervals.p0).push((r.next_refresh_at.getTime() - r.last_attempt_at.getTime()) / 1_000);
   }
-  return out;
+  return { intervals, rates };
 }
 
 export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParams, withHeavy: boolean): Promise<RunData> {
@@ -189,9 +198,12 @@ export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParam
   await sleepUntil(from + p.windowS * 1000);
   const end = await read();
   const window = { from, to: Date.now() };
-  const lightIntervalsS = await plannedIntervals(
+  const { intervals: lightIntervalsS, rates: lightRates } = await plannedIntervals(
     db.conn,
     lights.flatMap((l) => l.asins),
+  );
+  const policies = Object.fromEntries(
+    await Promise.all(countries.map(async (c) => [c, await redis.hgetall(`${countryTag(prefix, c as Country)}:refresh:policy`)] as const)),
   );
 
   // ---- the fairness phase: a few light accounts import beside the heavy one ---------------------
@@ -238,6 +250,10 @@ export async function runTenants(inf: Infra, opts: BenchOptions, p: TenantsParam
     lightAsins: new Set(lights.flatMap((l) => l.asins)),
     lightP1Asins: new Set(lights.flatMap((l) => l.p1)),
     lightIntervalsS,
+    lightRates,
+    policies: Object.fromEntries(
+      Object.entries(policies).map(([c, p]) => [c, { ...p, prior: p.prior ? `${JSON.parse(p.prior).length} buckets` : '' }]),
+    ),
     heavyAsins: new Set(heavyWatched),
     heavy: heavy ? { hex: heavy.hex, weight: p.heavyWeight } : null,
     fairLights: fairLights.map((a) => a.hex),
