@@ -65,6 +65,18 @@ function lightPeriods(run: RunData): { p0: number | null; p1: number | null } {
   return { p0: m(gaps.p0), p1: m(gaps.p1) };
 }
 
+/** How many samples fall under each bound (and past the last), e.g. { '≤20.5': n, …, '>119.5': n }. */
+function histogram(xs: readonly number[], bounds: readonly number[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const b of bounds) out[`≤${b}`] = 0;
+  out[`>${bounds.at(-1)}`] = 0;
+  for (const x of xs) {
+    const b = bounds.find((v) => x <= v);
+    out[b === undefined ? `>${bounds.at(-1)}` : `≤${b}`]!++;
+  }
+  return out;
+}
+
 export function runDetails(run: RunData): Record<string, unknown> {
   const { start, end, fairStart, fairEnd } = run.readings;
   const windowS = (run.window.to - run.window.from) / 1_000;
@@ -80,6 +92,7 @@ export function runDetails(run: RunData): Record<string, unknown> {
     refreshLagInWindow: meanBetween(start.workers.refreshLag, end.workers.refreshLag),
     // Period = planned interval + the wait to be planned and run: which of them the heavy account moves.
     lightPeriodMeanS: lightPeriods(run),
+    lightPlannedIntervalsP0: histogram(run.lightIntervalsS.p0, [20.5, 30, 60, 119.5]),
     lightChangeRateMedianPerHour: finite(percentile(run.lightRates, 50)),
     policies: run.policies,
     lightPlannedIntervalMeanS: {
