@@ -25,7 +25,7 @@ const refreshPayload = z.object({
   /** The plan's token on the products: a worker skips those whose claim has moved on. */
   claim: z.string().max(64).optional(),
   /**
-   * Every product of the batch is past its accounts' fair shares of a pass short of quota
+   * Every product of the batch is past its accounts' fair shares of a pass short of quota or of a backlogged queue's room
    * (src/scheduling/account-shares.ts): it runs behind the in-share batches of its priority.
    */
   over: z.boolean().optional(),

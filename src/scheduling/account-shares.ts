@@ -22,14 +22,16 @@ const READS_AT_ONCE = 8;
 const FIELDS = { asin: 1, priority: 1, next_refresh_at: 1, last_attempt_at: 1, change_rate: 1 } as const;
 
 /**
- * When a country is short of quota (more is due than a pass may plan), each account first gets its
- * fair share of the pass, taken from the due products it owns (most urgent first: priority 1, then
- * the most overdue): its weight's share of the slots plus what it left of the last passes' shares
- * (up to CARRY_SHARES of them), fitted to the slots by waterFill, and only then does the rest of
- * the pass follow the scheduler's global order. So an account whose products alone would fill the quota (a
- * thousand priority-1 products on short adaptive intervals, or a crawl's worth of new ones) takes
- * the slots the others leave, not theirs: the others keep their intervals, and its own stretch.
- * With quota to spare nobody is short and this is not asked.
+ * When a country is short of quota (more is due than a pass may plan, or than a backlogged refresh
+ * queue will run before the next pass: planner.ts), each account first gets its fair share of the
+ * pass, taken from the due products it owns (most urgent first: priority 1, then the most overdue):
+ * its weight's share of the slots plus what it left of the last passes' shares (up to CARRY_SHARES
+ * of them), fitted to the slots by waterFill, so that what an account leaves goes to those asking
+ * for more; only then does the rest of the pass follow the scheduler's global order. So an account
+ * whose products alone would fill the quota (a thousand priority-1 products on short adaptive
+ * intervals, or a crawl's worth of new ones) takes the slots the others leave, not theirs: the
+ * others keep their intervals, and its own stretch. With quota to spare nobody is short and this is
+ * not asked.
  *
  * Accounts are visited in turn, ACCOUNTS_PER_PASS a pass, from a cursor kept in Redis, so a pass
  * reads a bounded number of index ranges however many accounts there are; with more accounts than
@@ -90,10 +92,14 @@ export async function pickAccountShares(
     // Each account's allowance: its weight's share of this pass and what it left of the last ones.
     const shareOf = accounts.map((a) => (slots * weight(a)) / total);
     const allowance = shareOf.map((share, i) => share + Math.min(CARRY_SHARES * share, Number(carried[i] ?? 0) || 0));
-    // Due products up to the allowance and one batch more: enough to see who asks for less.
+    // Due products up to the allowance and one batch more: enough to see who asks for less, and
+    // for an account whose products came due together to take what the others leave of the pass.
     const lists = await Promise.all(accounts.map((a, i) => read(a._id, Math.floor(allowance[i]!) + MAX_ITEMS_PER_CALL)));
-    const asks = lists.map((l, i) => Math.min(l.length, Math.floor(allowance[i]! + 1e-9)));
-    const taken = waterFill(asks, allowance, slots);
+    const taken = waterFill(
+      lists.map((l) => l.length),
+      allowance,
+      slots,
+    );
     shares = lists.map((l, i) => l.slice(0, taken[i]));
     const carry = allowance.map((x, i) => Math.min(CARRY_SHARES * shareOf[i]!, x - taken[i]!));
     const kept = ids.flatMap((id, i) => (carry[i]! > 0 ? [id, carry[i]!.toFixed(3)] : []));

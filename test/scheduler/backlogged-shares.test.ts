@@ -90,11 +90,10 @@ describe('account shares of a backlogged refresh queue', () => {
     const jobs = await plannedJobs();
     const inShare = jobs.filter((j) => !j.over).flatMap((j) => j.asins);
     const over = jobs.filter((j) => j.over).flatMap((j) => j.asins);
-    // 3 calls' 30 slots by three accounts of weight 1, 10 each: the light ones' 5 and 5 (all they
-    // have due; what they leave is carried to their next shares) and the heavy one's 10 most
-    // overdue; its other 290 products run behind them.
-    expect(inShare.sort()).toEqual([...light, ...heavy.slice(0, 10)].sort());
-    expect(over).toHaveLength(290);
+    // 3 calls' 30 slots by three accounts of weight 1: the light ones' 5 and 5 (all they have
+    // due) and the heavy one's 20 most overdue; its other 280 products run behind them.
+    expect(inShare.sort()).toEqual([...light, ...heavy.slice(0, 20)].sort());
+    expect(over).toHaveLength(280);
     expect(over.every((x) => x.startsWith('B0BLGH'))).toBe(true);
   });
 
