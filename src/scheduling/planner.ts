@@ -160,13 +160,15 @@ async function keepCredit(ctx: PlannerContext, country: Country, credit: number,
  * takes its share of the pace first, so the refresh class may drain slower than Q, and a queue
  * planned at Q would then make every account's refreshes wait behind one account's excess. Past
  * these calls, a pass's products are beyond their accounts' fair shares (`over`) and run behind the
- * shares of every account. Infinity when the queue kept nothing waiting (nobody waits behind
- * anybody) or the count is unknown (the first pass of a day).
+ * shares of every account (in the queue, and in the permits' order once workers hold them). The
+ * queue is backlogged when it holds more batches than the class ran since the last pass (workers
+ * hold most of them as active jobs waiting for permits). Infinity when it is not, or the count is
+ * unknown (the first pass of a day).
  */
-function fairCallsOf(counts: Record<string, number>, ranNow: number, ranBefore: number | null): number {
-  const waiting = (counts.wait ?? 0) + (counts.prioritized ?? 0);
-  if (waiting === 0 || ranBefore === null || ranNow < ranBefore) return Infinity;
-  return Math.max(1, ranNow - ranBefore);
+function fairCallsOf(queued: number, ranNow: number, ranBefore: number | null): number {
+  if (ranBefore === null || ranNow < ranBefore) return Infinity;
+  const ran = Math.max(1, ranNow - ranBefore);
+  return queued > ran ? ran : Infinity;
 }
 
 /**
@@ -209,7 +211,7 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
   const enqueued = { batches: 0, p1: 0, p0: 0 };
   let due: Step['due'] | null = null;
   let recheckAt: number | null = null;
-  let fairLeft = fairCallsOf(counts, ran, accrued.ran);
+  let fairLeft = fairCallsOf(queued, ran, accrued.ran);
   for (let left = budget; left > 0;) {
     const calls = Math.min(left, STEP_CALLS);
     const step = await planStep(ctx, country, calls, Math.min(calls, fairLeft), now, policy);

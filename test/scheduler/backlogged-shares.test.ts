@@ -9,9 +9,9 @@ import { countryTag } from '../../src/db/redis-keys.js';
 
 /**
  * A pass may have the budget for everything due while the refresh queue drains slower than Q (the
- * other classes take their part of the pace). When the queue still holds waiting work, the pass
- * shares what the class ran since the last pass by account, and a heavy account's excess is
- * queued over its share, behind the light accounts' batches; with nothing waiting nobody is over.
+ * other classes take their part of the pace). When the queue holds more than the class ran since
+ * the last pass, the pass shares what it ran by account, and a heavy account's excess is queued
+ * over its share, behind the light accounts' batches; otherwise nobody is over.
  */
 let t: TestContext;
 beforeAll(async () => {
@@ -69,10 +69,15 @@ afterEach(async () => {
 describe('account shares of a backlogged refresh queue', () => {
   it('queues a heavy account past what the class ran since the last pass over its share, the light accounts in share', async () => {
     const { light, heavy } = await seed();
-    // One batch still waits from an earlier pass, and 3 refresh calls ran since it.
-    await t.ctx.jobs.addBulk([
-      { name: 'refresh.p0', data: { country: 'JP', asins: asins('B0WAIT', 10), due: Date.now() }, opts: { jobId: 'refresh-waiting' } },
-    ]);
+    // Four batches still wait from earlier passes, and 3 refresh calls ran since the last pass.
+    const waiting = asins('B0WAIT', 40);
+    await t.ctx.jobs.addBulk(
+      [0, 1, 2, 3].map((i) => ({
+        name: 'refresh.p0' as const,
+        data: { country: 'JP' as const, asins: waiting.slice(i * 10, i * 10 + 10), due: Date.now() },
+        opts: { jobId: `refresh-waiting-${i}` },
+      })),
+    );
     const day = await t.ctx.quota.day('JP');
     const ran = day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
     await t.ctx.redis.hset(
@@ -97,8 +102,11 @@ describe('account shares of a backlogged refresh queue', () => {
     expect(over.every((x) => x.startsWith('B0BLGH'))).toBe(true);
   });
 
-  it('marks nobody over when the queue keeps nothing waiting', async () => {
+  it('marks nobody over when the queue holds no more than the class ran since the last pass', async () => {
     await seed();
+    await t.ctx.jobs.addBulk([
+      { name: 'refresh.p0', data: { country: 'JP', asins: asins('B0WAIT', 10), due: Date.now() }, opts: { jobId: 'refresh-waiting' } },
+    ]);
     const day = await t.ctx.quota.day('JP');
     const ran = day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
     await t.ctx.redis.hset(
