@@ -42,6 +42,7 @@ export async function pickAccountShares(
   country: Country,
   slots: number,
   now: Date,
+  keepSlots?: number,
 ): Promise<DueProduct[]> {
   if (slots <= 0) return [];
   const cursorKey = `${countryTag(deps.redisPrefix, country)}:plan:accounts`;
@@ -77,7 +78,7 @@ export async function pickAccountShares(
     );
 
   let shares: DueProduct[][];
-  if (slots < accounts.length) {
+  if (slots < accounts.length && keepSlots === undefined) {
     // One slot each, in turn: the next pass starts after the last account served, not the last
     // read, so those the slots did not reach come first next time instead of never.
     const served = accounts.slice(0, slots);
@@ -89,9 +90,11 @@ export async function pickAccountShares(
     const ids = accounts.map((a) => String(a._id));
     const carryKey = `${countryTag(deps.redisPrefix, country)}:plan:carry`;
     const carried = await deps.redis.hmget(carryKey, ...ids);
-    // Each account's allowance: its weight's share of this pass and what it left of the last ones.
+    // Each account's allowance: its weight's share of this pass and what it left of the last ones,
+    // up to CARRY_SHARES of them or its weight's part of `keepSlots`, whichever is more.
     const shareOf = accounts.map((a) => (slots * weight(a)) / total);
-    const allowance = shareOf.map((share, i) => share + Math.min(CARRY_SHARES * share, Number(carried[i] ?? 0) || 0));
+    const keepOf = accounts.map((a, i) => Math.max(CARRY_SHARES * shareOf[i]!, ((keepSlots ?? 0) * weight(a)) / total));
+    const allowance = shareOf.map((share, i) => share + Math.min(keepOf[i]!, Number(carried[i] ?? 0) || 0));
     // Due products up to the allowance and one batch more: enough to see who asks for less, and
     // for an account whose products came due together to take what the others leave of the pass.
     const lists = await Promise.all(accounts.map((a, i) => read(a._id, Math.floor(allowance[i]!) + MAX_ITEMS_PER_CALL)));
@@ -101,7 +104,7 @@ export async function pickAccountShares(
       slots,
     );
     shares = lists.map((l, i) => l.slice(0, taken[i]));
-    const carry = allowance.map((x, i) => Math.min(CARRY_SHARES * shareOf[i]!, x - taken[i]!));
+    const carry = allowance.map((x, i) => Math.min(keepOf[i]!, x - taken[i]!));
     const kept = ids.flatMap((id, i) => (carry[i]! > 0 ? [id, carry[i]!.toFixed(3)] : []));
     const spent = ids.filter((_, i) => !(carry[i]! > 0));
     const tx = deps.redis.multi();

@@ -137,13 +137,13 @@ async function accrue(
   country: Country,
   rate: number,
   now: number,
-): Promise<{ credit: number; cap: number; ran: number | null }> {
+): Promise<{ credit: number; cap: number; ran: number | null; elapsedS: number }> {
   const [credit, at, ran] = await ctx.redis.hmget(creditKey(ctx, country), 'credit', 'at', 'ran');
   const cap = rate > 0 ? Math.max(2, rate * ctx.config.workers.scheduler.horizonS) : 0;
   const lastRan = ran === null ? null : Number(ran);
-  if (credit === null || at === null) return { credit: rate * ctx.config.workers.scheduler.horizonS, cap, ran: lastRan };
+  if (credit === null || at === null) return { credit: rate * ctx.config.workers.scheduler.horizonS, cap, ran: lastRan, elapsedS: 0 };
   const elapsedS = Math.max(0, (now - Number(at)) / 1_000);
-  return { credit: Math.min(cap, Number(credit) + rate * elapsedS), cap, ran: lastRan };
+  return { credit: Math.min(cap, Number(credit) + rate * elapsedS), cap, ran: lastRan, elapsedS };
 }
 
 async function keepCredit(ctx: PlannerContext, country: Country, credit: number, now: number, ran: number): Promise<void> {
@@ -170,6 +170,14 @@ function fairCallsOf(queued: number, ranNow: number, ranBefore: number | null): 
   const ran = Math.max(1, ranNow - ranBefore);
   return queued > ran ? ran : Infinity;
 }
+
+/**
+ * Seconds of the refresh class's calls an account may keep its part of between passes of a
+ * backlogged queue. Passes come every few seconds (a tick, or a part-filled batch's recheck), and
+ * one pass's part is then less than one batch; an account's products come due together (its batch
+ * was refreshed in one call), so it keeps what it left until they do.
+ */
+const KEEP_WINDOW_S = 30;
 
 /**
  * Calls a planning step takes at most: its commands (the due counts, the picks, the claim) then
@@ -212,9 +220,12 @@ export async function planCountry(ctx: PlannerContext, country: Country, now = n
   let due: Step['due'] | null = null;
   let recheckAt: number | null = null;
   let fairLeft = fairCallsOf(queued, ran, accrued.ran);
+  // What the class runs in KEEP_WINDOW_S at the pace it ran since the last pass, in slots.
+  const keepSlots =
+    Number.isFinite(fairLeft) && accrued.elapsedS > 0 ? (fairLeft / accrued.elapsedS) * KEEP_WINDOW_S * MAX_ITEMS_PER_CALL : undefined;
   for (let left = budget; left > 0;) {
     const calls = Math.min(left, STEP_CALLS);
-    const step = await planStep(ctx, country, calls, Math.min(calls, fairLeft), now, policy);
+    const step = await planStep(ctx, country, calls, Math.min(calls, fairLeft), keepSlots, now, policy);
     if (due === null) {
       due = step.due;
       ctx.metrics.productsDue.set({ country, priority: '1' }, due.p1);
@@ -262,6 +273,7 @@ async function planStep(
   country: Country,
   calls: number,
   fairCalls: number,
+  keepSlots: number | undefined,
   now: Date,
   policy: RefreshPolicy | null,
 ): Promise<Step> {
@@ -277,7 +289,7 @@ async function planStep(
   // quota, or of what the backlogged queue will run before the next pass, every account's fair
   // share of that comes first (src/scheduling/account-shares.ts) and the rest is over the shares.
   const short = due.p1 + due.p0 > fairSlots;
-  const shares = short && fairSlots > 0 ? await pickAccountShares(ctx, country, fairSlots, now) : [];
+  const shares = short && fairSlots > 0 ? await pickAccountShares(ctx, country, fairSlots, now, keepSlots) : [];
   const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now, policy), slots, short);
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
