@@ -100,7 +100,7 @@ function refreshCallsOf(day: DayStatus): number {
 
 const creditKey = (ctx: PlannerContext, country: Country): string => `${countryTag(ctx.redisPrefix, country)}:plan:credit`;
 
-/** A product a pass plans; `over` when it is past its accounts' fair shares of a pass short of quota. */
+/** A product a pass plans; `over` when it is past its accounts' fair shares (a pass short of quota, or of a backlogged queue's room). */
 type Chosen = DueProduct & { over: boolean };
 
 /**
