@@ -47,6 +47,12 @@ function meanPending(run: RunData): Record<string, Record<string, number>> {
   return out;
 }
 
+/** The mean to a tenth, null without samples. */
+function meanTo01(xs: readonly number[]): number | null {
+  const m = mean(xs);
+  return m === null ? null : round(m, 1);
+}
+
 /** Mean gap between one product's consecutive refreshes in the window (s), over the light products of each priority. */
 function lightPeriods(run: RunData): { p0: number | null; p1: number | null } {
   const times = new Map<string, number[]>();
@@ -61,8 +67,7 @@ function lightPeriods(run: RunData): { p0: number | null; p1: number | null } {
     ts.sort((a, b) => a - b);
     for (let i = 1; i < ts.length; i++) (run.lightP1Asins.has(asin.split(' ')[1]!) ? gaps.p1 : gaps.p0).push((ts[i]! - ts[i - 1]!) / 1_000);
   }
-  const m = (xs: number[]) => finite(mean(xs)) && round(mean(xs)!, 1);
-  return { p0: m(gaps.p0), p1: m(gaps.p1) };
+  return { p0: meanTo01(gaps.p0), p1: meanTo01(gaps.p1) };
 }
 
 /** How many samples fall under each bound (and past the last), e.g. { '≤20.5': n, …, '>119.5': n }. */
@@ -96,8 +101,8 @@ export function runDetails(run: RunData): Record<string, unknown> {
     lightChangeRateMedianPerHour: finite(percentile(run.lightRates, 50)),
     policies: run.policies,
     lightPlannedIntervalMeanS: {
-      p0: finite(mean(run.lightIntervalsS.p0)) && round(mean(run.lightIntervalsS.p0)!, 1),
-      p1: finite(mean(run.lightIntervalsS.p1)) && round(mean(run.lightIntervalsS.p1)!, 1),
+      p0: meanTo01(run.lightIntervalsS.p0),
+      p1: meanTo01(run.lightIntervalsS.p1),
     },
     meanJobsPendingInWindow: meanPending(run),
     simulatorCallsByOperation: Object.fromEntries(Object.entries(end.sim).map(([c, s]) => [c, s.byOperation])),

@@ -94,7 +94,7 @@ function rateOfDay(day: DayStatus, perSecond: number, now: Date): number {
 }
 
 /** The day's calls of scheduled refreshes: every call less those of the classes that count their own. */
-function refreshCallsOf(day: DayStatus): number {
+export function refreshCallsOf(day: DayStatus): number {
   return day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
 }
 

@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { userModel } from '../../src/models/user.js';
-import { planCountry } from '../../src/scheduling/planner.js';
+import { planCountry, refreshCallsOf } from '../../src/scheduling/planner.js';
 import { countryTag } from '../../src/db/redis-keys.js';
 
 /**
@@ -55,6 +55,32 @@ async function seed(): Promise<{ light: string[]; heavy: string[] }> {
   return { light: [...lightA, ...lightB], heavy };
 }
 
+/** `n` batches of other products waiting in the refresh queue from earlier passes. */
+async function queueWaiting(n: number): Promise<void> {
+  const waiting = asins('B0WAIT', n * 10);
+  await t.ctx.jobs.addBulk(
+    Array.from({ length: n }, (_, i) => ({
+      name: 'refresh.p0' as const,
+      data: { country: 'JP' as const, asins: waiting.slice(i * 10, i * 10 + 10), due: Date.now() },
+      opts: { jobId: `refresh-waiting-${i}` },
+    })),
+  );
+}
+
+/** The planner's memory of its last pass: just now, with credit for 100 calls, `calls` refresh calls ago. */
+async function ranSinceLastPass(calls: number): Promise<void> {
+  const ran = refreshCallsOf(await t.ctx.quota.day('JP'));
+  await t.ctx.redis.hset(
+    `${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`,
+    'credit',
+    '100',
+    'at',
+    String(Date.now()),
+    'ran',
+    String(ran - calls),
+  );
+}
+
 async function plannedJobs(): Promise<Planned[]> {
   const jobs = await t.ctx.jobs.queue('JP', 'refresh').getJobs(['prioritized', 'waiting']);
   return jobs.map((j) => j.data as Planned).filter((d) => d.asins.every((x) => !x.startsWith('B0WAIT')));
@@ -70,25 +96,8 @@ describe('account shares of a backlogged refresh queue', () => {
   it('queues a heavy account past what the class ran since the last pass over its share, the light accounts in share', async () => {
     const { light, heavy } = await seed();
     // Four batches still wait from earlier passes, and 3 refresh calls ran since the last pass.
-    const waiting = asins('B0WAIT', 40);
-    await t.ctx.jobs.addBulk(
-      [0, 1, 2, 3].map((i) => ({
-        name: 'refresh.p0' as const,
-        data: { country: 'JP' as const, asins: waiting.slice(i * 10, i * 10 + 10), due: Date.now() },
-        opts: { jobId: `refresh-waiting-${i}` },
-      })),
-    );
-    const day = await t.ctx.quota.day('JP');
-    const ran = day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
-    await t.ctx.redis.hset(
-      `${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`,
-      'credit',
-      '100',
-      'at',
-      String(Date.now()),
-      'ran',
-      String(ran - 3),
-    );
+    await queueWaiting(4);
+    await ranSinceLastPass(3);
 
     const plan = await planCountry(t.ctx, 'JP');
     expect(plan.enqueued).toEqual({ batches: 31, p1: 0, p0: 310 });
@@ -104,20 +113,8 @@ describe('account shares of a backlogged refresh queue', () => {
 
   it('marks nobody over when the queue holds no more than the class ran since the last pass', async () => {
     await seed();
-    await t.ctx.jobs.addBulk([
-      { name: 'refresh.p0', data: { country: 'JP', asins: asins('B0WAIT', 10), due: Date.now() }, opts: { jobId: 'refresh-waiting' } },
-    ]);
-    const day = await t.ctx.quota.day('JP');
-    const ran = day.used - day.classes.forced.used - day.classes.import.used - day.classes.crawl.used;
-    await t.ctx.redis.hset(
-      `${countryTag(t.ctx.redisPrefix, 'JP')}:plan:credit`,
-      'credit',
-      '100',
-      'at',
-      String(Date.now()),
-      'ran',
-      String(ran - 3),
-    );
+    await queueWaiting(1);
+    await ranSinceLastPass(3);
 
     const plan = await planCountry(t.ctx, 'JP');
     expect(plan.enqueued).toEqual({ batches: 31, p1: 0, p0: 310 });
