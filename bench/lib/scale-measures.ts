@@ -46,6 +46,9 @@ export interface RunMeasures {
   /** Calls the simulator saw from the scheduler's start to the window's end (429s among them). */
   readonly upstreamCalls: number;
   readonly throttled: number;
+  /** The same in the window only: the pace as it settled, without each country's first lessons. */
+  readonly upstreamCallsInWindow: number;
+  readonly throttledInWindow: number;
   readonly errors: number;
   readonly productCpuS: number;
   readonly cpuMsPerAsin: number | null;
@@ -110,10 +113,14 @@ export function measureRun(run: RunData, quota: number): RunMeasures {
   let throttled = 0;
   let errors = 0;
   let upstreamCalls = 0;
+  let throttledInWindow = 0;
+  let upstreamCallsInWindow = 0;
   for (const [c, s] of Object.entries(to.sim)) {
     throttled += s.throttled - (start.sim[c]?.throttled ?? 0);
     errors += s.errors - (start.sim[c]?.errors ?? 0);
     upstreamCalls += s.calls - (start.sim[c]?.calls ?? 0);
+    throttledInWindow += s.throttled - (from.sim[c]?.throttled ?? 0);
+    upstreamCallsInWindow += s.calls - (from.sim[c]?.calls ?? 0);
   }
 
   const processes: Record<string, ProcMeasure> = {};
@@ -162,6 +169,8 @@ export function measureRun(run: RunData, quota: number): RunMeasures {
     fillFromCounters: okCalls ? asked / okCalls : null,
     throttled,
     upstreamCalls,
+    throttledInWindow,
+    upstreamCallsInWindow,
     errors,
     productCpuS,
     cpuMsPerAsin: asinsInWindow ? (productCpuS * 1000) / asinsInWindow : null,

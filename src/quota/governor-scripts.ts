@@ -55,10 +55,18 @@ end
  * start granted shrinks by ARGV 13. While the country's breaker is open (src/quota/breaker.ts) no
  * start is granted but to its probe (ARGV 14).
  *
+ * Where the pace is strict (ARGV 15: the interval is that long, or the country has a margin: its
+ * upstream answered a call 429 for coming too soon), the next start counts from when the last call
+ * actually went as well as from when it was booked: `sent` is a second GCRA over the confirmed
+ * starts (CONFIRM_START), so a call whose timer fired late pushes the next one back instead of
+ * reaching a one-call bucket less than an interval after it. Elsewhere a late timer costs nothing:
+ * the booked starts alone keep the pace, and a deeper bucket absorbs the lateness.
+ *
  * KEYS: 1 tat, 2 the classes' tags (hash: V, F:<class>), 3 the day's hash (total, spent, and a
  * field per class with a day limit of its own), 4 waiting (hash: <class>|<process> → rank|expiry),
  * 5 booked (sorted set: reservation id by start), 6 moved (hash: reservation id → its new start),
- * 7 the pace (hash: m the margin ms, since/n the run of 429s), 8 the breaker (hash, see breaker-scripts.ts).
+ * 7 the pace (hash: m the margin ms, since/n the run of 429s), 8 the breaker (hash, see breaker-scripts.ts),
+ * 9 sent (the theoretical arrival of the next call, by the confirmed starts).
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 ahead ms, 5 day key TTL ms,
  * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
  * ranks ('class=rank,…'), 10 how long a free start waits for the process whose class claims it
@@ -67,11 +75,13 @@ end
  * none; fair '1' for a class queued fairly by account, whose callers' rank 0 means an account that had
  * nothing queued in it), 11 the class whose callers take booked starts and book the next free
  * slot however far it is (forced updates), 12 the id a reservation of this ask would have, 13 the
- * margin's shrink per start (ms), 14 '1' when the ask is the breaker's probe.
+ * margin's shrink per start (ms), 14 '1' when the ask is the breaker's probe, 15 the interval (ms)
+ * from which the pace is strict without a margin.
  * Returns one of:
  *   {'ok', class, delay ms, total, own count, start, booked, margin, run}  a start `delay` ms from
  *                                                    now for a caller of `class`; booked '1' when the caller
- *                                                    must confirm it (CONFIRM_START) before it calls;
+ *                                                    must confirm it (CONFIRM_START) before it calls
+ *                                                    (every start in the future);
  *                                                    the margin it was paced at, and run '1' while
  *                                                    the country's last calls were answered 429
  *   {'refused', probe at, reason}                     the breaker is open: no start before its probe
@@ -184,9 +194,13 @@ for _, name in ipairs(order) do
 end
 
 local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local start = math.max(now, tat - (burst - 1) * interval)
+local strict = tonumber(ARGV[2]) >= tonumber(ARGV[15]) or margin > 0
+local sent = 0
+if strict then sent = tonumber(redis.call('GET', KEYS[9]) or '0') end
+local base = math.max(tat, sent)
+local start = math.max(now, base - (burst - 1) * interval)
 -- How long the next start has been free (negative: how long until it is).
-local free = now - (tat - (burst - 1) * interval)
+local free = now - (base - (burst - 1) * interval)
 local late = tonumber(ARGV[10])
 if others[best] and mine[best] and others[best] < mine[best] then
   return {'wait', tostring(math.max(1, late - free)), 'priority'}
@@ -234,6 +248,8 @@ if best == ARGV[11] then
   elseif start - now > math.max(ahead, interval) then
     return {'wait', tostring(start - now - math.max(ahead, interval)), 'rate'}
   end
+  -- Kept out of the booked set (nothing moves a forced update), it still confirms when it goes.
+  if start - now >= 1 then booked = '1' end
 else
   if start - now > ahead then return {'wait', tostring(start - now - ahead), 'rate'} end
   if start - now >= 1 then
@@ -244,6 +260,10 @@ else
 end
 
 redis.call('SET', KEYS[1], string.format('%.4f', nextTat), 'PX', math.ceil(burst * interval + 60000))
+-- A start that is now goes now: it is its own confirmation.
+if strict and booked == '0' then
+  redis.call('SET', KEYS[9], string.format('%.4f', math.max(sent, now) + interval), 'PX', math.ceil(burst * interval + 60000))
+end
 -- The class is charged from wherever its tag stood: a start taken out of turn delays its backlog.
 redis.call('HSET', KEYS[2], 'V', string.format('%.6f', bestS), 'F:' .. best, string.format('%.6f', math.max(bestS, bestF) + 1 / info[best].w))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
@@ -277,9 +297,12 @@ return {string.format('%.4f', m), string.format('%.4f', now - since), tostring(n
 `;
 
 /**
- * A scheduled caller whose reserved start has come confirms it before it calls: the start is its
- * own from now on, unless a forced update took it meanwhile and moved the reservation on.
- * KEYS: 1 booked, 2 moved. ARGV: 1 now ms ('' = the server's clock), 2 the reservation id.
+ * A caller whose start has come confirms it right before it calls: the start is its own from now
+ * on, unless a forced update took it meanwhile and moved the reservation on, or (where the pace is
+ * strict) the last call went out later than booked and this one would follow it by less than the
+ * interval. Then it is moved to the first start the confirmed calls allow.
+ * KEYS: 1 booked, 2 moved, 3 sent, 4 the pace. ARGV: 1 now ms ('' = the server's clock), 2 the
+ * reservation id, 3 interval 1/Q ms, 4 burst, 5 the interval from which the pace is strict without a margin.
  * Returns {'go'} or {'moved', delay ms, start}: sleep `delay` ms and confirm again.
  */
 export const CONFIRM_START = `
@@ -287,6 +310,18 @@ ${NOW}local to = redis.call('HGET', KEYS[2], ARGV[2])
 if to then
   redis.call('HDEL', KEYS[2], ARGV[2])
   if tonumber(to) > now then return {'moved', tostring(tonumber(to) - now), to} end
+end
+local margin = tonumber(redis.call('HGET', KEYS[4], 'm') or '0')
+local interval = tonumber(ARGV[3]) + margin
+local burst = tonumber(ARGV[4])
+if tonumber(ARGV[3]) >= tonumber(ARGV[5]) or margin > 0 then
+  local sent = tonumber(redis.call('GET', KEYS[3]) or '0')
+  local earliest = sent - (burst - 1) * interval
+  if now < earliest then
+    if redis.call('ZSCORE', KEYS[1], ARGV[2]) then redis.call('ZADD', KEYS[1], string.format('%.4f', earliest), ARGV[2]) end
+    return {'moved', tostring(earliest - now), string.format('%.4f', earliest)}
+  end
+  redis.call('SET', KEYS[3], string.format('%.4f', math.max(sent, now) + interval), 'PX', math.ceil(burst * interval + 60000))
 end
 redis.call('ZREM', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2] .. '#')
@@ -305,14 +340,16 @@ return 1
 `;
 
 /**
- * Holds the pace: no start before now + ms (an upstream 429 for the second's quota).
- * KEYS: 1 tat. ARGV: 1 now ms ('' = the server's clock), 2 ms, 3 burst, 4 interval.
+ * Holds the pace: no start before now + ms (an upstream 429 for the second's quota). Starts already
+ * booked inside the hold are moved past it when they confirm, where the pace is strict.
+ * KEYS: 1 tat, 2 sent. ARGV: 1 now ms ('' = the server's clock), 2 ms, 3 burst, 4 interval.
  */
 export const HOLD = `
-${NOW}local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-local wanted = now + tonumber(ARGV[2]) + (tonumber(ARGV[3]) - 1) * tonumber(ARGV[4])
-if wanted > tat then
-  redis.call('SET', KEYS[1], string.format('%.4f', wanted), 'PX', math.ceil(tonumber(ARGV[2]) + 60000))
+${NOW}local wanted = now + tonumber(ARGV[2]) + (tonumber(ARGV[3]) - 1) * tonumber(ARGV[4])
+for _, key in ipairs(KEYS) do
+  if wanted > tonumber(redis.call('GET', key) or '0') then
+    redis.call('SET', key, string.format('%.4f', wanted), 'PX', math.ceil(tonumber(ARGV[2]) + 60000))
+  end
 end
 return 1
 `;

@@ -6,7 +6,7 @@ import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError, type DaySpentReason } from '../core/errors.js';
 import { CONFIRM_START, HOLD, PACE_THROTTLED, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
-import { marginSteps } from './pace-margin.js';
+import { marginSteps, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
 import { breakerKey, untilProbeMs } from './breaker-keys.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../core/quota-classes.js';
 import { isFairClass } from '../fairness/fair-classes.js';
@@ -205,6 +205,7 @@ export class QuotaGovernor {
       booked: `${base}:booked`,
       moved: `${base}:moved`,
       pace: `${base}:pace`,
+      sent: `${base}:sent`,
       breaker: breakerKey(this.prefix, country),
     };
   }
@@ -373,14 +374,20 @@ export class QuotaGovernor {
 
   async #confirm(country: Country, reservation: string): Promise<{ delay: number; start: number } | undefined> {
     const k = this.#keys(country);
+    const q = this.#quota(country);
     const raw = (await evalScript(
       this.redis,
       CONFIRM_START,
-      2,
+      4,
       k.booked,
       k.moved,
+      k.sent,
+      k.pace,
       this.opts.clock ? String(this.#now()) : '',
       reservation,
+      String(quotaIntervalMs(q)),
+      String(q.burst),
+      String(STRICT_FROM_INTERVAL_MS),
     )) as string[];
     return raw[0] === 'moved' ? { delay: Number(raw[1]), start: Number(raw[2]) } : undefined;
   }
@@ -440,7 +447,7 @@ export class QuotaGovernor {
     const raw = await evalScript(
       this.redis,
       TAKE_PERMIT,
-      8,
+      9,
       k.tat,
       k.tags,
       k.day,
@@ -449,6 +456,7 @@ export class QuotaGovernor {
       k.moved,
       k.pace,
       k.breaker,
+      k.sent,
       this.opts.clock ? String(at) : '',
       String(interval),
       String(q.burst),
@@ -463,6 +471,7 @@ export class QuotaGovernor {
       id,
       String(marginSteps(interval).down),
       probe ? '1' : '0',
+      String(STRICT_FROM_INTERVAL_MS),
     );
     return parse(raw, id);
   }
@@ -477,11 +486,13 @@ export class QuotaGovernor {
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
   async hold(country: Country, ms: number): Promise<void> {
     const q = this.#quota(country);
+    const k = this.#keys(country);
     await evalScript(
       this.redis,
       HOLD,
-      1,
-      this.#keys(country).tat,
+      2,
+      k.tat,
+      k.sent,
       this.opts.clock ? String(this.#now()) : '',
       String(ms),
       String(q.burst),

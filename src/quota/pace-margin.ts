@@ -18,6 +18,15 @@
  * (governor-scripts.ts) does exactly what nextMargin does.
  */
 
+/**
+ * From this interval (1/Q, ms) on, the pace counts each start from when the last call actually went
+ * as well as from when it was booked (governor-scripts.ts), margin or not. A late timer (a ms or so)
+ * then costs under 0.5 % of the pace, and slow paces are where a one-call bucket is to be expected
+ * (new accounts run at 1 request/s); there, two calls that went late and on time would reach the
+ * upstream less than 1/Q apart. Faster paces count so once the upstream has asked for a margin.
+ */
+export const STRICT_FROM_INTERVAL_MS = 200;
+
 /** The share of calls answered 429 the margin settles at. */
 export const TARGET_THROTTLED_SHARE = 0.002;
 

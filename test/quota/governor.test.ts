@@ -125,6 +125,41 @@ describe('the pace', () => {
     expect(times[3]! - times[0]!).toBeGreaterThan(500 - EPS);
   });
 
+  /**
+   * Two permits in a row, the second's call held up (this process's event loop blocked when its
+   * timer should fire, as a busy worker's would be), then a third: when it was booked, and when the
+   * second went (`sent` holds when the next call may go by the confirmed starts).
+   */
+  async function lateSecondCall(g: QuotaGovernor, interval: number, blockMs: number) {
+    const p1 = await g.permit('JP', 'refresh');
+    // Blocks the loop from a little before the second start until well after it.
+    const block = setTimeout(() => {
+      const until = performance.now() + blockMs;
+      while (performance.now() < until);
+    }, interval - 15);
+    const p2 = await g.permit('JP', 'refresh');
+    clearTimeout(block);
+    const sentKey = `${countryTag(prefix, 'JP')}:gov:sent`;
+    const sent = Number((await redisA.get(sentKey)) ?? 0);
+    const p3 = await g.permit('JP', 'refresh');
+    return { p1, p2, p3, sent };
+  }
+
+  it('at a slow pace (Q = 2), counts the next start from when a late call actually went', async () => {
+    const g = governor(redisA, { perSecond: 2 });
+    const { p1, p2, p3, sent } = await lateSecondCall(g, 500, 120);
+    expect(p2.bookedAt - p1.bookedAt).toBeGreaterThan(500 - EPS);
+    // The second call confirmed its start ~100 ms late; the third keeps 1/Q from that, not from the booking.
+    expect(sent - 500 - p2.bookedAt).toBeGreaterThan(80);
+    expect(p3.bookedAt).toBeGreaterThan(sent - EPS);
+  });
+
+  it('at a fast pace with no margin, a late call costs the pace nothing: the booked starts alone keep it', async () => {
+    const g = governor(redisA, { perSecond: 10 });
+    const { p2, p3 } = await lateSecondCall(g, 100, 60);
+    expect(p3.bookedAt - p2.bookedAt).toBeCloseTo(100, 2);
+  });
+
   it('hold() keeps every start back for the given time (an upstream 429 for the second)', async () => {
     const g = governor(redisA, { perSecond: 100 });
     await g.permit('JP', 'refresh');
