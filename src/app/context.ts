@@ -253,7 +253,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const forcedJobs = resources.own('forced updates', new ForcedUpdateJobs(jobs, { redisTarget: ep.redis, redisPrefix, logger }), (f) =>
       f.close(),
     );
-    const forcedUpdates = new ForcedUpdates({ ...base, jobs: forcedJobs, breakers, stopping: resources.stopping });
+    const forcedUpdates = new ForcedUpdates({ ...base, jobs: forcedJobs, stopping: resources.stopping });
     return {
       ...base,
       alerts,

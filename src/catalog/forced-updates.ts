@@ -7,7 +7,6 @@ import { assertForcedUpdateTaken, takeForcedUpdate } from '../accounts/limits.js
 import type { AccountWeights } from '../accounts/weights.js';
 import type { Redis } from '../db/redis.js';
 import { ServiceUnavailableError, TooManyRequestsError, UpstreamFailedError } from '../core/errors.js';
-import type { CountryBreakers } from '../quota/breaker.js';
 import { untilProbeMs } from '../quota/breaker-keys.js';
 import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
@@ -71,9 +70,8 @@ export interface ForcedUpdatesDeps {
   /** Fail-fast commands: the account's daily cap. */
   readonly redis: Redis;
   readonly redisPrefix: string;
-  readonly quota: QuotaGovernor;
-  /** The countries' breakers: an update of a country the upstream refuses is answered 503 at once. */
-  readonly breakers: Pick<CountryBreakers, 'status'>;
+  /** The quota governor: whether the upstream refuses the country (503 at once), and the day's count. */
+  readonly quota: Pick<QuotaGovernor, 'admission'>;
   readonly weights: AccountWeights;
   readonly jobs: ForcedUpdateQueue;
   /** Aborted when the process begins to shut down: waiting requests are answered at once. */
@@ -92,10 +90,8 @@ export class ForcedUpdates {
     const { ctx } = this;
     // Nothing of the country reaches the upstream while it refuses the country: no call, no
     // job, no wait for a permit that would come to nothing.
-    const breaker = await ctx.breakers.status(country);
-    if (breaker.state === 'open') throw refusing(country, breaker.reason, breaker.probeAt);
-    await ctx.jobs.listen(country);
-    const day = await ctx.quota.day(country);
+    const [{ refused, day }] = await Promise.all([ctx.quota.admission(country), ctx.jobs.listen(country)]);
+    if (refused) throw refusing(country, refused.reason, refused.probeAt);
     if (day.spent || day.used >= day.limit) throw daySpent(country, day.day.end, false);
     if (day.forcedUsed >= day.forcedLimit) throw daySpent(country, day.day.end, true);
     // The account's own daily cap, counted per quota day so it renews with the quota.

@@ -82,6 +82,22 @@ type Answer =
   | { kind: 'day'; cls: QuotaClass; reason: DaySpentReason }
   | { kind: 'seed' };
 
+/** The day's limits of a country at a moment: the scheduled classes' part and each class's own. */
+interface DayLimits {
+  readonly day: QuotaDay;
+  readonly scheduled: number;
+  readonly own: Record<Exclude<QuotaClass, 'refresh'>, number>;
+}
+
+/** The day hash's fields DayStatus reads, in this order. */
+const DAY_FIELDS = ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] as const;
+
+/** Whether the upstream refuses a country (its breaker is open, with its next probe), and its day. */
+export interface Admission {
+  readonly refused?: { readonly reason: string; readonly probeAt: number };
+  readonly day: DayStatus;
+}
+
 /** A granted permit. */
 export interface Permit {
   /**
@@ -414,7 +430,7 @@ export class QuotaGovernor {
     });
   }
 
-  #limits(country: Country, at: number): { day: QuotaDay; scheduled: number; own: Record<Exclude<QuotaClass, 'refresh'>, number> } {
+  #limits(country: Country, at: number): DayLimits {
     const q = this.#quota(country);
     const day = quotaDayOf(at, this.opts.dayTimeZone);
     // The reserve shrinks with the day, so by midnight the other classes may have spent all of it.
@@ -558,17 +574,36 @@ export class QuotaGovernor {
 
   /** The day's count and limits of a country, as every process sees them. */
   async day(country: Country, at = this.#now()): Promise<DayStatus> {
-    const q = this.#quota(country);
     const limits = this.#limits(country, at);
-    const [inRedis, od, im, cr, spent, waitMs] = await this.redis.hmget(
-      this.#keys(country, limits.day.key).day,
-      'total',
-      'od',
-      'im',
-      'cr',
-      'spent',
-      'wait_ms',
-    );
+    const fields = await this.redis.hmget(this.#keys(country, limits.day.key).day, ...DAY_FIELDS);
+    return this.#dayOf(country, limits, fields);
+  }
+
+  /**
+   * Whether a forced update may be queued in the country now, read in one round trip: the
+   * breaker (the upstream refuses the country) and the day's count, whose limits the caller checks.
+   */
+  async admission(country: Country, at = this.#now()): Promise<Admission> {
+    const limits = this.#limits(country, at);
+    const k = this.#keys(country, limits.day.key);
+    // Both keys carry the country's tag: one slot, one pipeline, on a cluster too.
+    const replies = await this.redis
+      .pipeline()
+      .hmget(k.breaker, 'kind', 'reason', 'probe_at')
+      .hmget(k.day, ...DAY_FIELDS)
+      .exec();
+    const [breaker, day] = (replies ?? []).map(([err, value]) => {
+      if (err) throw err;
+      return value as (string | null)[];
+    });
+    const [kind, reason, probeAt] = breaker ?? [];
+    const refused = kind === null || kind === undefined ? undefined : { reason: reason ?? '', probeAt: Number(probeAt) };
+    return { refused, day: await this.#dayOf(country, limits, day ?? []) };
+  }
+
+  async #dayOf(country: Country, limits: DayLimits, fields: readonly (string | null | undefined)[]): Promise<DayStatus> {
+    const q = this.#quota(country);
+    const [inRedis, od, im, cr, spent, waitMs] = fields.map((f) => f ?? null);
     // Not counted in Redis yet today (or Redis lost it): the MongoDB copy is what the next permit starts from.
     const copy = inRedis === null ? await this.opts.usage.read(country, limits.day.key) : undefined;
     const total = copy ? copy.calls : Number(inRedis);

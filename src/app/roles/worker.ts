@@ -5,7 +5,7 @@ import { instrumentPort } from '../../upstream/instrumented.js';
 import type { UpstreamPort } from '../../upstream/port.js';
 import type { Country } from '../../core/identifiers.js';
 import { governPort } from '../../quota/governed-port.js';
-import { createPermitScopes } from '../../quota/permit-scope.js';
+import { createPermitScopes, permitBeforeSend } from '../../quota/permit-scope.js';
 import { startBreakerProbes } from '../../quota/breaker-probes.js';
 import { startWorkers, type RunningWorkers } from '../../../workers/runner.js';
 import { startGlobalWorker } from '../../../workers/global-runner.js';
@@ -28,24 +28,9 @@ export async function startWorkerRole(ctx: AppContext, opts: { simulatorUrl?: st
   const scopes = createPermitScopes();
   const ports = new Map<Country, UpstreamPort>();
   for (const country of ctx.config.workers.countries) {
-    const beforeSend = async (): Promise<void> => {
-      const scope = scopes.getStore();
-      if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
-      scope.state.waiting = true;
-      // A call the upstream answered 429 at its slot takes the next start ahead of every other.
-      const rank = scope.state.retry ? -1 : scope.rank;
-      scope.state.retry = false;
-      try {
-        await ctx.quota.permit(country, scope.cls, rank, scope.signal, { probe: scope.probe === true });
-      } finally {
-        scope.state.waiting = false;
-      }
-      scope.state.sentAt = performance.now();
-      // A fair job is served when its first call goes out, not when a worker slot took it (the
-      // fair classes' slots hold whole backlogs): only then may V move to its tag.
-      if (scope.fair && !scope.state.started) void ctx.fair.started(scope.fair.lane, scope.fair.tag).catch(() => undefined);
-      scope.state.started = true;
-    };
+    const beforeSend = permitBeforeSend(country, ctx.quota, scopes, (fair) => {
+      void ctx.fair.started(fair.lane, fair.tag).catch(() => undefined);
+    });
     const port = createUpstream(ctx.config, country, { simulatorUrl: opts.simulatorUrl, shared, beforeSend });
     ports.set(country, governPort(instrumentPort(port, ctx.metrics), country, { governor: ctx.quota, breakers: ctx.breakers, scopes }));
   }
