@@ -4,7 +4,7 @@ import { countrySchema } from '../src/core/identifiers.js';
 import { readPrior, writeOutcomes } from '../src/catalog/writes.js';
 import { productModel } from '../src/models/product.js';
 import { DayQuotaSpentError } from '../src/core/errors.js';
-import { claimMoreDue } from '../src/scheduling/claims.js';
+import { claimMoreDue } from '../src/scheduling/due.js';
 import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { defineJob } from './kind.js';
 import type { JobContext, JobRun } from './context.js';
@@ -26,7 +26,7 @@ const refreshPayload = z.object({
   claim: z.string().max(64).optional(),
   /**
    * Every product of the batch is past its accounts' fair shares of a pass short of quota or of a backlogged queue's room
-   * (src/scheduling/account-shares.ts): it runs behind the in-share batches of its priority.
+   * (src/scheduling/due.ts): it runs behind the in-share batches of its priority.
    */
   over: z.boolean().optional(),
 });
@@ -117,7 +117,7 @@ const giveBack = async (): Promise<void> => undefined;
  * numbers first and reads 0 as "no priority" (such a job would run before every prioritised one),
  * so a watch's priority (1 urgent, 0 normal) is mapped rather than used: priority-1 batches take 1
  * and priority-0 batches 3. A batch whose products are all beyond their accounts' shares of the
- * pass (`over`, src/scheduling/account-shares.ts) takes the number after its priority's (2, 4): it
+ * pass (`over`, src/scheduling/due.ts) takes the number after its priority's (2, 4): it
  * runs behind every in-share batch of its priority and still before any batch of the priority
  * below, so a watch's priority stays the first order and the share the second.
  */

@@ -45,7 +45,7 @@ export interface ProductFields {
   /**
    * The accounts it is refreshed for (OWNERS_KEPT at most): its watchers, most urgent and oldest
    * first, or the account whose crawl found it. When a country is short of quota, each account's
-   * fair share of the planned refreshes is taken from the products it owns (src/scheduling/account-shares.ts).
+   * fair share of the planned refreshes is taken from the products it owns (src/scheduling/due.ts).
    */
   owners: Types.ObjectId[];
   created_at: Date;
@@ -108,7 +108,7 @@ productSchema.index({ country: 1, priority: -1, next_refresh_at: 1 }, { name: 'p
 // a long backlog of slower ones is more overdue.
 productSchema.index({ country: 1, priority: -1, change_rate: -1, next_refresh_at: 1 }, { name: 'plan_rate' });
 // Adaptive scheduling: the due products seen longest ago, so that none waits past its priority's
-// interval however little a refresh of it is worth (src/scheduling/pick-due.ts).
+// interval however little a refresh of it is worth (src/scheduling/due.ts).
 productSchema.index({ country: 1, priority: -1, last_attempt_at: 1 }, { name: 'plan_stale' });
 // Each account's due products, for its fair share of a plan when the country is short of quota.
 productSchema.index({ country: 1, owners: 1, priority: -1, next_refresh_at: 1 }, { name: 'plan_owner' });

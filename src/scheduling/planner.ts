@@ -1,9 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Country } from '../core/identifiers.js';
 import type { DayStatus, QuotaGovernor } from '../quota/governor.js';
-import { claimProducts, countDue } from './claims.js';
-import { pickDue, type DueProduct } from './pick-due.js';
-import { pickAccountShares } from './account-shares.js';
+import { claimProducts, countDue, pickAccountShares, pickDue, type DueProduct } from './due.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import type { Connection } from 'mongoose';
 import type { Redis } from '../db/redis.js';
@@ -285,9 +283,9 @@ async function planStep(
   const nothing = { batches: 0, p1: 0, p0: 0, due, recheckAt: null };
   if (due.p1 + due.p0 === 0) return nothing;
 
-  // Only what this step can use, read from the plan indexes (src/scheduling/pick-due.ts). Short of
-  // quota, or of what the backlogged queue will run before the next pass, every account's fair
-  // share of that comes first (src/scheduling/account-shares.ts) and the rest is over the shares.
+  // Only what this step can use, read from the plan indexes (pickDue). Short of quota, or of what
+  // the backlogged queue will run before the next pass, every account's fair share of that comes
+  // first (pickAccountShares) and the rest is over the shares.
   const short = due.p1 + due.p0 > fairSlots;
   const shares = short && fairSlots > 0 ? await pickAccountShares(ctx, country, fairSlots, now, keepSlots) : [];
   const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now, policy), slots, short);

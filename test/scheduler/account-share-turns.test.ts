@@ -4,7 +4,7 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { asins } from '../helpers/pipeline.js';
 import { productModel } from '../../src/models/product.js';
 import { userModel } from '../../src/models/user.js';
-import { pickAccountShares } from '../../src/scheduling/account-shares.js';
+import { pickAccountShares } from '../../src/scheduling/due.js';
 
 /**
  * With fewer slots in a pass than accounts, each pass serves the accounts after the last one the

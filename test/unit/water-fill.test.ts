@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { waterFill } from '../../src/scheduling/account-shares.js';
+import { waterFill } from '../../src/scheduling/due.js';
 
 describe('waterFill: max-min fair shares of a pass', () => {
   it('gives an account asking less than its share all it asks, and its rest to the others', () => {

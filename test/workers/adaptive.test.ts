@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { writeOutcomes } from '../../src/catalog/writes.js';
 import { productModel } from '../../src/models/product.js';
-import { pickDue } from '../../src/scheduling/pick-due.js';
+import { pickDue } from '../../src/scheduling/due.js';
 import { tuneCountry } from '../../src/scheduling/tune-country.js';
 import { posteriorRate } from '../../src/scheduling/change-rate.js';
 import { hoursToPrice } from '../../src/scheduling/refresh-objective.js';

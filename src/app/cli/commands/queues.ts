@@ -2,7 +2,7 @@ import type { Country } from '../../../core/identifiers.js';
 import { UsageError } from '../usage.js';
 import { adminConfig, withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
-import { countDue } from '../../../scheduling/claims.js';
+import { countDue } from '../../../scheduling/due.js';
 import { JOB_STATES, QUEUE_CLASSES } from '../../../../jobs/queue-names.js';
 
 /**
