@@ -10,7 +10,7 @@ import { DEFAULT_RETRY } from '../config/retry.js';
 import { addDaily } from '../src/accounts/limits.js';
 import { quotaDayOf } from '../src/quota/quota-day.js';
 import { fairSchema } from '../src/fairness/fair-classes.js';
-import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
+import { nextRefreshAt } from '../src/scheduling/change-rate.js';
 import { FOUND_PRIORITY } from '../src/scheduling/priority.js';
 
 /**

@@ -9,7 +9,7 @@ import { asinBatchSchema, MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
 import { defineJob } from './kind.js';
 import type { JobContext, JobRun } from './context.js';
 import { DEFAULT_RETRY } from '../config/retry.js';
-import { nextRefreshAt } from '../src/scheduling/next-refresh.js';
+import { nextRefreshAt } from '../src/scheduling/change-rate.js';
 
 /**
  * Scheduled refreshes: a batch of up to 10 due products of one country, planned by src/scheduling/planner.ts

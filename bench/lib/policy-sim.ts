@@ -1,16 +1,21 @@
 /**
  * bench:adaptive's simulation of the scheduler, in memory: the planner's choice and the write path's
  * learning, step by step on a simulated clock, with the product's own functions for every decision
- * — the change-rate estimator (src/scheduling/change-rate.ts), the next refresh
- * (next-refresh.ts), the ranking of due products (due.ts's chooseP0, fed the three windows the
+ * — the change-rate estimator and the next refresh (src/scheduling/change-rate.ts), the ranking of due products (due.ts's chooseP0, fed the three windows the
  * MongoDB indexes would return), and the policy's tuning (tune-country.ts's tuneInputOf and
  * tune-policy.ts) every TUNE_EVERY_MS. What it leaves out is storage and transport: MongoDB,
  * Redis, the queue and HTTP, whose speed other benchmarks measure. The "upstream" is the truth of
  * the synthetic catalogue (truth.ts), so a refresh sees exactly what the simulator would answer.
  */
 import type { Config } from '../../config/env.js';
-import { estimateRate, posteriorRate, priorHours, withObservation, type Observation } from '../../src/scheduling/change-rate.js';
-import { nextRefreshAt } from '../../src/scheduling/next-refresh.js';
+import {
+  estimateRate,
+  nextRefreshAt,
+  posteriorRate,
+  priorHours,
+  withObservation,
+  type Observation,
+} from '../../src/scheduling/change-rate.js';
 import { chooseP0, windowSize, type DueProduct } from '../../src/scheduling/due.js';
 import type { RefreshPolicy } from '../../src/scheduling/refresh-objective.js';
 import { TUNE_EVERY_MS, tuneInputOf } from '../../src/scheduling/tune-country.js';

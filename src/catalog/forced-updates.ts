@@ -12,7 +12,7 @@ import type { AccountRef } from '../fairness/fair-classes.js';
 import type { Logger } from '../logger.js';
 import { productModel } from '../models/product.js';
 import type { QuotaGovernor } from '../quota/governor.js';
-import { nextRefreshAt } from '../scheduling/next-refresh.js';
+import { nextRefreshAt } from '../scheduling/change-rate.js';
 
 /** How the job ended, as the waiting request reads it (BullMQ keeps it as the job's return value). */
 export type UpdateOutcome =

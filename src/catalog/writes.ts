@@ -5,8 +5,7 @@ import type { ItemOutcome, UpstreamItem } from '../core/product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
 import { searchKeys } from '../search/keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
-import { estimateRate, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
-import { nextRefreshAt } from '../scheduling/next-refresh.js';
+import { estimateRate, nextRefreshAt, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];

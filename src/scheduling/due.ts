@@ -7,7 +7,7 @@ import { productModel } from '../models/product.js';
 import { userModel } from '../models/user.js';
 import { countryTag } from '../db/redis-keys.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
-import { nextRefreshAt } from './next-refresh.js';
+import { nextRefreshAt } from './change-rate.js';
 import { refreshIndex, type RefreshPolicy } from './refresh-objective.js';
 
 /**

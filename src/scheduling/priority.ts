@@ -4,7 +4,7 @@ import type { Config } from '../../config/env.js';
 import { productModel } from '../models/product.js';
 import { watchModel } from '../models/watch.js';
 import { isDuplicateKey } from '../db/mongo.js';
-import { nextRefreshAt } from './next-refresh.js';
+import { nextRefreshAt } from './change-rate.js';
 
 type Priority = 0 | 1;
 

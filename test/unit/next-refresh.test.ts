@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/env.js';
-import { nextRefreshAt } from '../../src/scheduling/next-refresh.js';
+import { nextRefreshAt } from '../../src/scheduling/change-rate.js';
 import { ROOT } from '../helpers/cli.js';
 
 const HOUR = 3_600_000;
@@ -56,13 +56,13 @@ function productFiles(): string[] {
 }
 
 describe('writers of next_refresh_at', () => {
-  it('all take its value from nextRefreshAt (src/scheduling/next-refresh.ts)', () => {
+  it('all take its value from nextRefreshAt (src/scheduling/change-rate.ts)', () => {
     const offenders: string[] = [];
     const files = productFiles();
     expect(files.length).toBeGreaterThan(100);
     for (const file of files) {
       // The schema declares the field; the rule itself is the one place that makes its values.
-      if (file.startsWith('src/models/') || file === 'src/scheduling/next-refresh.ts') continue;
+      if (file.startsWith('src/models/') || file === 'src/scheduling/change-rate.ts') continue;
       const text = readFileSync(path.join(ROOT, file), 'utf8');
       const line = (i: number) => `${file}:${text.slice(0, i).split('\n').length}`;
       // `next_refresh_at: <value>`: the rule's, or not a write (a projection or sort, a type, a filter).
