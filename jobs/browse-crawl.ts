@@ -11,7 +11,7 @@ import { addDaily } from '../src/accounts/limits.js';
 import { quotaDayOf } from '../src/quota/quota-day.js';
 import { fairSchema } from '../src/fairness/fair-classes.js';
 import { nextRefreshAt } from '../src/scheduling/change-rate.js';
-import { FOUND_PRIORITY } from '../src/scheduling/priority.js';
+import { FOUND_PRIORITY } from '../src/watch/service.js';
 
 /**
  * A watched browse node's crawl, page by page, in each country: planned once a crawl interval by

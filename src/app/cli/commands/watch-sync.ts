@@ -1,5 +1,5 @@
 import { watchModel } from '../../../models/watch.js';
-import { applyWatchChange } from '../../../scheduling/priority.js';
+import { applyWatchChange } from '../../../watch/service.js';
 import { withAdminContext } from '../runtime.js';
 import type { Command } from './types.js';
 
