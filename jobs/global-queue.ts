@@ -5,7 +5,7 @@ import type { Redis } from '../src/db/redis.js';
 import type { Logger } from '../src/logger.js';
 import type { GlobalJobKind } from './kind.js';
 import { globalQueuePrefix } from './queue-names.js';
-import { parsePayload } from './registry.js';
+import { parsePayload } from './queues.js';
 
 /** One job for a global queue: its id (BullMQ adds an id once), payload and priority. */
 export interface GlobalJob<I> {

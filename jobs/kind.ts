@@ -16,7 +16,7 @@ export type QueueScope = 'country' | 'global';
 /**
  * A kind of job, whole: its payload, where and how urgently it runs, how it retries, what it does,
  * and what happens when it cannot. The worker's processor and the producer are built from the list
- * of kinds (jobs/registry.ts).
+ * of kinds (jobs/queues.ts).
  */
 export interface CountryJobKind<N extends string = string, S extends z.ZodType<{ country: Country }> = z.ZodType<{ country: Country }>> {
   readonly name: N;

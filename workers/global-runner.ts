@@ -5,7 +5,7 @@ import type { Redis } from '../src/db/redis.js';
 import type { Logger } from '../src/logger.js';
 import { withTimeout } from '../src/db/mongo.js';
 import { JobTimeoutError } from '../src/core/errors.js';
-import { parsePayload } from '../jobs/registry.js';
+import { parsePayload } from '../jobs/queues.js';
 import type { GlobalJobKind } from '../jobs/kind.js';
 import { globalQueuePrefix } from '../jobs/queue-names.js';
 import { runCutOff } from './cut-off.js';

@@ -4,7 +4,7 @@ import { InvalidJobPayloadError, JobTimeoutError, PermitWaitTimeoutError, Upstre
 import type { UpstreamPort } from '../src/upstream/port.js';
 import type { JobContext } from '../jobs/context.js';
 import type { CountryJobKind } from '../jobs/kind.js';
-import { isCountryJobName, kindOf, parseJob } from '../jobs/registry.js';
+import { isCountryJobName, kindOf, parseJob } from '../jobs/queues.js';
 import { failureAction } from './failure.js';
 import { runCutOff } from './cut-off.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';

@@ -6,7 +6,7 @@ import { drainWorkers } from './drain.js';
 import { readyOf } from './ready.js';
 import type { JobContext } from '../jobs/context.js';
 import { QUEUE_CLASSES, queueName, queuePrefix } from '../jobs/queue-names.js';
-import { isCountryJobName, kindOf, parseJob } from '../jobs/registry.js';
+import { isCountryJobName, kindOf, parseJob } from '../jobs/queues.js';
 import type { Country } from '../src/core/identifiers.js';
 import type { QuotaClass } from '../src/core/quota-classes.js';
 import { isFairClass } from '../src/fairness/fair-classes.js';

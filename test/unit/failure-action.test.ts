@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { failureAction } from '../../workers/failure.js';
 import type { CountryJobKind } from '../../jobs/kind.js';
-import { kindOf } from '../../jobs/registry.js';
+import { kindOf } from '../../jobs/queues.js';
 import {
   DayQuotaSpentError,
   GovernorClosedError,

@@ -11,7 +11,7 @@ import {
   parseJob,
   priorityOf,
   type JobName,
-} from '../../jobs/registry.js';
+} from '../../jobs/queues.js';
 import { deliveryJob } from '../../jobs/deliver.js';
 import { queueName } from '../../jobs/queue-names.js';
 import { QUOTA_CLASSES } from '../../src/core/quota-classes.js';
@@ -20,7 +20,7 @@ import { eanResolveJobId } from '../../src/watch/ean-imports.js';
 import { DEFAULT_RETRY, FORCED_RETRY, retrySpanMs, type RetryPolicy } from '../../config/retry.js';
 import { InvalidJobPayloadError } from '../../src/core/errors.js';
 
-/** jobs/registry.ts: the one list of job kinds and what is derived from it. */
+/** jobs/queues.ts: the one list of job kinds and what is derived from it. */
 
 const IMPORT_ID = '65f0a1b2c3d4e5f6a7b8c9d0';
 const USER_ID = '0123456789abcdef01234567';
