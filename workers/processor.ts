@@ -8,7 +8,7 @@ import { isCountryJobName, kindOf, parseJob } from '../jobs/queues.js';
 import { failureAction } from './failure.js';
 import { runCutOff } from './cut-off.js';
 import type { PermitScopes } from '../src/quota/permit-scope.js';
-import { fairLane, fairRank, type Fair } from '../src/fairness/fair-classes.js';
+import { fairLane, type Fair } from '../src/fairness/fair-classes.js';
 
 /** How soon a job that timed out waiting for its permit is back in its queue. */
 const PERMIT_WAIT_RETRY_MS = 1_000;
@@ -46,7 +46,10 @@ export function createProcessor(ctx: JobContext, country: Country, upstream: Ups
       const ms = ctx.config.workers.jobTimeoutMs;
       const k = kind;
       const d = data;
-      const rank = fairRank(fair, job.priority || kind.priority);
+      // The job asks its permits at its BullMQ priority (a fair class's: its tag over the lane's base),
+      // or at 0 when its account had nothing queued, which the governor lets take the class's next
+      // start out of turn (src/quota/governor-scripts.ts).
+      const rank = fair?.fresh ? 0 : job.priority || kind.priority;
       const state = { waiting: false, started: false };
       const lane = fair ? { lane: fairLane(k.cls, country), tag: fair.tag } : undefined;
       const result = await runCutOff(

@@ -20,15 +20,6 @@ export function fairLane(cls: QuotaClass, country: Country): string {
   return `${cls}:${country}`;
 }
 
-/**
- * The rank a job of a fair class asks its permits with: its BullMQ priority (its tag over the
- * lane's base), or 0 when its account had nothing queued, which the governor lets take the class's
- * next start out of turn (src/quota/governor-scripts.ts).
- */
-export function fairRank(fair: Fair | undefined, priority: number): number {
-  return fair?.fresh ? 0 : priority;
-}
-
 /** What a fairly queued job carries in its payload: the account it is for, its start tag, and whether it began a turn. */
 export const fairSchema = z.object({
   account: z.string().regex(OBJECT_ID_RE),
