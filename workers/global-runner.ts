@@ -8,7 +8,7 @@ import { JobTimeoutError } from '../src/core/errors.js';
 import { parsePayload } from '../jobs/queues.js';
 import type { GlobalJobKind } from '../jobs/kind.js';
 import { globalQueuePrefix } from '../jobs/queue-names.js';
-import { runCutOff } from './cut-off.js';
+import { runCutOff } from '../jobs/cut-off.js';
 import { once } from '../src/lifecycle/once.js';
 import { readyOf } from './ready.js';
 

@@ -1,12 +1,11 @@
 import { hostname } from 'node:os';
 import { Queue, UnrecoverableError as BullUnrecoverable, Worker, type Job } from 'bullmq';
 import type { Redis } from '../src/db/redis.js';
-import { createProcessor } from './processor.js';
 import { drainWorkers } from './drain.js';
 import { readyOf } from './ready.js';
 import type { JobContext } from '../jobs/context.js';
 import { QUEUE_CLASSES, queueName, queuePrefix } from '../jobs/queue-names.js';
-import { isCountryJobName, kindOf, parseJob } from '../jobs/queues.js';
+import { createProcessor, isCountryJobName, kindOf, parseJob } from '../jobs/queues.js';
 import type { Country } from '../src/core/identifiers.js';
 import type { QuotaClass } from '../src/core/quota-classes.js';
 import { isFairClass } from '../src/fairness/fair-classes.js';

@@ -6,7 +6,7 @@ import { CLASS_WORDS, SHARE_VARIABLE, type QuotaClass } from './quota-classes.js
  * raise before anything runs). Each extends one of three bases, so code decides by class, never by
  * message text: RetryableError (back off and retry), UnrecoverableError (no retry helps),
  * RateLimitedError (wait `retryAfterMs`); HttpError and its subclasses are answers, made into
- * HTTP in one place (src/app/http/error-handler.ts). Jobs map them in workers/failure.ts.
+ * HTTP in one place (src/app/http/error-handler.ts). Jobs map them in jobs/failure.ts.
  */
 
 /** A job's payload does not fit its kind (written by an older version, or by hand): no retry helps. */

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { failureAction } from '../../workers/failure.js';
+import { failureAction } from '../../jobs/failure.js';
 import type { CountryJobKind } from '../../jobs/kind.js';
 import { kindOf } from '../../jobs/queues.js';
 import {
@@ -18,7 +18,7 @@ import {
 } from '../../src/core/errors.js';
 
 /**
- * workers/failure.ts: what becomes of a job whose attempt threw, decided by the error's class
+ * jobs/failure.ts: what becomes of a job whose attempt threw, decided by the error's class
  * alone. The processor carries the decision out; these tests pin the decision itself.
  */
 

@@ -24,7 +24,7 @@ import { readItems } from '../../src/upstream/creators/read.js';
 import { instrumentPort } from '../../src/upstream/instrumented.js';
 import type { DroppedMember, UpstreamPort } from '../../src/upstream/port.js';
 import { VERSION } from '../../src/version.js';
-import { failureAction } from '../../workers/failure.js';
+import { failureAction } from '../../jobs/failure.js';
 import { uniqueName } from '../helpers/context.js';
 import { dropKeys } from '../helpers/redis-keys.js';
 

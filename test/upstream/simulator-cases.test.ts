@@ -12,7 +12,7 @@ import * as errors from '../../src/core/errors.js';
 import { eanCheckDigit } from '../../src/simulator/codes.js';
 import { createUpstream } from '../../src/upstream/factory.js';
 import { MARKETPLACES } from '../../src/upstream/marketplaces.js';
-import { failureAction } from '../../workers/failure.js';
+import { failureAction } from '../../jobs/failure.js';
 import { findAsins, ManualClock, startHarness, type SimHarness } from './helpers.js';
 
 interface WireListing {

@@ -5,7 +5,7 @@ import {
   DayQuotaSpentError,
   UpstreamCountryError,
 } from '../src/core/errors.js';
-import type { CountryJobKind } from '../jobs/kind.js';
+import type { CountryJobKind } from './kind.js';
 
 /** What becomes of a job whose attempt threw, decided by the error's class alone. */
 export type FailureAction =
