@@ -1,11 +1,12 @@
 /**
  * bench:adaptive's simulation of the scheduler, in memory: the planner's choice and the write path's
  * learning, step by step on a simulated clock, with the product's own functions for every decision
- * — the change-rate estimator and the next refresh (src/scheduling/change-rate.ts), the ranking of due products (due.ts's chooseP0, fed the three windows the
- * MongoDB indexes would return), and the policy's tuning (tune-country.ts's tuneInputOf and
- * tune-policy.ts) every TUNE_EVERY_MS. What it leaves out is storage and transport: MongoDB,
- * Redis, the queue and HTTP, whose speed other benchmarks measure. The "upstream" is the truth of
- * the synthetic catalogue (truth.ts), so a refresh sees exactly what the simulator would answer.
+ * — the change-rate estimator and the next refresh (src/scheduling/change-rate.ts), the ranking
+ * of due products (due.ts's chooseP0, fed the three windows the MongoDB indexes would return),
+ * and the policy's tuning (tune-country.ts's tuneInputOf and tune-policy.ts) every TUNE_EVERY_MS.
+ * What it leaves out is storage and transport: MongoDB, Redis, the queue and HTTP, whose speed
+ * other benchmarks measure. The "upstream" is the truth of the synthetic catalogue (truth.ts), so a
+ * refresh sees exactly what the simulator would answer.
  */
 import type { Config } from '../../config/env.js';
 import {
