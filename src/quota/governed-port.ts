@@ -2,7 +2,7 @@ import type { Country } from '../core/identifiers.js';
 import { UpstreamCountryError, UpstreamRateLimitedError } from '../core/errors.js';
 import type { UpstreamPort } from '../upstream/port.js';
 import type { QuotaGovernor } from './governor.js';
-import type { PermitScopes } from './permit-scope.js';
+import type { PermitScope, PermitScopes } from './permit-scope.js';
 import { kindOf, type CountryBreakers, type ProbeCall } from './breaker.js';
 import { slowedWellUnderQ, soonAfterSlotMs } from './pace-margin.js';
 
@@ -78,5 +78,35 @@ export function governPort(port: UpstreamPort, country: Country, deps: GovernPor
     browseNode: (nodeId, page) => call({ op: 'browseNode', args: [nodeId, page] }, () => port.browseNode(nodeId, page)),
     getBrowseNodes: (ids) => call({ op: 'getBrowseNodes', args: [ids] }, () => port.getBrowseNodes(ids)),
     close: () => port.close(),
+  };
+}
+
+/**
+ * The upstream client's beforeSend for a country: every HTTP request it sends (a retry after a 401
+ * too) first takes the governor's permit in the class and rank of the job it runs in. A call the
+ * upstream answered 429 at its slot takes the next start ahead of every other. `onStarted` hears a
+ * fairly queued job's first call: only then is it served in fair queuing, not when a worker slot
+ * took it (the fair classes' slots hold whole backlogs).
+ */
+export function permitBeforeSend(
+  country: Country,
+  governor: Pick<QuotaGovernor, 'permit'>,
+  scopes: PermitScopes,
+  onStarted: (fair: NonNullable<PermitScope['fair']>) => void,
+): () => Promise<void> {
+  return async () => {
+    const scope = scopes.getStore();
+    if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
+    scope.state.waiting = true;
+    const rank = scope.state.retry ? -1 : scope.rank;
+    scope.state.retry = false;
+    try {
+      await governor.permit(country, scope.cls, rank, scope.signal, { probe: scope.probe === true });
+    } finally {
+      scope.state.waiting = false;
+    }
+    scope.state.sentAt = performance.now();
+    if (scope.fair && !scope.state.started) onStarted(scope.fair);
+    scope.state.started = true;
   };
 }

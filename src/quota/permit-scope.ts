@@ -1,7 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Country } from '../core/identifiers.js';
 import type { QuotaClass } from '../core/quota-classes.js';
-import type { QuotaGovernor } from './governor.js';
 
 /**
  * Who an upstream call is for, as the quota governor needs it: the class and rank of the job that
@@ -31,34 +29,4 @@ export type PermitScopes = AsyncLocalStorage<PermitScope>;
 
 export function createPermitScopes(): PermitScopes {
   return new AsyncLocalStorage<PermitScope>();
-}
-
-/**
- * The upstream client's beforeSend for a country: every HTTP request it sends (a retry after a 401
- * too) first takes the governor's permit in the class and rank of the job it runs in. A call the
- * upstream answered 429 at its slot takes the next start ahead of every other. `onStarted` hears a
- * fairly queued job's first call: only then is it served in fair queuing, not when a worker slot
- * took it (the fair classes' slots hold whole backlogs).
- */
-export function permitBeforeSend(
-  country: Country,
-  governor: Pick<QuotaGovernor, 'permit'>,
-  scopes: PermitScopes,
-  onStarted: (fair: NonNullable<PermitScope['fair']>) => void,
-): () => Promise<void> {
-  return async () => {
-    const scope = scopes.getStore();
-    if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
-    scope.state.waiting = true;
-    const rank = scope.state.retry ? -1 : scope.rank;
-    scope.state.retry = false;
-    try {
-      await governor.permit(country, scope.cls, rank, scope.signal, { probe: scope.probe === true });
-    } finally {
-      scope.state.waiting = false;
-    }
-    scope.state.sentAt = performance.now();
-    if (scope.fair && !scope.state.started) onStarted(scope.fair);
-    scope.state.started = true;
-  };
 }

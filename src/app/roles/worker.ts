@@ -4,8 +4,8 @@ import { createUpstream, createUpstreamShared } from '../../upstream/factory.js'
 import { instrumentPort } from '../../upstream/instrumented.js';
 import type { UpstreamPort } from '../../upstream/port.js';
 import type { Country } from '../../core/identifiers.js';
-import { governPort } from '../../quota/governed-port.js';
-import { createPermitScopes, permitBeforeSend } from '../../quota/permit-scope.js';
+import { governPort, permitBeforeSend } from '../../quota/governed-port.js';
+import { createPermitScopes } from '../../quota/permit-scope.js';
 import { startBreakerProbes } from '../../quota/breaker-probes.js';
 import { startWorkers, type RunningWorkers } from '../../../workers/runner.js';
 import { startGlobalWorker } from '../../../workers/global-runner.js';
