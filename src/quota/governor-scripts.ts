@@ -76,9 +76,10 @@ end
  * nothing queued in it), 11 the class whose callers take booked starts and book the next free
  * slot however far it is (forced updates), 12 the id a reservation of this ask would have, 13 the
  * margin's shrink per start (ms), 14 '1' when the ask is the breaker's probe, 15 the interval (ms)
- * from which the pace is strict without a margin.
+ * from which the pace is strict without a margin, 16 the least margin (ms) its peers' suggest
+ * (pace-margin.ts's peerMarginMs), which the country's own is paced at if it is less.
  * Returns one of:
- *   {'ok', class, delay ms, total, own count, start, booked, margin, run}  a start `delay` ms from
+ *   {'ok', class, delay ms, total, own count, start, booked, margin, run, learnt}  a start `delay` ms from
  *                                                    now for a caller of `class`; booked '1' when the caller
  *                                                    must confirm it (CONFIRM_START) before it calls
  *                                                    (every start in the future);
@@ -97,7 +98,8 @@ ${NOW}if ARGV[14] ~= '1' and redis.call('EXISTS', KEYS[8]) == 1 then
   return {'refused', b[1] or '0', b[2] or 'refused'}
 end
 local pace = redis.call('HMGET', KEYS[7], 'm', 'since')
-local margin = tonumber(pace[1] or '0')
+local learnt = tonumber(pace[1] or '0')
+local margin = math.max(learnt, tonumber(ARGV[16]))
 local interval = tonumber(ARGV[2]) + margin
 local burst = tonumber(ARGV[3])
 local ahead = tonumber(ARGV[4])
@@ -268,29 +270,31 @@ end
 redis.call('HSET', KEYS[2], 'V', string.format('%.6f', bestS), 'F:' .. best, string.format('%.6f', math.max(bestS, bestF) + 1 / info[best].w))
 redis.call('PEXPIRE', KEYS[2], ARGV[5])
 total = redis.call('HINCRBY', KEYS[3], 'total', 1)
-local own = 0
-if info[best].field ~= '' then own = redis.call('HINCRBY', KEYS[3], info[best].field, 1) end
+local ownCount = 0
+if info[best].field ~= '' then ownCount = redis.call('HINCRBY', KEYS[3], info[best].field, 1) end
 redis.call('PEXPIRE', KEYS[3], ARGV[5])
-if margin > 0 then
-  redis.call('HSET', KEYS[7], 'm', string.format('%.4f', math.max(0, margin - tonumber(ARGV[13]))))
+if learnt > 0 then
+  redis.call('HSET', KEYS[7], 'm', string.format('%.4f', math.max(0, learnt - tonumber(ARGV[13]))))
 end
 local run = '0'
 if pace[2] then run = '1' end
-return {'ok', best, tostring(start - now), tostring(total), tostring(own), string.format('%.4f', start), booked, string.format('%.4f', margin), run}
+return {'ok', best, tostring(start - now), tostring(total), tostring(ownCount), string.format('%.4f', start), booked, string.format('%.4f', margin), run, string.format('%.4f', learnt)}
 `;
 
 /**
  * A call was answered 429 soon after its slot: the run of 429s goes on (or starts now), and the
  * margin grows by the step times the call's place in the run, plus the grant's shrink it undoes
- * (capped at ARGV 3): pace-margin.ts's nextMargin.
+ * (capped at ARGV 3): pace-margin.ts's nextMargin, from the margin the call was paced at (its
+ * peers' when that was more).
  * KEYS: 1 the pace. ARGV: 1 now ms ('' = the server's clock), 2 step ms, 3 cap ms, 4 TTL ms,
- * 5 the shrink per start ms.
+ * 5 the shrink per start ms, 6 the peers' margin ms.
  * Returns {margin, ms since the run began, calls in the run}.
  */
 export const PACE_THROTTLED = `
 ${NOW}local since = tonumber(redis.call('HGET', KEYS[1], 'since') or tostring(now))
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
-local m = math.min(tonumber(ARGV[3]), tonumber(redis.call('HGET', KEYS[1], 'm') or '0') + tonumber(ARGV[2]) * n + tonumber(ARGV[5]))
+local was = math.max(tonumber(redis.call('HGET', KEYS[1], 'm') or '0'), tonumber(ARGV[6]))
+local m = math.min(tonumber(ARGV[3]), was + tonumber(ARGV[2]) * n + tonumber(ARGV[5]))
 redis.call('HSET', KEYS[1], 'm', string.format('%.4f', m), 'since', string.format('%.4f', since))
 redis.call('PEXPIRE', KEYS[1], ARGV[4])
 return {string.format('%.4f', m), string.format('%.4f', now - since), tostring(n)}
@@ -302,7 +306,8 @@ return {string.format('%.4f', m), string.format('%.4f', now - since), tostring(n
  * strict) the last call went out later than booked and this one would follow it by less than the
  * interval. Then it is moved to the first start the confirmed calls allow.
  * KEYS: 1 booked, 2 moved, 3 sent, 4 the pace. ARGV: 1 now ms ('' = the server's clock), 2 the
- * reservation id, 3 interval 1/Q ms, 4 burst, 5 the interval from which the pace is strict without a margin.
+ * reservation id, 3 interval 1/Q ms, 4 burst, 5 the interval from which the pace is strict without a margin,
+ * 6 the peers' margin (as TAKE_PERMIT's ARGV 16).
  * Returns {'go'} or {'moved', delay ms, start}: sleep `delay` ms and confirm again.
  */
 export const CONFIRM_START = `
@@ -311,7 +316,7 @@ if to then
   redis.call('HDEL', KEYS[2], ARGV[2])
   if tonumber(to) > now then return {'moved', tostring(tonumber(to) - now), to} end
 end
-local margin = tonumber(redis.call('HGET', KEYS[4], 'm') or '0')
+local margin = math.max(tonumber(redis.call('HGET', KEYS[4], 'm') or '0'), tonumber(ARGV[6]))
 local interval = tonumber(ARGV[3]) + margin
 local burst = tonumber(ARGV[4])
 if tonumber(ARGV[3]) >= tonumber(ARGV[5]) or margin > 0 then

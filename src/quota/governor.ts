@@ -6,7 +6,7 @@ import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError, type DaySpentReason } from '../core/errors.js';
 import { CONFIRM_START, HOLD, PACE_THROTTLED, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
-import { marginSteps, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
+import { marginSteps, peerMarginMs, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
 import { breakerKey, untilProbeMs } from './breaker-keys.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../core/quota-classes.js';
 import { isFairClass } from '../fairness/fair-classes.js';
@@ -74,6 +74,8 @@ type Answer =
       reservation?: string;
       /** The margin on top of 1/Q the start was paced at (ms). */
       margin: number;
+      /** The country's own learnt margin (ms): `margin` unless its peers' was more. */
+      learnt: number;
       /** The country's last calls were answered 429 (a run the next call that goes through ends). */
       run: boolean;
     }
@@ -149,6 +151,7 @@ function parse(raw: unknown, id: string): Answer {
         start: Number(a[5]),
         ...(a[6] === '1' ? { reservation: id } : {}),
         margin: Number(a[7] ?? 0),
+        learnt: Number(a[9] ?? 0),
         run: a[8] === '1',
       };
     case 'refused':
@@ -190,6 +193,8 @@ export class QuotaGovernor {
   /** Names this process's word in Redis on what it waits in, and its reservations. */
   readonly #processId = randomUUID();
   #reservations = 0;
+  /** The margins the strictly paced countries have learnt, as this process last heard them. */
+  readonly #learnt = new Map<Country, number>();
   /** Countries whose last calls, as this process last heard, were answered 429. */
   readonly #runs = new Set<Country>();
   readonly #refusalListeners = new Set<(country: Country, probeAt: number) => void>();
@@ -348,6 +353,7 @@ export class QuotaGovernor {
     // For `queues:status`: the day's total wait, whichever process waited. Best effort.
     this.redis.hincrby(this.#keys(country, day.key).day, 'wait_ms', Math.round(waitedMs)).catch(() => undefined);
     if (answer.run) this.#runs.add(country);
+    if (this.#strict(country)) this.#learnt.set(country, answer.learnt);
     const m = this.opts.metrics;
     if (m) {
       const q = this.#quota(country);
@@ -404,6 +410,7 @@ export class QuotaGovernor {
       String(quotaIntervalMs(q)),
       String(q.burst),
       String(STRICT_FROM_INTERVAL_MS),
+      String(this.#peerMargin(country)),
     )) as string[];
     return raw[0] === 'moved' ? { delay: Number(raw[1]), start: Number(raw[2]) } : undefined;
   }
@@ -488,6 +495,7 @@ export class QuotaGovernor {
       String(marginSteps(interval).down),
       probe ? '1' : '0',
       String(STRICT_FROM_INTERVAL_MS),
+      String(this.#peerMargin(country)),
     );
     return parse(raw, id);
   }
@@ -545,8 +553,10 @@ export class QuotaGovernor {
       String(steps.cap),
       String(PACE_TTL_MS),
       String(steps.down),
+      String(this.#peerMargin(country)),
     )) as string[];
     this.#runs.add(country);
+    if (this.#strict(country)) this.#learnt.set(country, Number(raw[0]));
     return { marginMs: Number(raw[0]), runMs: Number(raw[1]), runCalls: Number(raw[2]) };
   }
 
@@ -565,6 +575,22 @@ export class QuotaGovernor {
   onRefused(listener: (country: Country, probeAt: number) => void): () => void {
     this.#refusalListeners.add(listener);
     return () => this.#refusalListeners.delete(listener);
+  }
+
+  /** Whether the country's pace is strict without a margin (a slow pace: pace-margin.ts). */
+  #strict(country: Country): boolean {
+    return this.intervalMs(country) >= STRICT_FROM_INTERVAL_MS;
+  }
+
+  /**
+   * The margin the country's peers suggest, for a strictly paced country; 0 elsewhere. A peer in a
+   * run of 429s, or slowed a quarter interval or more, speaks of its own upstream (a refusal), not
+   * of the path's jitter.
+   */
+  #peerMargin(country: Country): number {
+    if (!this.#strict(country)) return 0;
+    const jitter = new Map([...this.#learnt].filter(([c, m]) => !this.#runs.has(c) && m < this.intervalMs(c) / 4));
+    return peerMarginMs(jitter, country);
   }
 
   /** A call's minimum spacing in the country: 1/Q. */

@@ -27,6 +27,21 @@
  */
 export const STRICT_FROM_INTERVAL_MS = 200;
 
+/**
+ * The margin a country is paced at when it has learnt less: the median of what its peers (the
+ * other countries this process paces strictly) have learnt, those with none left out. The jitter
+ * is mostly the path's and the hosts', which the countries share, so a country that has not met it
+ * yet (new, or all starting at once) starts where its peers settled rather than paying its own
+ * first 429s; one that meets more learns more on top, and one whose peers have none runs at its own.
+ */
+export function peerMarginMs(learnt: ReadonlyMap<string, number>, country: string): number {
+  const others = [...learnt].filter(([c, m]) => c !== country && m > 0).map(([, m]) => m);
+  if (!others.length) return 0;
+  others.sort((a, b) => a - b);
+  const mid = others.length >> 1;
+  return others.length % 2 ? others[mid]! : (others[mid - 1]! + others[mid]!) / 2;
+}
+
 /** The share of calls answered 429 the margin settles at. */
 export const TARGET_THROTTLED_SHARE = 0.002;
 

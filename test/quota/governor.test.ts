@@ -160,6 +160,26 @@ describe('the pace', () => {
     expect(p3.bookedAt - p2.bookedAt).toBeCloseTo(100, 2);
   });
 
+  it("paces a slow country that has learnt no margin at its peers' margin", async () => {
+    prefix = uniqueName('swt_gov');
+    const slow = { perSecond: 2, burst: 1, perDay: 1e9 };
+    const g = new QuotaGovernor(redisA, prefix, {
+      quotas: { JP: slow, US: slow },
+      dayTimeZone: 'UTC',
+      shares: classShares({ forced: 0.3 }),
+      forcedReserve: 0,
+      usage,
+    });
+    governors.push(g);
+    await redisA.hset(`${countryTag(prefix, 'US')}:gov:pace`, 'm', '40');
+    await g.permit('US', 'refresh');
+    const a = await g.permit('JP', 'refresh');
+    const b = await g.permit('JP', 'refresh');
+    expect(b.bookedAt - a.bookedAt).toBeGreaterThan(540 - EPS);
+    // JP's own margin is still nothing: it learns only from its own 429s.
+    expect(await g.marginMs('JP')).toBe(0);
+  });
+
   it('hold() keeps every start back for the given time (an upstream 429 for the second)', async () => {
     const g = governor(redisA, { perSecond: 100 });
     await g.permit('JP', 'refresh');

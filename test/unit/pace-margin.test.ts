@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { marginSteps, nextMargin, slowedWellUnderQ, TARGET_THROTTLED_SHARE } from '../../src/quota/pace-margin.js';
+import { marginSteps, nextMargin, peerMarginMs, slowedWellUnderQ, TARGET_THROTTLED_SHARE } from '../../src/quota/pace-margin.js';
 import { QuotaKeeper } from '../../src/simulator/quota.js';
 import { prng as seeded } from '../../src/seed/fake.js';
 
@@ -87,5 +87,21 @@ describe('the pace margin (a quantile tracker of the jitter)', () => {
     expect(slowedWellUnderQ(250, 1_000, 3, 1_000)).toBe(true);
     expect(slowedWellUnderQ(0, 1_000, 31, 30_000)).toBe(false);
     expect(slowedWellUnderQ(0, 1_000, 15, 30_000)).toBe(true);
+  });
+});
+
+describe('peerMarginMs', () => {
+  it("is the median of the other countries' learnt margins, those with none left out", () => {
+    const learnt = new Map([
+      ['JP', 0],
+      ['US', 8],
+      ['DE', 18],
+      ['FR', 10],
+    ]);
+    expect(peerMarginMs(learnt, 'JP')).toBe(10);
+    // A country's own margin is not its peers'.
+    expect(peerMarginMs(learnt, 'FR')).toBe(13);
+    expect(peerMarginMs(new Map([['JP', 12]]), 'JP')).toBe(0);
+    expect(peerMarginMs(new Map([['US', 0]]), 'JP')).toBe(0);
   });
 });
