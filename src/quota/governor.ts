@@ -5,13 +5,15 @@ import type { Country } from '../core/identifiers.js';
 import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError, type DaySpentReason } from '../core/errors.js';
-import { CONFIRM_START, HOLD, PACE_THROTTLED, SEED_DAY, TAKE_PERMIT } from './governor-scripts.js';
-import { marginSteps, peerMarginMs, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
+import { CONFIRM_START, HOLD, TAKE_PERMIT } from './governor-scripts.js';
+import { marginSteps, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
 import { breakerKey, untilProbeMs } from './breaker-keys.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../core/quota-classes.js';
 import { isFairClass } from '../fairness/fair-classes.js';
 import { MAX_PRIORITY } from '../fairness/fair-tags.js';
-import { dayLeftFraction, quotaDayOf, type QuotaDay } from './quota-day.js';
+import { quotaDayOf } from './quota-day.js';
+import { PaceMargins } from './pace-margins.js';
+import { DAY_TTL_MS, QuotaDays, type Admission, type DayStatus } from './governor-day.js';
 import { quotaIntervalMs } from '../../config/quota.js';
 import { countryTag } from '../db/redis-keys.js';
 
@@ -45,23 +47,6 @@ export interface GovernorOptions {
   readonly clock?: () => number;
 }
 
-export interface DayStatus {
-  readonly country: Country;
-  readonly day: QuotaDay;
-  readonly limit: number;
-  readonly used: number;
-  readonly forcedUsed: number;
-  /** What scheduled work (refreshes, imports, crawls) may have spent by now: the day less the reserve for forced updates. */
-  readonly scheduledLimit: number;
-  readonly forcedLimit: number;
-  /** Each class with a day limit of its own: its calls today and that limit. */
-  readonly classes: Readonly<Record<Exclude<QuotaClass, 'refresh'>, { readonly used: number; readonly limit: number }>>;
-  /** True when the upstream said the day's quota is spent. */
-  readonly spent: boolean;
-  /** Mean wait for a permit today, every process together (ms). */
-  readonly meanWaitMs: number;
-}
-
 type Answer =
   | {
       kind: 'ok';
@@ -83,22 +68,6 @@ type Answer =
   | { kind: 'refused'; probeAt: number; reason: string }
   | { kind: 'day'; cls: QuotaClass; reason: DaySpentReason }
   | { kind: 'seed' };
-
-/** The day's limits of a country at a moment: the scheduled classes' part and each class's own. */
-interface DayLimits {
-  readonly day: QuotaDay;
-  readonly scheduled: number;
-  readonly own: Record<Exclude<QuotaClass, 'refresh'>, number>;
-}
-
-/** The day hash's fields DayStatus reads, in this order. */
-const DAY_FIELDS = ['total', 'od', 'im', 'cr', 'spent', 'wait_ms'] as const;
-
-/** Whether the upstream refuses a country (its breaker is open, with its next probe), and its day. */
-export interface Admission {
-  readonly refused?: { readonly reason: string; readonly probeAt: number };
-  readonly day: DayStatus;
-}
 
 /** A granted permit. */
 export interface Permit {
@@ -133,10 +102,6 @@ interface Line {
   /** Ends the line's current wait early: a caller came that Redis has not been told of. */
   wake?: () => void;
 }
-
-const DAY_TTL_MS = 3 * 86_400_000;
-/** A margin no 429 has touched for this long has long shrunk to nothing. */
-const PACE_TTL_MS = 7 * 86_400_000;
 
 function parse(raw: unknown, id: string): Answer {
   const a = raw as string[];
@@ -193,17 +158,32 @@ export class QuotaGovernor {
   /** Names this process's word in Redis on what it waits in, and its reservations. */
   readonly #processId = randomUUID();
   #reservations = 0;
-  /** The margins the strictly paced countries have learnt, as this process last heard them. */
-  readonly #learnt = new Map<Country, number>();
-  /** Countries whose last calls, as this process last heard, were answered 429. */
-  readonly #runs = new Set<Country>();
   readonly #refusalListeners = new Set<(country: Country, probeAt: number) => void>();
+
+  readonly #days: QuotaDays;
+  readonly #paces: PaceMargins;
 
   constructor(
     private readonly redis: Redis,
     private readonly prefix: string,
     private readonly opts: GovernorOptions,
-  ) {}
+  ) {
+    this.#days = new QuotaDays({
+      redis,
+      quota: (country) => this.#quota(country),
+      keys: (country, dayKey) => this.#keys(country, dayKey),
+      dayTimeZone: opts.dayTimeZone,
+      shares: opts.shares,
+      forcedReserve: opts.forcedReserve,
+      usage: opts.usage,
+    });
+    this.#paces = new PaceMargins({
+      redis,
+      paceKey: (country) => this.#keys(country).pace,
+      intervalMs: (country) => this.intervalMs(country),
+      now: () => (opts.clock ? String(this.#now()) : ''),
+    });
+  }
 
   #quota(country: Country): GovernedQuota {
     const q = this.opts.quotas[country];
@@ -319,7 +299,7 @@ export class QuotaGovernor {
           }
         } else {
           try {
-            await this.#seed(country);
+            await this.#days.seed(country, this.#now());
           } catch (err) {
             for (const w of [...line.waiters]) this.#settle(line, w, err as Error);
           }
@@ -352,8 +332,7 @@ export class QuotaGovernor {
     const waitedMs = performance.now() - head.since + Math.max(0, answer.delay);
     // For `queues:status`: the day's total wait, whichever process waited. Best effort.
     this.redis.hincrby(this.#keys(country, day.key).day, 'wait_ms', Math.round(waitedMs)).catch(() => undefined);
-    if (answer.run) this.#runs.add(country);
-    if (this.#strict(country)) this.#learnt.set(country, answer.learnt);
+    this.#paces.heard(country, answer.learnt, answer.run);
     const m = this.opts.metrics;
     if (m) {
       const q = this.#quota(country);
@@ -410,7 +389,7 @@ export class QuotaGovernor {
       String(quotaIntervalMs(q)),
       String(q.burst),
       String(STRICT_FROM_INTERVAL_MS),
-      String(this.#peerMargin(country)),
+      String(this.#paces.peerMs(country)),
     )) as string[];
     return raw[0] === 'moved' ? { delay: Number(raw[1]), start: Number(raw[2]) } : undefined;
   }
@@ -437,27 +416,10 @@ export class QuotaGovernor {
     });
   }
 
-  #limits(country: Country, at: number): DayLimits {
-    const q = this.#quota(country);
-    const day = quotaDayOf(at, this.opts.dayTimeZone);
-    // The reserve shrinks with the day, so by midnight the other classes may have spent all of it.
-    const reserve = Math.ceil(q.perDay * this.opts.forcedReserve * dayLeftFraction(day, at));
-    const share = this.opts.shares;
-    return {
-      day,
-      scheduled: Math.max(0, q.perDay - reserve),
-      own: {
-        forced: Math.floor(q.perDay * share.forced),
-        import: Math.floor(q.perDay * share.import),
-        crawl: Math.floor(q.perDay * share.crawl),
-      },
-    };
-  }
-
   async #take(country: Country, mine: ReadonlyMap<QuotaClass, number>, probe: boolean): Promise<Answer> {
     const q = this.#quota(country);
     const at = this.#now();
-    const { day, scheduled, own } = this.#limits(country, at);
+    const { day, scheduled, own } = this.#days.limits(country, at);
     const interval = quotaIntervalMs(q);
     const table = QUOTA_CLASSES.map((c) => {
       const limit = c === 'forced' ? q.perDay : scheduled;
@@ -495,16 +457,9 @@ export class QuotaGovernor {
       String(marginSteps(interval).down),
       probe ? '1' : '0',
       String(STRICT_FROM_INTERVAL_MS),
-      String(this.#peerMargin(country)),
+      String(this.#paces.peerMs(country)),
     );
     return parse(raw, id);
-  }
-
-  async #seed(country: Country, at = this.#now()): Promise<void> {
-    const day = quotaDayOf(at, this.opts.dayTimeZone);
-    const copy = await this.opts.usage.read(country, day.key);
-    const pairs = ['total', String(copy.calls), 'od', String(copy.forced), 'im', String(copy.imports), 'cr', String(copy.crawls)];
-    await evalScript(this.redis, SEED_DAY, 1, this.#keys(country, day.key).day, String(DAY_TTL_MS), ...pairs);
   }
 
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
@@ -525,50 +480,21 @@ export class QuotaGovernor {
   }
 
   /**
-   * The upstream said the day's quota is spent: no call of any kind until the next quota day.
-   * Returns the error that says so, for the call that learnt it.
-   */
-  async markDaySpent(country: Country): Promise<DayQuotaSpentError> {
-    this.#quota(country);
-    const day = quotaDayOf(this.#now(), this.opts.dayTimeZone);
-    const key = this.#keys(country, day.key).day;
-    await this.redis.multi().hset(key, 'spent', '1').hsetnx(key, 'total', '0').pexpire(key, DAY_TTL_MS).exec();
-    return new DayQuotaSpentError(country, 'spent', day.end);
-  }
-
-  /**
    * A call was answered 429 soon after its slot: the country's margin grows (pace-margin.ts). Returns
    * the margin now, and how long and for how many calls every call of the country was answered 429.
    */
-  async paceThrottled(country: Country): Promise<{ marginMs: number; runMs: number; runCalls: number }> {
-    const interval = this.intervalMs(country);
-    const steps = marginSteps(interval);
-    const raw = (await evalScript(
-      this.redis,
-      PACE_THROTTLED,
-      1,
-      this.#keys(country).pace,
-      this.opts.clock ? String(this.#now()) : '',
-      String(steps.up),
-      String(steps.cap),
-      String(PACE_TTL_MS),
-      String(steps.down),
-      String(this.#peerMargin(country)),
-    )) as string[];
-    this.#runs.add(country);
-    if (this.#strict(country)) this.#learnt.set(country, Number(raw[0]));
-    return { marginMs: Number(raw[0]), runMs: Number(raw[1]), runCalls: Number(raw[2]) };
+  paceThrottled(country: Country): Promise<{ marginMs: number; runMs: number; runCalls: number }> {
+    return this.#paces.throttled(country);
   }
 
   /** A call went through: a run of 429s, if there was one, is over. Costs Redis nothing when there was none. */
   paceWentThrough(country: Country): void {
-    if (!this.#runs.delete(country)) return;
-    this.redis.hdel(this.#keys(country).pace, 'since', 'n').catch(() => this.#runs.add(country));
+    this.#paces.wentThrough(country);
   }
 
   /** The country's margin on top of 1/Q (ms), as every process paces by it. */
-  async marginMs(country: Country): Promise<number> {
-    return Number((await this.redis.hget(this.#keys(country).pace, 'm')) ?? 0);
+  marginMs(country: Country): Promise<number> {
+    return this.#paces.marginMs(country);
   }
 
   /** Called when a permit's ask found the country's breaker open, with the time of its next probe. */
@@ -577,83 +503,30 @@ export class QuotaGovernor {
     return () => this.#refusalListeners.delete(listener);
   }
 
-  /** Whether the country's pace is strict without a margin (a slow pace: pace-margin.ts). */
-  #strict(country: Country): boolean {
-    return this.intervalMs(country) >= STRICT_FROM_INTERVAL_MS;
-  }
-
-  /**
-   * The margin the country's peers suggest, for a strictly paced country; 0 elsewhere. A peer in a
-   * run of 429s, or slowed a quarter interval or more, speaks of its own upstream (a refusal), not
-   * of the path's jitter.
-   */
-  #peerMargin(country: Country): number {
-    if (!this.#strict(country)) return 0;
-    const jitter = new Map([...this.#learnt].filter(([c, m]) => !this.#runs.has(c) && m < this.intervalMs(c) / 4));
-    return peerMarginMs(jitter, country);
-  }
-
   /** A call's minimum spacing in the country: 1/Q. */
   intervalMs(country: Country): number {
     return quotaIntervalMs(this.#quota(country));
   }
 
+  /**
+   * The upstream said the day's quota is spent: no call of any kind until the next quota day.
+   * Returns the error that says so, for the call that learnt it.
+   */
+  markDaySpent(country: Country): Promise<DayQuotaSpentError> {
+    return this.#days.markDaySpent(country, this.#now());
+  }
+
   /** The day's count and limits of a country, as every process sees them. */
-  async day(country: Country, at = this.#now()): Promise<DayStatus> {
-    const limits = this.#limits(country, at);
-    const fields = await this.redis.hmget(this.#keys(country, limits.day.key).day, ...DAY_FIELDS);
-    return this.#dayOf(country, limits, fields);
+  day(country: Country, at = this.#now()): Promise<DayStatus> {
+    return this.#days.day(country, at);
   }
 
   /**
-   * Whether a forced update may be queued in the country now, read in one round trip: the
-   * breaker (the upstream refuses the country) and the day's count, whose limits the caller checks.
+   * Whether a forced update may be queued in the country now, in one round trip: the breaker (the
+   * upstream refuses the country) and the day's count, whose limits the caller checks.
    */
-  async admission(country: Country, at = this.#now()): Promise<Admission> {
-    const limits = this.#limits(country, at);
-    const k = this.#keys(country, limits.day.key);
-    // Both keys carry the country's tag: one slot, one pipeline, on a cluster too.
-    const replies = await this.redis
-      .pipeline()
-      .hmget(k.breaker, 'kind', 'reason', 'probe_at')
-      .hmget(k.day, ...DAY_FIELDS)
-      .exec();
-    const [breaker, day] = (replies ?? []).map(([err, value]) => {
-      if (err) throw err;
-      return value as (string | null)[];
-    });
-    const [kind, reason, probeAt] = breaker ?? [];
-    const refused = kind === null || kind === undefined ? undefined : { reason: reason ?? '', probeAt: Number(probeAt) };
-    return { refused, day: await this.#dayOf(country, limits, day ?? []) };
-  }
-
-  async #dayOf(country: Country, limits: DayLimits, fields: readonly (string | null | undefined)[]): Promise<DayStatus> {
-    const q = this.#quota(country);
-    const [inRedis, od, im, cr, spent, waitMs] = fields.map((f) => f ?? null);
-    // Not counted in Redis yet today (or Redis lost it): the MongoDB copy is what the next permit starts from.
-    const copy = inRedis === null ? await this.opts.usage.read(country, limits.day.key) : undefined;
-    const total = copy ? copy.calls : Number(inRedis);
-    const used = {
-      forced: copy ? copy.forced : Number(od ?? 0),
-      import: copy ? copy.imports : Number(im ?? 0),
-      crawl: copy ? copy.crawls : Number(cr ?? 0),
-    };
-    return {
-      country,
-      day: limits.day,
-      limit: q.perDay,
-      used: total,
-      forcedUsed: used.forced,
-      scheduledLimit: limits.scheduled,
-      forcedLimit: limits.own.forced,
-      classes: {
-        forced: { used: used.forced, limit: limits.own.forced },
-        import: { used: used.import, limit: limits.own.import },
-        crawl: { used: used.crawl, limit: limits.own.crawl },
-      },
-      spent: spent !== null,
-      meanWaitMs: total > 0 && waitMs !== null ? Number(waitMs) / total : 0,
-    };
+  admission(country: Country, at = this.#now()): Promise<Admission> {
+    return this.#days.admission(country, at);
   }
 
   /** Rejects every waiting caller and stops the lines (shutdown: their jobs are retried). */

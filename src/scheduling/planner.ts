@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Country } from '../core/identifiers.js';
-import type { DayStatus, QuotaGovernor } from '../quota/governor.js';
+import type { QuotaGovernor } from '../quota/governor.js';
+import type { DayStatus } from '../quota/governor-day.js';
 import { claimProducts, countDue, pickAccountShares, pickDue, type DueProduct } from './due.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import type { Connection } from 'mongoose';

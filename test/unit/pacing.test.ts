@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { sustainableRate } from '../../src/scheduling/planner.js';
 import type { Country } from '../../src/core/identifiers.js';
 import type { DailyUsage, DayCount } from '../../src/quota/daily-usage.js';
-import { QuotaGovernor, type DayStatus, type GovernedQuota } from '../../src/quota/governor.js';
+import { QuotaGovernor, type GovernedQuota } from '../../src/quota/governor.js';
+import type { DayStatus } from '../../src/quota/governor-day.js';
 import { dayLeftFraction, quotaDayOf, type QuotaDay } from '../../src/quota/quota-day.js';
 import { countryTag } from '../../src/db/redis-keys.js';
 
