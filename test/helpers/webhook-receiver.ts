@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface Received {
+  readonly method: string;
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: string;
@@ -12,6 +13,13 @@ export interface Received {
   readonly at: number;
 }
 
+/** One scripted answer: its status, and headers and a body of its own ('ok' as text/plain otherwise). */
+export interface ScriptedAnswer {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
 /**
  * A real HTTP receiver on loopback for webhook tests: records every request and answers each path
  * with the statuses scripted for it, then 200. Tests wait on its events, not on time.
@@ -19,7 +27,7 @@ export interface Received {
 export class WebhookReceiver {
   readonly received: Received[] = [];
   readonly #events = new EventEmitter();
-  readonly #scripts = new Map<string, number[]>();
+  readonly #scripts = new Map<string, ScriptedAnswer[]>();
   readonly #delays = new Map<string, number>();
   readonly #bodies = new Map<string, string>();
   #server: Server | undefined;
@@ -31,11 +39,21 @@ export class WebhookReceiver {
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
         const path = req.url ?? '/';
-        const status = this.#scripts.get(path)?.shift() ?? 200;
-        const got = { path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), status, at: Date.now() };
+        const scripted = this.#scripts.get(path)?.shift();
+        const status = scripted?.status ?? 200;
+        const got = {
+          method: req.method ?? '',
+          path,
+          headers: req.headers,
+          body: Buffer.concat(chunks).toString('utf8'),
+          status,
+          at: Date.now(),
+        };
         this.received.push(got);
         const answer = () => {
-          if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(this.#bodies.get(path) ?? 'ok');
+          if (res.destroyed) return;
+          const headers = { 'content-type': 'text/plain', ...scripted?.headers };
+          res.writeHead(status, headers).end(scripted?.body ?? this.#bodies.get(path) ?? 'ok');
         };
         const delay = this.#delays.get(path) ?? 0;
         if (delay > 0) setTimeout(answer, delay);
@@ -51,7 +69,15 @@ export class WebhookReceiver {
 
   /** The next answers to `path`, in order; after them it answers 200. */
   script(path: string, statuses: number[]): void {
-    this.#scripts.set(path, [...statuses]);
+    this.#scripts.set(
+      path,
+      statuses.map((status) => ({ status })),
+    );
+  }
+
+  /** The next answers to `path`, with their headers and bodies, in order; after them it answers 200. */
+  answers(path: string, answers: readonly ScriptedAnswer[]): void {
+    this.#scripts.set(path, [...answers]);
   }
 
   /** The body of every answer to `path` ('ok' otherwise). */
