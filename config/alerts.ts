@@ -109,6 +109,12 @@ export const alertsEnvSchema = z.object({
 /** What a delivery reads of a receiver's answer at most: it only needs the status. */
 export const DELIVERY_MAX_RESPONSE_BYTES = 64 * 1024;
 
+/**
+ * The longest wait a receiver's Retry-After (or Telegram's `retry_after`) can add before a retry:
+ * beyond it the schedule's own delay holds, so a receiver cannot park a delivery for days.
+ */
+export const DELIVERY_MAX_RETRY_AFTER_MS = 3_600_000;
+
 /** How long creating an alert, or connecting to a webhook, waits for the DNS answer about its host. */
 export const ENDPOINT_LOOKUP_TIMEOUT_MS = 5_000;
 

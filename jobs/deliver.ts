@@ -20,7 +20,7 @@ import {
   type DeliveryPayload,
   type LegacyPayload,
 } from '../src/alerts/deliveries/payload.js';
-import { DELIVERY_DB_TIMEOUT_MS } from '../config/alerts.js';
+import { DELIVERY_DB_TIMEOUT_MS, DELIVERY_MAX_RETRY_AFTER_MS } from '../config/alerts.js';
 import { defineGlobalJob, type JobAttempt } from './kind.js';
 import { DELIVERIES_QUEUE } from './queue-names.js';
 
@@ -76,8 +76,8 @@ async function targetOf(deps: DeliveryDeps, data: JobPayload): Promise<Target> {
 /**
  * One attempt of a delivery, on its endpoint's channel (src/alerts/deliveries/channels/dispatch.ts). A 2xx
  * (an accepted e-mail) acknowledges and clears the endpoint's failure span; 410 (a chat service's
- * "no such webhook") disables the endpoint and ends the delivery; anything else fails the attempt,
- * and BullMQ retries on DELIVERY_RETRY_SCHEDULE, unless this failure disabled the endpoint (failing
+ * "no such webhook", or "bad token") disables the endpoint and ends the delivery; anything else fails the attempt,
+ * and BullMQ retries on DELIVERY_RETRY_SCHEDULE (waiting longer when a 429 asked to), unless this failure disabled the endpoint (failing
  * for longer than ENDPOINT_DISABLE_AFTER). A delivery whose endpoint is disabled, or whose alerts
  * were all deleted, meanwhile ends without a request (its record says so; a replay can send it later).
  * So does an e-mail the address gate refused (not confirmed, a daily cap: src/alerts/endpoints/email-addresses.ts),
@@ -135,7 +135,7 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
     }
     const reason = answer.reason ?? `the receiver answered ${status}`;
     if (answer.verdict === 'gone') throw new WebhookGoneError(reason);
-    throw new WebhookDeliveryError(reason, status);
+    throw new WebhookDeliveryError(reason, status, { retryAfterMs: answer.retryAfterMs ?? null });
   } catch (err) {
     const error = err instanceof Error ? err : new Error(String(err));
     // Not offered to the SMTP server at all: the receiver did not fail, so the endpoint's health stays.
@@ -179,9 +179,19 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
 /** BullMQ's backoff type for the DELIVERY_RETRY_SCHEDULE strategy the worker carries. */
 export const DELIVERY_BACKOFF = 'webhook-schedule';
 
-/** The BullMQ backoff of DELIVERY_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th. */
+/**
+ * The BullMQ backoff of DELIVERY_RETRY_SCHEDULE: the delay before retry k is the schedule's k-th,
+ * or longer when the attempt's receiver asked for a longer wait (a 429's Retry-After, Telegram's
+ * `retry_after`: BullMQ hands the strategy the attempt's error), up to DELIVERY_MAX_RETRY_AFTER_MS.
+ * The wait never adds an attempt: past the schedule there is no retry.
+ */
 export function deliveryBackoff(schedule: readonly number[]) {
-  return (attemptsMade: number): number => schedule[attemptsMade - 1] ?? -1;
+  return (attemptsMade: number, _type?: unknown, err?: unknown): number => {
+    const scheduled = schedule[attemptsMade - 1] ?? -1;
+    const asked = err instanceof WebhookDeliveryError ? err.retryAfterMs : null;
+    if (scheduled < 0 || asked === null) return scheduled;
+    return Math.max(scheduled, Math.min(asked, DELIVERY_MAX_RETRY_AFTER_MS));
+  };
 }
 
 export function deliveryJobOptions(config: Pick<Config, 'alerts'>): JobsOptions {

@@ -67,7 +67,12 @@ export interface GlobalJobKind<N extends string = string, S extends z.ZodType = 
   /** Its jobs' attempts, backoff and retention: the queue's defaults. */
   jobOptions(config: Pick<Config, 'alerts'>): JobsOptions;
   /** Its worker: jobs at once per process, the delay before retry k, and the bound of one attempt. */
-  worker(config: Pick<Config, 'alerts'>): { concurrency: number; backoff: (attemptsMade: number) => number; attemptMs: number };
+  worker(config: Pick<Config, 'alerts'>): {
+    concurrency: number;
+    /** BullMQ's custom backoff strategy: it is handed the attempt's error, so an answer can ask for a longer wait. */
+    backoff: (attemptsMade: number, type?: string, err?: Error) => number;
+    attemptMs: number;
+  };
   run(deps: D, data: z.output<S>, attempt: JobAttempt): Promise<unknown>;
   /** After the last attempt failed, with the job as Redis holds it (its payload may not parse). */
   onFinalFailure?(deps: D, job: { readonly id: string | undefined; readonly data: unknown }, err: Error): Promise<void>;

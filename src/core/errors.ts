@@ -360,13 +360,16 @@ export class WebhookTargetRefusedError extends RetryableError {
 /** A webhook attempt that did not get a 2xx: a network error, a timeout or another status. */
 export class WebhookDeliveryError extends RetryableError {
   override readonly name: string = 'WebhookDeliveryError';
+  /** How long the receiver asked us to wait before the next attempt (a 429's Retry-After), in ms; null when it did not say. */
+  readonly retryAfterMs: number | null;
   constructor(
     message: string,
     /** The receiver's status code, when it answered at all (an SMTP reply code for e-mail). */
     readonly status: number | null,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; retryAfterMs?: number | null },
   ) {
     super(message, options);
+    this.retryAfterMs = options?.retryAfterMs ?? null;
   }
 }
 

@@ -34,6 +34,8 @@ export interface JsonPost {
   allowedPorts: readonly number[];
   /** Where names resolve: the account's HostLookups (resolveHost alone otherwise). */
   resolve?: HostResolver;
+  /** Keep what is read of the answer (for a service whose status alone does not say what went wrong). */
+  keepBody?: boolean;
 }
 
 export interface WebhookRequest extends Omit<JsonPost, 'headers'> {
@@ -51,6 +53,10 @@ export interface WebhookRequest extends Omit<JsonPost, 'headers'> {
 export interface PostResponse {
   status: number;
   durationMs: number;
+  /** The answer's Retry-After header, as sent; null when it had none. */
+  retryAfter: string | null;
+  /** With `keepBody`: what was read of the answer (at most `maxResponseBytes`), as UTF-8; else ''. */
+  body: string;
 }
 
 /** The signature headers; several secrets give several `v1,…` signatures, space-separated as the standard says. */
@@ -132,8 +138,8 @@ export function sendWebhook(req: WebhookRequest): Promise<PostResponse> {
  * POSTs `req.body` once. Resolves with whatever status arrived (redirects are not followed: a 3xx
  * is a status like any other); rejects with WebhookTargetRefusedError for an address we do not
  * call, and WebhookDeliveryError (status null) for a network failure or for no complete answer
- * within `timeoutMs`. At most `maxResponseBytes` of the answer are read, and discarded: a receiver
- * that streams without end must not hold the worker.
+ * within `timeoutMs`. At most `maxResponseBytes` of the answer are read, and discarded unless
+ * `keepBody`: a receiver that streams without end must not hold the worker.
  */
 export function postJson(req: JsonPost): Promise<PostResponse> {
   const started = performance.now();
@@ -150,14 +156,17 @@ export function postJson(req: JsonPost): Promise<PostResponse> {
   }
   return new Promise<PostResponse>((resolve, reject) => {
     let settled = false;
+    const kept: Buffer[] = [];
+    let retryAfter: string | null = null;
     const settle = (outcome: { status: number } | { error: Error }) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       // Nothing more is read either way; the socket is never reused (no keep-alive).
       request.destroy();
-      if ('error' in outcome) reject(outcome.error);
-      else resolve({ status: outcome.status, durationMs: Math.round(performance.now() - started) });
+      if ('error' in outcome) return reject(outcome.error);
+      const body = Buffer.concat(kept).subarray(0, Math.max(0, req.maxResponseBytes)).toString('utf8');
+      resolve({ status: outcome.status, durationMs: Math.round(performance.now() - started), retryAfter, body });
     };
 
     const request = transport.request(url, {
@@ -179,9 +188,12 @@ export function postJson(req: JsonPost): Promise<PostResponse> {
     request.on('error', (err) => settle({ error: deliveryFailure(err) }));
     request.on('response', (res) => {
       const status = res.statusCode ?? 0;
+      const after = res.headers['retry-after'];
+      retryAfter = typeof after === 'string' ? after : null;
       let read = 0;
       if (req.maxResponseBytes <= 0) return settle({ status });
       res.on('data', (chunk: Buffer) => {
+        if (req.keepBody) kept.push(chunk);
         read += chunk.length;
         if (read >= req.maxResponseBytes) settle({ status });
       });

@@ -16,7 +16,7 @@ import { emailContent, sendEmail } from './email.js';
 import { slack } from './slack.js';
 import { discord } from './discord.js';
 import { teams } from './teams.js';
-import type { ChannelAnswer, ChatService } from './types.js';
+import type { ChannelAnswer, ChatAnswers, ChatService } from './types.js';
 import type { EmailGate } from '../../endpoints/email-addresses.js';
 import { EmailDeliveryError } from '../../../core/errors.js';
 
@@ -48,12 +48,15 @@ export interface ChannelOptions {
   readonly mail?: EmailGate;
 }
 
-function judged(answer: PostResponse, gone: Readonly<Record<number, string>>, wording: (why: string) => string): ChannelAnswer {
+function judged(answer: PostResponse, service: ChatAnswers | null, wording: (why: string) => string): ChannelAnswer {
   const { status, durationMs } = answer;
   if (status >= 200 && status < 300) return { status, durationMs, verdict: 'ok', reason: null };
-  const why = gone[status];
+  const read = service?.reads?.(answer) ?? {};
+  const why = (service?.gone ?? WEBHOOK_GONE)[status] ?? read.gone;
   if (why !== undefined) return { status, durationMs, verdict: 'gone', reason: `the receiver answered ${status}${wording(why)}` };
-  return { status, durationMs, verdict: 'failed', reason: `the receiver answered ${status}` };
+  const wait = read.retryAfterMs ?? null;
+  const asked = wait === null ? '' : ` (it asked for a wait of ${Math.ceil(wait / 1_000)} s)`;
+  return { status, durationMs, verdict: 'failed', reason: `the receiver answered ${status}${asked}`, retryAfterMs: wait };
 }
 
 /**
@@ -74,7 +77,7 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
   if (send.channel === 'webhook') {
     const body = JSON.stringify(webhookBody(send.content, timeZone, { test: send.test }));
     const answer = await sendWebhook({ ...post, body, secret: send.secrets, id: send.id, timestamp: new Date() });
-    return judged(answer, WEBHOOK_GONE, (why) => ` ${why}`);
+    return judged(answer, null, (why) => ` ${why}`);
   }
   if (send.channel === 'email') {
     if (!opts.mail) throw new EmailDeliveryError('e-mail is not sent without the address checks', null);
@@ -86,6 +89,6 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
   }
   const message = alertMessage(send.content, await send.product(), timeZone, send.test);
   const service = CHAT[send.channel];
-  const answer = await postJson({ ...post, body: JSON.stringify(service.payload(message)) });
-  return judged(answer, service.gone, (why) => `: ${why}`);
+  const answer = await postJson({ ...post, body: JSON.stringify(service.payload(message)), keepBody: service.reads !== undefined });
+  return judged(answer, service, (why) => `: ${why}`);
 }
