@@ -4,7 +4,7 @@
  * SMTP server of e-mail alerts in smtp.ts.
  */
 import { z } from 'zod';
-import { bool, duration, int } from './parsers.js';
+import { bool, duration, int, secureUrl } from './parsers.js';
 import type { SmtpConfig } from './smtp.js';
 
 /** One retry delay: at most a week, so a typo cannot park a delivery for a year. */
@@ -64,9 +64,16 @@ export const alertsEnvSchema = z.object({
   // Standard Webhooks' schedule: immediately, then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h (~27 h).
   DELIVERY_RETRY_SCHEDULE: retrySchedule.default([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]).meta({
     description:
-      "The delay before each retry, in order (a comma list of durations, each at most `7d`): the default makes Standard Webhooks' 8 attempts over about 27.6 h.",
+      "The delay before each retry, in order (a comma list of durations, each at most `7d`): the default makes Standard Webhooks' 8 attempts over about 27.6 h. A 429 from ntfy or Telegram waits longer when it asks to (Retry-After), by at most 1 h.",
     defaultText: '5s,5m,30m,2h,5h,10h,10h',
   }),
+  TELEGRAM_API_URL: secureUrl
+    .transform((v) => v.replace(/\/+$/, ''))
+    .default('https://api.telegram.org')
+    .meta({
+      description:
+        "The Bot API that `telegram` alerts post to (`<url>/bot<token>/sendMessage`): a Local Bot API Server, or a test receiver. Under the address guard like every endpoint's URL.",
+    }),
   DELIVERY_CONCURRENCY: int(1, 1_000)
     .default(32)
     .meta({ description: 'Delivery attempts one worker process runs at once (each mostly waits on a receiver).' }),
@@ -167,6 +174,8 @@ export interface AlertsConfig {
   readonly disableAfterMs: number;
   /** Delivery records kept per endpoint; the oldest beyond it are deleted. */
   readonly recordsPerEndpoint: number;
+  /** The Bot API base of `telegram` alerts, without a trailing slash. */
+  readonly telegramApiUrl: string;
   /** Where e-mail alerts are sent through (config/smtp.ts); null: e-mail alerts are refused. */
   readonly smtp: SmtpConfig | null;
   /** What an account may mail (src/alerts/endpoints/email-addresses.ts). */
@@ -196,6 +205,7 @@ export function buildAlertsConfig(env: z.infer<typeof alertsEnvSchema>, smtp: Sm
     concurrency: env.DELIVERY_CONCURRENCY,
     disableAfterMs: env.ENDPOINT_DISABLE_AFTER,
     recordsPerEndpoint: env.DELIVERY_RECORDS_PER_ENDPOINT,
+    telegramApiUrl: env.TELEGRAM_API_URL,
     smtp,
     email: Object.freeze({
       perAccountPerDay: env.EMAIL_MAX_PER_ACCOUNT_PER_DAY,

@@ -25,6 +25,11 @@ export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers.cookie',
   'req.body.api_token',
+  // A chat target's credentials, should a body or its fields ever be logged.
+  'ntfy_token',
+  'telegram_bot_token',
+  '*.ntfy_token',
+  '*.telegram_bot_token',
   'req.query.api_token',
   'res.headers["set-cookie"]',
 ];

@@ -19,13 +19,17 @@ export const ALERT_REFERENCES = ['previous', 'lowest', 'highest', 'at_creation']
 export type AlertReference = (typeof ALERT_REFERENCES)[number];
 
 /**
- * Where an alert's deliveries go: the signed generic webhook, a chat service's incoming webhook
- * (src/alerts/deliveries/channels/), or e-mail through the operator's SMTP server.
+ * Where an alert's deliveries go: the signed generic webhook, a chat service (its incoming webhook,
+ * an ntfy topic, a Telegram bot: src/alerts/deliveries/channels/), or e-mail through the operator's
+ * SMTP server.
  */
-export const ALERT_CHANNELS = ['webhook', 'slack', 'discord', 'teams', 'email'] as const;
+export const ALERT_CHANNELS = ['webhook', 'slack', 'discord', 'teams', 'email', 'ntfy', 'telegram'] as const;
 export type AlertChannel = (typeof ALERT_CHANNELS)[number];
-/** The channels whose target is a chat service's webhook URL: a credential in itself, kept sealed. */
-export const CHAT_CHANNELS = ['slack', 'discord', 'teams'] as const;
+/**
+ * The chat services: their target carries a credential (a hook URL, an ntfy topic and token, a
+ * Telegram bot token), so it is kept sealed.
+ */
+export const CHAT_CHANNELS = ['slack', 'discord', 'teams', 'ntfy', 'telegram'] as const;
 export type ChatChannel = (typeof CHAT_CHANNELS)[number];
 
 export function isChatChannel(channel: AlertChannel): channel is ChatChannel {

@@ -223,9 +223,17 @@ function describeAlert(a) {
   return 'any change';
 }
 
-const CHANNEL_NAMES = { webhook: 'Webhook', slack: 'Slack', discord: 'Discord', teams: 'Teams', email: 'E-mail' };
+const CHANNEL_NAMES = {
+  webhook: 'Webhook',
+  slack: 'Slack',
+  discord: 'Discord',
+  teams: 'Teams',
+  ntfy: 'ntfy',
+  telegram: 'Telegram',
+  email: 'E-mail',
+};
 
-/** Where the alert delivers: a chat webhook's URL comes redacted from the API. */
+/** Where the alert delivers: a chat target comes redacted from the API. */
 function channelLabel(alert) {
   const channel = alert.channel ?? 'webhook';
   return `${CHANNEL_NAMES[channel] ?? channel}: ${channel === 'email' ? alert.email : alert.webhook_url}`;

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Types } from 'mongoose';
 import type { EndpointFields } from '../../models/endpoint.js';
 import type { AlertChannel } from '../../models/alert.js';
 import { SEALED_FIELDS, tryOpenFor } from '../../secrets/fields.js';
@@ -10,6 +11,12 @@ import { SEALED_FIELDS, tryOpenFor } from '../../secrets/fields.js';
 
 export type Endpoint = Omit<EndpointFields, 'secret_sealed' | 'legacy_secrets_sealed' | 'target_sealed'>;
 export type EndpointState = 'active' | 'failing' | 'disabled';
+
+/** What removing an endpoint came to: removed, still used by alerts, or claimed by another request meanwhile. */
+export type Retired =
+  | { readonly removed: true }
+  | { readonly removed: false; readonly usedBy: { readonly count: number; readonly ids: readonly Types.ObjectId[] } }
+  | { readonly removed: false; readonly busy: true };
 
 export function endpointState(e: Pick<Endpoint, 'disabled_at' | 'failing_since'>): EndpointState {
   return e.disabled_at ? 'disabled' : e.failing_since ? 'failing' : 'active';
@@ -29,7 +36,7 @@ export function shownUrl(e: Pick<Endpoint, 'url' | 'shown_url'>): string {
 export interface DeliveryEndpoint {
   readonly endpoint: Endpoint;
   readonly channel: AlertChannel;
-  /** The URL to POST to (webhook and chat channels), or the address to mail (e-mail). */
+  /** The URL to POST to (webhook), the address to mail (e-mail), or a chat service's sealed target opened (target.ts). */
   readonly target: string;
   /** The webhook's signing secrets, its own first; none for the other channels, which are not signed. */
   readonly secrets: string[];

@@ -10,9 +10,8 @@ import { findPage, type Page, type PageRequest } from '../../db/page.js';
 import type { AccountEvents } from './events.js';
 import { HostLookups } from './host-lookups.js';
 import { EndpointHealth } from './health.js';
-import { generateWebhookSecret, openedParts, SECRETS, UNSEALABLE_REASON, type Endpoint } from './endpoint.js';
-import { keyOf, type AlertTarget } from './target.js';
-import { isChatChannel } from '../../models/alert.js';
+import { generateWebhookSecret, openedParts, SECRETS, UNSEALABLE_REASON, type Endpoint, type Retired } from './endpoint.js';
+import { keyOf, sealedTarget, type AlertTarget } from './target.js';
 
 const NEWEST_FIRST = { created_at: -1, _id: -1 } as const;
 
@@ -24,12 +23,6 @@ const CAP_RETRIES_MS = [50, 150, 400] as const;
 
 /** The alerts named in a refusal to remove an endpoint. */
 const USED_BY_SHOWN = 5;
-
-/** What removing an endpoint came to: removed, still used by alerts, or claimed by another request meanwhile. */
-export type Retired =
-  | { readonly removed: true }
-  | { readonly removed: false; readonly usedBy: { readonly count: number; readonly ids: readonly Types.ObjectId[] } }
-  | { readonly removed: false; readonly busy: true };
 
 export interface EndpointOptions {
   /** Endpoints one account may hold (ACCOUNT_MAX_ENDPOINTS; 0: no cap). */
@@ -91,7 +84,7 @@ export class Endpoints {
    * The account's endpoint for `target` and its signing secret (null for the channels that do not
    * sign), made if the account has none. A new webhook endpoint takes the secret of the account's
    * alert of before endpoints existed on that URL, if there is one (its receiver already verifies
-   * with it), else a new one; a chat endpoint seals its URL. Concurrent calls meet at the unique
+   * with it), else a new one; a chat endpoint seals its target. Concurrent calls meet at the unique
    * (user_id, url) index, `url` being the target's key: the one that loses reads the winner's.
    */
   async upsert(userId: Types.ObjectId, target: AlertTarget): Promise<{ endpoint: Endpoint; secret: string | null }> {
@@ -102,7 +95,7 @@ export class Endpoints {
     if (target.channel !== 'webhook') {
       const fields = (id: Types.ObjectId) => ({
         channel,
-        target_sealed: sealFor(this.appKey, endpointTarget, id, target.url),
+        target_sealed: sealFor(this.appKey, endpointTarget, id, sealedTarget(target)),
         shown_url: shown,
       });
       return this.withSecret(await this.insertOrRead(userId, key, fields));
@@ -120,7 +113,7 @@ export class Endpoints {
 
   /**
    * The endpoint with what of its sealed parts did not open stored anew from the posted target: a
-   * chat URL sealed again, a webhook given a new secret (the answer shows it), legacy secrets that
+   * chat target sealed again, a webhook given a new secret (the answer shows it), legacy secrets that
    * do not open dropped; an endpoint disabled for that reason is enabled again. Concurrent repairs
    * meet at the old value: one writes, the others read what it wrote.
    */
@@ -134,9 +127,10 @@ export class Endpoints {
       const opening = legacy.filter((l) => tryOpenFor(this.appKey, endpointLegacySecrets, doc._id, l) !== null);
       if (opening.length !== legacy.length) set.legacy_secrets_sealed = opening;
     }
-    if (isChatChannel(target.channel) && 'url' in target) {
-      const url = doc.target_sealed === undefined ? null : tryOpenFor(this.appKey, endpointTarget, doc._id, doc.target_sealed);
-      if (url !== target.url) set.target_sealed = sealFor(this.appKey, endpointTarget, doc._id, target.url);
+    if (target.channel !== 'webhook' && target.channel !== 'email') {
+      const opened = doc.target_sealed === undefined ? null : tryOpenFor(this.appKey, endpointTarget, doc._id, doc.target_sealed);
+      const sealed = sealedTarget(target);
+      if (opened !== sealed) set.target_sealed = sealFor(this.appKey, endpointTarget, doc._id, sealed);
     }
     if (Object.keys(set).length === 0) return doc;
     const enable = doc.disabled_reason === UNSEALABLE_REASON ? { disabled_at: null, disabled_reason: null, failing_since: null } : {};
@@ -383,7 +377,7 @@ export class Endpoints {
       if (existing) return existing;
       if (await this.counters.reserve(userId, 'endpoints', max)) return null;
     }
-    const field = url.startsWith('mailto:') ? 'email' : 'webhook_url';
+    const field = url.startsWith('mailto:') ? 'email' : url.startsWith('telegram:') ? 'telegram_chat_id' : 'webhook_url';
     throw new ValidationError({
       [field]: [
         `You may hold at most ${max} endpoints (ACCOUNT_MAX_ENDPOINTS): use a target you already have, or delete one no alert uses (DELETE /api/webhooks/{id}).`,
@@ -397,10 +391,6 @@ export class Endpoints {
     return { endpoint, secret: secret_sealed === undefined ? null : tryOpenFor(this.appKey, endpointSecret, doc._id, secret_sealed) };
   }
 
-  /**
-   * The endpoint's sealed parts opened: its chat URL (null for the channels that have none) and every
-   * secret it signs with, its own first; null when any of them does not open.
-   */
   private write<T>(p: Promise<T>): Promise<T> {
     return withTimeout(p, DELIVERY_DB_TIMEOUT_MS, 'endpoint write');
   }

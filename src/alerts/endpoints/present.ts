@@ -11,7 +11,7 @@ export const endpointRecordSchema = z
     channel: z.enum(ALERT_CHANNELS),
     url: z.string().meta({
       description:
-        "The webhook's URL; a chat webhook's URL redacted (scheme, host and its last four characters); mailto:address for email.",
+        "The webhook's URL; a chat webhook's or ntfy topic's URL redacted (scheme, host and its last four characters); telegram:bot<bot id>/…<the chat id's last four characters> for telegram; mailto:address for email.",
     }),
     state: z.enum(['active', 'failing', 'disabled']).meta({
       description: 'disabled: no deliveries until POST /api/webhooks/{id}/enable; failing: the last attempt failed; else active.',

@@ -5,7 +5,7 @@ import { ValidationError } from '../../core/errors.js';
 import { asinSchema, type Country } from '../../core/identifiers.js';
 import { ALERT_CHANNELS, ALERT_KINDS, ALERT_REFERENCES, type AlertChannel } from '../../models/alert.js';
 import { targetUrlSchema } from '../endpoints/target-url.js';
-import type { AlertTarget } from '../endpoints/target.js';
+import { ntfyTopicOf, type AlertTarget } from '../endpoints/target.js';
 import { alertRecordSchema, createdAlertSchema } from './present.js';
 
 /** A whole number from a JSON number or a form field's text. */
@@ -40,6 +40,36 @@ const emailAddress = z
     const at = v.lastIndexOf('@');
     return `${v.slice(0, at)}${v.slice(at).toLowerCase()}`;
   });
+
+/** A bot token as @BotFather gives it: the bot's id, a colon, and its secret (35 characters today). */
+const BOT_TOKEN_MESSAGE = 'must be a bot token as @BotFather gives it (the bot id, a colon, then at least 30 letters, digits, - or _).';
+const botToken = z
+  .string({ error: BOT_TOKEN_MESSAGE })
+  .trim()
+  .regex(/^\d{1,20}:[A-Za-z0-9_-]{30,128}$/, { error: BOT_TOKEN_MESSAGE });
+
+const CHAT_ID_MESSAGE = 'must be a chat id (an integer such as -1001234567890) or a public channel as @channelname.';
+/** A chat's id, or a public channel's @username (5–32 letters, digits or _), in lower case as Telegram matches it. */
+const chatId = z
+  .union([z.number(), z.string()], { error: CHAT_ID_MESSAGE })
+  .transform((v) => (typeof v === 'number' ? (Number.isSafeInteger(v) ? String(v) : '') : v.trim()))
+  .refine((v) => /^-?\d{1,20}$/.test(v) || /^@[A-Za-z][A-Za-z0-9_]{4,31}$/.test(v), { error: CHAT_ID_MESSAGE })
+  .transform((v) => v.toLowerCase());
+
+const NTFY_TOKEN_MESSAGE = 'must be an ntfy access token (tk_ then letters and digits).';
+const ntfyToken = z
+  .string({ error: NTFY_TOKEN_MESSAGE })
+  .trim()
+  .regex(/^tk_[A-Za-z0-9]{8,64}$/, { error: NTFY_TOKEN_MESSAGE });
+
+/** The fields each channel takes besides the ones every channel has: any other target field is refused. */
+const CHANNEL_FIELDS = {
+  webhook_url: ['webhook', 'slack', 'discord', 'teams', 'ntfy'],
+  ntfy_token: ['ntfy'],
+  telegram_bot_token: ['telegram'],
+  telegram_chat_id: ['telegram'],
+  email: ['email'],
+} as const satisfies Record<string, readonly AlertChannel[]>;
 
 /** Which kinds take which option: anything else posted with another kind is refused. */
 const OPTION_KINDS = {
@@ -116,28 +146,51 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
         .optional()
         .meta({
           description:
-            'Where deliveries go. webhook (default): a POST signed with Standard Webhooks to webhook_url, its body a WebhookPayload. slack, discord, teams: a message in the shape that service’s incoming webhook takes (Slack {text, blocks}; Discord {content, embeds}; Teams a message with an Adaptive Card, for a Workflows or incoming webhook) to webhook_url, that service’s webhook URL, which is kept sealed and shown redacted. email: a plain-text and HTML message to `email` through the server’s SMTP (422 when its operator has not configured one).',
+            'Where deliveries go. webhook (default): a POST signed with Standard Webhooks to webhook_url, its body a WebhookPayload. slack, discord, teams: a message in the shape that service’s incoming webhook takes (Slack {text, blocks}; Discord {content, embeds}; Teams a message with an Adaptive Card, for a Workflows or incoming webhook) to webhook_url, that service’s webhook URL, which is kept sealed and shown redacted. ntfy: a JSON publish {topic, title, message, priority, tags, click} to the server of webhook_url, an ntfy topic URL, with ntfy_token as a Bearer token when given; both kept sealed, the topic shown redacted. telegram: a sendMessage (HTML) by the bot of telegram_bot_token to telegram_chat_id, through TELEGRAM_API_URL; the token kept sealed and never shown. email: a plain-text and HTML message to `email` through the server’s SMTP (422 when its operator has not configured one).',
         }),
       webhook_url: targetUrlSchema(config.alerts.allowPrivate, config.alerts.allowedPorts)
         .optional()
         .meta({
-          description: `Channels webhook (required for it, and the default channel), slack, discord and teams: where the POST goes. https, to port ${config.alerts.allowedPorts.join(' or ')} (ENDPOINT_ALLOWED_PORTS; any port where ENDPOINT_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,
+          description: `Channels webhook (required for it, and the default channel), slack, discord, teams and ntfy (the topic URL, https://ntfy.sh/<topic> or a self-hosted server's): where the POST goes. Not for telegram and email. https, to port ${config.alerts.allowedPorts.join(' or ')} (ENDPOINT_ALLOWED_PORTS; any port where ENDPOINT_ALLOW_PRIVATE is on); it must not resolve to a private, loopback or link-local address.`,
         }),
+      ntfy_token: ntfyToken.optional().meta({
+        description:
+          'Channel ntfy (optional, and only for it): an access token (tk_…) for a protected topic, sent as `Authorization: Bearer`. Kept sealed with the topic URL, never shown.',
+      }),
+      telegram_bot_token: botToken.optional().meta({
+        description:
+          'Channel telegram (required for it, and only for it): the bot token @BotFather gave (`123456789:AA…`). A credential: kept sealed, never shown; answers show the bot id only.',
+      }),
+      telegram_chat_id: chatId.optional().meta({
+        description:
+          'Channel telegram (required for it, and only for it): the chat the bot writes to, an integer (a user, group or channel id such as -1001234567890) or a public channel as `@channelname`.',
+      }),
       email: emailAddress.optional().meta({ description: 'Channel email (required for it, and only for it): the address.' }),
     })
     .superRefine((a, ctx) => {
       const channel = a.channel ?? 'webhook';
-      if (channel === 'email') {
-        if (a.email === undefined) ctx.addIssue({ code: 'custom', path: ['email'], message: 'is required for channel email.' });
-        if (a.webhook_url !== undefined) {
-          ctx.addIssue({ code: 'custom', path: ['webhook_url'], message: 'is not for channel email (its address goes in email).' });
-        }
-      } else {
-        if (a.webhook_url === undefined) {
-          const message = a.channel === undefined ? 'is required.' : `is required for channel ${channel}.`;
-          ctx.addIssue({ code: 'custom', path: ['webhook_url'], message });
-        }
-        if (a.email !== undefined) ctx.addIssue({ code: 'custom', path: ['email'], message: 'is only for channel email.' });
+      const required = (field: keyof typeof CHANNEL_FIELDS, message = `is required for channel ${channel}.`) => {
+        if (a[field] === undefined) ctx.addIssue({ code: 'custom', path: [field], message });
+      };
+      if (channel === 'email') required('email');
+      else if (channel === 'telegram') {
+        required('telegram_bot_token');
+        required('telegram_chat_id');
+      } else required('webhook_url', a.channel === undefined ? 'is required.' : undefined);
+      for (const [field, channels] of Object.entries(CHANNEL_FIELDS) as [keyof typeof CHANNEL_FIELDS, readonly AlertChannel[]][]) {
+        if (a[field] === undefined || channels.includes(channel)) continue;
+        const message =
+          field === 'webhook_url'
+            ? `is not for channel ${channel} (${channel === 'email' ? 'its address goes in email' : 'its bot token and chat id go in telegram_bot_token and telegram_chat_id'}).`
+            : `is only for channel ${channels.join(' and ')}.`;
+        ctx.addIssue({ code: 'custom', path: [field], message });
+      }
+      if (channel === 'ntfy' && a.webhook_url !== undefined && ntfyTopicOf(a.webhook_url) === null) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['webhook_url'],
+          message: 'must be an ntfy topic URL such as https://ntfy.sh/<topic> (the topic: 1 to 64 letters, digits, - or _; no query).',
+        });
       }
       for (const [field, kinds] of Object.entries(OPTION_KINDS) as [keyof typeof OPTION_KINDS, readonly string[]][]) {
         if (a[field] !== undefined && !kinds.includes(a.kind)) {
@@ -180,15 +233,32 @@ export function alertInputs(config: Pick<Config, 'countries' | 'alerts'>) {
   };
 }
 
-/** Where a validated body delivers: its schema made sure the channel's field is there. */
-export function targetOf(a: { channel?: AlertChannel; webhook_url?: string; email?: string }): AlertTarget {
+/** What a body names as its target. */
+interface TargetFields {
+  channel?: AlertChannel;
+  webhook_url?: string;
+  ntfy_token?: string;
+  telegram_bot_token?: string;
+  telegram_chat_id?: string;
+  email?: string;
+}
+
+/** Where a validated body delivers: its schema made sure the channel's fields are there. */
+export function targetOf(a: TargetFields): AlertTarget {
   const channel = a.channel ?? 'webhook';
   if (channel === 'email') {
     if (a.email === undefined) throw new ValidationError({ email: ['The email field is required for channel email.'] });
     return { channel, address: a.email };
   }
+  if (channel === 'telegram') {
+    if (a.telegram_bot_token === undefined || a.telegram_chat_id === undefined) {
+      throw new ValidationError({ telegram_bot_token: ['The telegram bot token and chat id are required for channel telegram.'] });
+    }
+    return { channel, botToken: a.telegram_bot_token, chatId: a.telegram_chat_id };
+  }
   if (a.webhook_url === undefined)
     throw new ValidationError({ webhook_url: [`The webhook url field is required for channel ${channel}.`] });
+  if (channel === 'ntfy') return { channel, url: a.webhook_url, token: a.ntfy_token ?? null };
   return { channel, url: a.webhook_url };
 }
 

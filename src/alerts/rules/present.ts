@@ -41,11 +41,12 @@ export const alertRecordSchema = z
       .meta({ description: 'price_below: no second firing within this long of the last (e.g. "6h"); null: no such wait.' }),
     paused: z.boolean().meta({ description: 'true: the alert fires nothing until resumed (PATCH /api/alerts/{id}).' }),
     channel: z.enum(ALERT_CHANNELS).meta({
-      description: 'Where deliveries go: webhook (signed generic webhook), slack, discord, teams (their incoming webhooks) or email.',
+      description:
+        'Where deliveries go: webhook (signed generic webhook), slack, discord, teams (their incoming webhooks), ntfy (a topic), telegram (a bot and a chat) or email.',
     }),
     webhook_url: z.string().nullable().meta({
       description:
-        "The webhook's URL; for slack, discord and teams the URL redacted (it is a credential, kept sealed: scheme, host and its last four characters); null for email.",
+        "The webhook's URL; for slack, discord, teams and ntfy the URL redacted (it is a credential, kept sealed: scheme, host and its last four characters); for telegram `telegram:bot<bot id>/…<the chat id's last four characters>` (the bot token is never shown); null for email.",
     }),
     email: z.string().nullable().meta({ description: 'channel email: the address; else null.' }),
     email_status: z.enum(EMAIL_STATES).nullable().meta({

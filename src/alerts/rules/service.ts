@@ -193,7 +193,8 @@ export class AlertRules {
 
   /**
    * A URL must resolve to public addresses (unless ENDPOINT_ALLOW_PRIVATE), as it will be checked
-   * again at every attempt; e-mail needs the operator's SMTP server. 422 otherwise.
+   * again at every attempt; e-mail needs the operator's SMTP server. 422 otherwise. A Telegram
+   * target names no URL (its bot token and chat id are checked by their shapes).
    */
   private async checkTarget(userId: Types.ObjectId, target: AlertTarget): Promise<void> {
     if (target.channel === 'email') {
@@ -202,6 +203,8 @@ export class AlertRules {
         channel: ['E-mail alerts are off on this server: its operator has not configured SMTP (SMTP_URL and SMTP_FROM).'],
       });
     }
+    // The Bot API is the operator's TELEGRAM_API_URL, not a URL the account gave: the guard judges it at each connection.
+    if (target.channel === 'telegram') return;
     try {
       const lookup = this.deps.lookup ?? this.endpoints.lookups.forAccount(userId);
       await checkTargetUrl(target.url, { allowPrivate: this.config.alerts.allowPrivate, lookup });

@@ -11,23 +11,26 @@ import type { AlertChannel } from '../../../models/alert.js';
 import type { DeliveryContent } from '../payload.js';
 import { webhookBody } from '../present.js';
 import { postJson, sendWebhook, type HostResolver, type PostResponse } from '../send-webhook.js';
-import { alertMessage, type ProductLabel } from './message.js';
+import { alertMessage, type AlertMessage, type ProductLabel } from './message.js';
 import { emailContent, sendEmail } from './email.js';
 import { slack } from './slack.js';
 import { discord } from './discord.js';
 import { teams } from './teams.js';
-import type { ChannelAnswer, ChatAnswers, ChatService } from './types.js';
+import { ntfy, ntfyRequest } from './ntfy.js';
+import { telegram, telegramRequest } from './telegram.js';
+import type { ChannelAnswer, ChatAnswers, ChatRequest, ChatService } from './types.js';
 import type { EmailGate } from '../../endpoints/email-addresses.js';
+import { openedTarget, type ChatTarget, type HookChannel } from '../../endpoints/target.js';
 import { EmailDeliveryError } from '../../../core/errors.js';
 
-const CHAT: Readonly<Record<'slack' | 'discord' | 'teams', ChatService>> = { slack, discord, teams };
+const HOOKS: Readonly<Record<HookChannel, ChatService>> = { slack, discord, teams };
 
 /** The generic webhook's one "gone" status, worded as before channels existed. */
 const WEBHOOK_GONE: Readonly<Record<number, string>> = { 410: 'Gone' };
 
 export interface ChannelSend {
   readonly channel: AlertChannel;
-  /** The URL to POST to, or the address to mail. */
+  /** The webhook's URL, the address to mail, or a chat service's sealed target opened (endpoints/target.ts). */
   readonly target: string;
   /** The webhook's signing secrets (the other channels are not signed). */
   readonly secrets: readonly string[];
@@ -59,6 +62,23 @@ function judged(answer: PostResponse, service: ChatAnswers | null, wording: (why
   return { status, durationMs, verdict: 'failed', reason: `the receiver answered ${status}${asked}`, retryAfterMs: wait };
 }
 
+/** The chat service of a target, and the POST that carries `message` to it. */
+function chatRequest(message: AlertMessage, target: ChatTarget, telegramApiUrl: string): { service: ChatAnswers; request: ChatRequest } {
+  if (target.channel === 'ntfy') return { service: ntfy, request: ntfyRequest(message, target) };
+  if (target.channel === 'telegram') return { service: telegram, request: telegramRequest(message, target, telegramApiUrl) };
+  const service = HOOKS[target.channel];
+  return { service, request: { url: target.url, body: service.payload(message) } };
+}
+
+/**
+ * `err` without `secret` in its message: a Telegram bot token is in the URL's path, and no error
+ * postJson makes names a path, but a record or a log line must not show it whatever Node words.
+ */
+function scrubbed(err: unknown, secret: string): unknown {
+  if (err instanceof Error && err.message.includes(secret)) err.message = err.message.split(secret).join('[bot token]');
+  return err;
+}
+
 /**
  * Sends `send` once. Resolves with the receiver's answer, judged; rejects (WebhookDeliveryError,
  * WebhookTargetRefusedError, EmailDeliveryError) when no answer came: a refused address, a network
@@ -87,8 +107,15 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
     const content = emailContent(message, pass.unsubscribeUrl);
     return sendEmail(alerts.smtp, { to: send.target, deliveryId: send.id, content, timeoutMs: alerts.timeoutMs, headers: pass.headers });
   }
+  const target = openedTarget(send.channel, send.target);
   const message = alertMessage(send.content, await send.product(), timeZone, send.test);
-  const service = CHAT[send.channel];
-  const answer = await postJson({ ...post, body: JSON.stringify(service.payload(message)), keepBody: service.reads !== undefined });
-  return judged(answer, service, (why) => `: ${why}`);
+  const { service, request } = chatRequest(message, target, alerts.telegramApiUrl);
+  const secret = target.channel === 'telegram' ? target.botToken : null;
+  try {
+    const body = JSON.stringify(request.body);
+    const answer = await postJson({ ...post, url: request.url, body, headers: request.headers, keepBody: service.reads !== undefined });
+    return judged(answer, service, (why) => `: ${why}`);
+  } catch (err) {
+    throw secret === null ? err : scrubbed(err, secret);
+  }
 }
