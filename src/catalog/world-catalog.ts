@@ -27,6 +27,33 @@ interface PageRequest {
 // still pending (or unknown upstream) is read by its ASIN.
 const fetched = () => ({ updated_at: mongoose.trusted({ $type: 'date' }) });
 
+export interface HistoryRange {
+  readonly since?: Date;
+  readonly until?: Date;
+}
+
+/** Points read as they are taken; closing it early frees the server's cursor. */
+export interface HistoryCursor extends AsyncIterable<HistoryPointFields> {
+  close(): Promise<void>;
+}
+
+/** Points of one product, bounded by the range when it has one. */
+function historyFilter(country: Country, asin: string, range: HistoryRange) {
+  const at: Record<string, Date> = {};
+  if (range.since) at.$gte = range.since;
+  // Times are written to the second: `until` takes in the whole second it names.
+  if (range.until) at.$lt = new Date(range.until.getTime() + 1_000);
+  return { country, asin, ...(range.since || range.until ? { at: mongoose.trusted(at) } : {}) };
+}
+
+/** Points per batch of an export's cursor: a round trip per thousand points (about 190 KB of BSON). */
+const HISTORY_EXPORT_BATCH = 1_000;
+/**
+ * MongoDB counts a cursor's maxTimeMS over all its batches: a whole history (HISTORY_DAYS of changes)
+ * gets longer than one page of a list, still bounded so a stuck read cannot hold the server.
+ */
+const HISTORY_EXPORT_MAX_MS = 10 * LIST_QUERY_MAX_MS;
+
 /**
  * Reads of the world catalogue, shared by every user: lists newest first, one product by ASIN or by
  * JAN/EAN. A list's total is counted once per filter per WORLD_TOTAL_TTL (counting 10^6 matches
@@ -93,18 +120,36 @@ export class WorldCatalog {
   async history(
     country: Country,
     asin: string,
-    req: { readonly since?: Date; readonly until?: Date; readonly page: number; readonly limit: number },
+    req: HistoryRange & { readonly page: number; readonly limit: number },
   ): Promise<{ items: HistoryPointFields[]; total: number } | null> {
-    const watched = await productModel(this.mongo)
+    if (!(await this.watched(country, asin))) return null;
+    return findPage(historyPointModel(this.mongo), historyFilter(country, asin, req), { at: 1 }, req);
+  }
+
+  /**
+   * The same points as `history`, every one in the range, as a cursor read batch by batch (an
+   * export sends them as it reads them); null when nobody watches the product in that country.
+   * The caller closes it.
+   */
+  async historyCursor(country: Country, asin: string, range: HistoryRange): Promise<HistoryCursor | null> {
+    if (!(await this.watched(country, asin))) return null;
+    return this.historyQuery(country, asin, range).cursor({ batchSize: HISTORY_EXPORT_BATCH });
+  }
+
+  /** The query `historyCursor` reads: walks the (country, asin, at) index in order, no sort in memory. */
+  historyQuery(country: Country, asin: string, range: HistoryRange) {
+    return historyPointModel(this.mongo)
+      .find(historyFilter(country, asin, range))
+      .sort({ at: 1 })
+      .maxTimeMS(HISTORY_EXPORT_MAX_MS)
+      .lean<HistoryPointFields[]>();
+  }
+
+  private async watched(country: Country, asin: string): Promise<boolean> {
+    const found = await productModel(this.mongo)
       .exists({ country, asin, priority: mongoose.trusted({ $ne: null }) })
       .maxTimeMS(LIST_QUERY_MAX_MS);
-    if (!watched) return null;
-    const range: Record<string, Date> = {};
-    if (req.since) range.$gte = req.since;
-    // Times are written to the second: `until` takes in the whole second it names.
-    if (req.until) range.$lt = new Date(req.until.getTime() + 1_000);
-    const filter = { country, asin, ...(req.since || req.until ? { at: mongoose.trusted(range) } : {}) };
-    return findPage(historyPointModel(this.mongo), filter, { at: 1 }, req);
+    return found !== null;
   }
 
   private async page(filter: Record<string, unknown>, field: 'updated_at' | 'created_at', req: PageRequest): Promise<ProductPage> {
