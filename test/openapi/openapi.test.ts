@@ -98,6 +98,16 @@ describe('the OpenAPI document', () => {
     });
   });
 
+  it('documents the history as CSV: its own path, and a second content type of the JSON route', () => {
+    const contentTypes = (response: unknown) => Object.keys((response as { content?: object } | undefined)?.content ?? {});
+    const csv = doc.paths?.['/api/world/asin/{asin}/history.csv']?.get;
+    expect(contentTypes(csv?.responses?.['200'])).toEqual(['text/csv']);
+    expect(csv?.description).toMatch(/`page` and `limit` do not apply/);
+    expect(csv?.parameters?.map((p) => ('name' in p ? p.name : undefined))).toEqual(['asin', 'country', 'since', 'until']);
+    expect(Object.keys(csv?.responses ?? {})).toEqual(expect.arrayContaining(['401', '404', '422', '429']));
+    expect(contentTypes(doc.paths?.['/api/world/asin/{asin}/history']?.get?.responses?.['200'])).toEqual(['application/json', 'text/csv']);
+  });
+
   it('lists the configured countries only', async () => {
     const jp = buildOpenApiDocument({ ...t.config, countries: ['JP'] });
     const country = jp.paths?.['/api/world/update']?.get?.parameters?.find((p) => 'name' in p && p.name === 'country');

@@ -14,6 +14,7 @@ import { historyPointRecordSchema, presentPoint } from '../../../catalog/history
 import { presentProduct } from '../../../catalog/present.js';
 import { keepJson, RecentAnswers, sendKept } from '../kept-answer.js';
 import type { ProductPage } from '../../../catalog/world-catalog.js';
+import { historyCsvContent, historyCsvResponse, prefersCsv, sendHistoryCsv } from '../history-csv.js';
 
 /** Account API lists: default 50 (the contract), at most 100 (ours: the contract leaves it open). */
 const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
@@ -21,17 +22,20 @@ const PAGE = { defaultLimit: 50, maxLimit: 100 } as const;
 /** What the world routes read, for the routes and for the OpenAPI document alike. */
 export function worldInputs(config: Pick<Config, 'countries' | 'timeZone'>) {
   const country = countriesParam(config.countries);
+  const range = {
+    country: requiredCountryParam(config.countries),
+    since: dateTimeParam(config.timeZone, 'Only points at or after this time (APP_TIMEZONE).'),
+    until: dateTimeParam(config.timeZone, 'Only points at or before this time (APP_TIMEZONE).'),
+  };
   return {
     list: pageQuerySchema(PAGE).extend({ country, search: searchParam }),
     fresh: pageQuerySchema(PAGE).extend({ country, since: sinceParam(config.timeZone) }),
     one: z.object({ country }),
     asinPath: z.object({ asin: asinSchema }),
     eanPath: z.object({ ean: eanSchema }),
-    history: pageQuerySchema(PAGE).extend({
-      country: requiredCountryParam(config.countries),
-      since: dateTimeParam(config.timeZone, 'Only points at or after this time (APP_TIMEZONE).'),
-      until: dateTimeParam(config.timeZone, 'Only points at or before this time (APP_TIMEZONE).'),
-    }),
+    history: pageQuerySchema(PAGE).extend(range),
+    // The export is every point of the range: no page to choose, and a page or limit sent is ignored.
+    historyExport: z.object(range),
   };
 }
 
@@ -41,6 +45,8 @@ export const productListSchema = z.object({ data: z.array(productRecordSchema) }
 
 export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodOpenApiPathsObject {
   const input = worldInputs(config);
+  const page = limited('A page of history points; with `Accept: text/csv`, every point of the range as CSV.', historyPageSchema);
+  const historyPageResponse = { ...page, content: { ...page.content, ...historyCsvContent } };
   const common = { tags: ['World catalogue'], security: ACCOUNT_API_SECURITY };
   return {
     '/api/world': {
@@ -77,9 +83,24 @@ export function worldPaths(config: Pick<Config, 'countries' | 'timeZone'>): ZodO
         summary: "A watched product's price and availability history in one country, oldest first",
         description:
           'One point per refresh that saw its price, currency, availability, Buy Box or sales rank change, and one at its first ' +
-          'observation; kept HISTORY_DAYS. 404 when nobody watches the ASIN in that country.',
+          'observation; kept HISTORY_DAYS. 404 when nobody watches the ASIN in that country. With `Accept: text/csv` (preferred ' +
+          'to application/json) it answers what `history.csv` does: every point of the range as CSV, `page` and `limit` ' +
+          'ignored.',
         requestParams: { path: input.asinPath, query: input.history },
-        responses: { 200: limited('A page of history points.', historyPageSchema), ...errors(401, 404, 422, 429) },
+        responses: { 200: historyPageResponse, ...errors(401, 404, 422, 429) },
+      },
+    },
+    '/api/world/asin/{asin}/history.csv': {
+      get: {
+        ...common,
+        operationId: 'getWorldAsinHistoryCsv',
+        summary: "A watched product's whole history in one country as a CSV file, oldest first",
+        description:
+          'The points of the JSON history route, every one kept (HISTORY_DAYS) within `since`/`until`, not a page: `page` and ' +
+          '`limit` do not apply and are ignored when sent. Streamed as it is read; `Content-Disposition` names the file ' +
+          '`<asin>-<country>-history.csv`. Errors answer in JSON. 404 when nobody watches the ASIN in that country.',
+        requestParams: { path: input.asinPath, query: input.historyExport },
+        responses: { 200: historyCsvResponse, ...errors(401, 404, 422, 429) },
       },
     },
     '/api/world/ean/{ean}': {
@@ -142,7 +163,17 @@ export function worldRoutes(ctx: AppContext): Router {
     res.json({ data: found.map((p) => presentProduct(p, tz)) });
   });
 
+  const sendCsv = async (req: Request, res: Response) => {
+    const { asin } = validate(input.asinPath, req.params);
+    const q = validate(input.historyExport, req.query);
+    await sendHistoryCsv(ctx, res, q.country, asin, q);
+  };
+
+  router.get('/api/world/asin/:asin/history.csv', sendCsv);
+
   router.get('/api/world/asin/:asin/history', async (req, res) => {
+    res.vary('Accept');
+    if (prefersCsv(req)) return sendCsv(req, res);
     const { asin } = validate(input.asinPath, req.params);
     const q = validate(input.history, req.query);
     const found = await ctx.world.history(q.country, asin, q);
