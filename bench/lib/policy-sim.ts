@@ -17,7 +17,7 @@ import {
   withObservation,
   type Observation,
 } from '../../src/scheduling/change-rate.js';
-import { chooseP0, windowSize, type DueProduct } from '../../src/scheduling/due.js';
+import { chooseP0, LATE_SHARE, windowSize, type DueProduct } from '../../src/scheduling/due.js';
 import type { RefreshPolicy } from '../../src/scheduling/refresh-objective.js';
 import { TUNE_EVERY_MS, tuneInputOf } from '../../src/scheduling/tune-country.js';
 import {
@@ -129,8 +129,12 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
         const w = windowSize(room);
         // The plan_rate index's order (change_rate descending, null last, then next_refresh_at) and plan_due's.
         const fastest = [...dueP0].sort((a, b) => (b.rate ?? -Infinity) - (a.rate ?? -Infinity) || a.next - b.next).slice(0, w);
-        // plan_stale: last_attempt_at ascending, never-refreshed (null) first.
-        const stale = [...dueP0].sort((a, b) => (a.last ?? -Infinity) - (b.last ?? -Infinity) || 0).slice(0, w);
+        // plan_stale: seen LATE_SHARE of the interval ago or longer, last_attempt_at ascending.
+        const staleBefore = t - LATE_SHARE * config.refresh.intervalMs[0];
+        const stale = dueP0
+          .filter((a) => a.last !== null && a.last <= staleBefore)
+          .sort((a, b) => a.last! - b.last!)
+          .slice(0, w);
         const oldest = dueP0.sort(byDue).slice(0, w);
         const chosen = chooseP0(
           { fastest: fastest.map(asDue), oldest: oldest.map(asDue), stale: stale.map(asDue) },

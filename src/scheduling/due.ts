@@ -76,7 +76,7 @@ export interface P0Windows {
   readonly fastest: readonly DueProduct[];
   /** The most overdue first (plan_due). */
   readonly oldest: readonly DueProduct[];
-  /** Seen longest ago first (plan_stale). */
+  /** Seen LATE_SHARE of priority 0's interval ago or longer, longest ago first (plan_stale). */
   readonly stale: readonly DueProduct[];
 }
 
@@ -150,12 +150,23 @@ export async function pickDue(
   if (room === 0) return p1;
   const window = windowSize(room);
   const p0 = { ...due, priority: 0 as const };
-  const [fastest, oldest, stale] = await Promise.all([
+  const maxMs = config.refresh.intervalMs[0];
+  // Only products seen LATE_SHARE of the interval ago can be late: the walk of plan_stale stops
+  // there, rather than passing every product seen long ago but not due (nobody watches it, or its
+  // interval is longer), which would grow with the catalogue.
+  const stale = { ...p0, last_attempt_at: mongoose.trusted({ $lte: new Date(now.getTime() - LATE_SHARE * maxMs) }) };
+  const [fastest, oldest, late] = await Promise.all([
     products.find(p0).sort({ priority: -1, change_rate: -1 }).hint('plan_rate').limit(window).select(DUE_FIELDS).lean<DueProduct[]>(),
     products.find(p0).sort({ priority: -1, next_refresh_at: 1 }).hint('plan_due').limit(window).select(DUE_FIELDS).lean<DueProduct[]>(),
-    products.find(p0).sort({ priority: -1, last_attempt_at: 1 }).hint('plan_stale').limit(window).select(DUE_FIELDS).lean<DueProduct[]>(),
+    products
+      .find(stale)
+      .sort({ priority: -1, last_attempt_at: 1 })
+      .hint('plan_stale')
+      .limit(window)
+      .select(DUE_FIELDS)
+      .lean<DueProduct[]>(),
   ]);
-  return [...p1, ...chooseP0({ fastest, oldest, stale }, room, policy, config.refresh.intervalMs[0], now)];
+  return [...p1, ...chooseP0({ fastest, oldest, stale: late }, room, policy, maxMs, now)];
 }
 
 /** Accounts a planning pass looks at, at most: the rest come in the next passes, in turn. */
