@@ -383,6 +383,26 @@ describe("a chat service's answers", () => {
   });
 });
 
+describe('a wait the receiver asks for', () => {
+  it.each(['slack', 'webhook'] as const)('%s: a 429 with Retry-After is retried after that wait, not the schedule', async (channel) => {
+    const a = await testAccount(t, `wait-${channel}@example.com`);
+    const asin = channel === 'slack' ? 'B0WAITSLK1' : 'B0WAITHOOK';
+    const path = `/wait/${channel}`;
+    rx.answers(path, [{ status: 429, headers: { 'retry-after': '1' }, body: '' }]);
+    const alert = await createAlert(a.headers, { asin, kind: 'any_change', channel, webhook_url: `${rx.url}${path}` });
+    await t.ctx.deliveries.enqueueFor([changeOf(asin, { rank: 5 }, { rank: 6 })]);
+    const tries = await rx.waitFor(path, 2);
+    expect(tries.map((r) => r.status)).toEqual([429, 200]);
+    // The schedule says 200 ms; the answer asked for a second.
+    expect(tries[1]!.at - tries[0]!.at).toBeGreaterThanOrEqual(950);
+    const [rec] = await until('delivered', async () => {
+      const list = await deliveriesOf(t, a.headers, alert.id);
+      return list[0]?.status === 'delivered' ? list : undefined;
+    });
+    expect(rec).toMatchObject({ attempts: 2, response_code: 200 });
+  });
+});
+
 describe('what POST /api/alerts takes', () => {
   it.each([
     [{ channel: 'slack' }, 'webhook_url', /required for channel slack/],

@@ -18,7 +18,7 @@ import { discord } from './discord.js';
 import { teams } from './teams.js';
 import { ntfy, ntfyRequest } from './ntfy.js';
 import { telegram, telegramRequest } from './telegram.js';
-import type { ChannelAnswer, ChatAnswers, ChatRequest, ChatService } from './types.js';
+import { retryAfterMs, type ChannelAnswer, type ChatAnswers, type ChatRequest, type ChatService } from './types.js';
 import type { EmailGate } from '../../endpoints/email-addresses.js';
 import { openedTarget, type ChatTarget, type HookChannel } from '../../endpoints/target.js';
 import { EmailDeliveryError } from '../../../core/errors.js';
@@ -54,7 +54,9 @@ export interface ChannelOptions {
 function judged(answer: PostResponse, service: ChatAnswers | null, wording: (why: string) => string): ChannelAnswer {
   const { status, durationMs } = answer;
   if (status >= 200 && status < 300) return { status, durationMs, verdict: 'ok', reason: null };
-  const read = service?.reads?.(answer) ?? {};
+  // Every receiver may ask for a wait with Retry-After on a 429 or a 503 (RFC 9110): Slack's and
+  // Discord's rate limits do, and so may a webhook's receiver. A service's own reader knows more.
+  const read = service?.reads?.(answer) ?? (status === 429 || status === 503 ? { retryAfterMs: retryAfterMs(answer.retryAfter) } : {});
   const why = (service?.gone ?? WEBHOOK_GONE)[status] ?? read.gone;
   if (why !== undefined) return { status, durationMs, verdict: 'gone', reason: `the receiver answered ${status}${wording(why)}` };
   const wait = read.retryAfterMs ?? null;
