@@ -65,7 +65,7 @@ export function ntfyTopicOf(url: string): string | null {
 const ntfySealed = z.object({ url: z.string(), token: z.string().nullable() });
 const telegramSealed = z.object({ bot_token: z.string(), chat_id: z.string() });
 
-/** The text an endpoint holds sealed: a hook's URL as it is (as before ntfy and Telegram), else JSON. */
+/** The text an endpoint holds sealed: a hook's URL as it is, the other targets as JSON. */
 export function sealedTarget(target: ChatTarget): string {
   if (target.channel === 'ntfy') return JSON.stringify({ url: target.url, token: target.token });
   if (target.channel === 'telegram') return JSON.stringify({ bot_token: target.botToken, chat_id: target.chatId });
