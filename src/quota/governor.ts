@@ -4,7 +4,7 @@ import type { Redis } from '../db/redis.js';
 import type { Country } from '../core/identifiers.js';
 import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
-import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError, type DaySpentReason } from '../core/errors.js';
+import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError } from '../core/errors.js';
 import { CONFIRM_START, HOLD, TAKE_PERMIT } from './governor-scripts.js';
 import { marginSteps, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
 import { breakerKey, untilProbeMs } from './breaker-keys.js';
@@ -13,6 +13,7 @@ import { isFairClass } from '../fairness/fair-classes.js';
 import { MAX_PRIORITY } from '../fairness/fair-tags.js';
 import { quotaDayOf } from './quota-day.js';
 import { PaceMargins } from './pace-margins.js';
+import { parseTakeAnswer, type TakeAnswer } from './permit-answer.js';
 import { DAY_TTL_MS, QuotaDays, type Admission, type DayStatus } from './governor-day.js';
 import { quotaIntervalMs } from '../../config/quota.js';
 import { countryTag } from '../db/redis-keys.js';
@@ -47,28 +48,6 @@ export interface GovernorOptions {
   readonly clock?: () => number;
 }
 
-type Answer =
-  | {
-      kind: 'ok';
-      cls: QuotaClass;
-      delay: number;
-      total: number;
-      own: number;
-      start: number;
-      /** The reservation the caller confirms before it calls (CONFIRM_START), when the start was booked. */
-      reservation?: string;
-      /** The margin on top of 1/Q the start was paced at (ms). */
-      margin: number;
-      /** The country's own learnt margin (ms): `margin` unless its peers' was more. */
-      learnt: number;
-      /** The country's last calls were answered 429 (a run the next call that goes through ends). */
-      run: boolean;
-    }
-  | { kind: 'wait'; ms: number; why: 'rate' | 'share' | 'priority' }
-  | { kind: 'refused'; probeAt: number; reason: string }
-  | { kind: 'day'; cls: QuotaClass; reason: DaySpentReason }
-  | { kind: 'seed' };
-
 /** A granted permit. */
 export interface Permit {
   /**
@@ -101,33 +80,6 @@ interface Line {
   told: Map<QuotaClass, number>;
   /** Ends the line's current wait early: a caller came that Redis has not been told of. */
   wake?: () => void;
-}
-
-function parse(raw: unknown, id: string): Answer {
-  const a = raw as string[];
-  switch (a[0]) {
-    case 'ok':
-      return {
-        kind: 'ok',
-        cls: a[1] as QuotaClass,
-        delay: Number(a[2]),
-        total: Number(a[3]),
-        own: Number(a[4]),
-        start: Number(a[5]),
-        ...(a[6] === '1' ? { reservation: id } : {}),
-        margin: Number(a[7] ?? 0),
-        learnt: Number(a[9] ?? 0),
-        run: a[8] === '1',
-      };
-    case 'refused':
-      return { kind: 'refused', probeAt: Number(a[1]), reason: String(a[2]) };
-    case 'wait':
-      return { kind: 'wait', ms: Number(a[1]), why: a[2] === 'share' ? 'share' : a[2] === 'priority' ? 'priority' : 'rate' };
-    case 'day':
-      return { kind: 'day', cls: a[1] as QuotaClass, reason: a[2] as DaySpentReason };
-    default:
-      return { kind: 'seed' };
-  }
 }
 
 /** The most urgent rank of each class among `waiters`. */
@@ -274,7 +226,7 @@ export class QuotaGovernor {
     try {
       while (line.waiters.length && !this.#closed) {
         const mine = bestRanks(line.waiters);
-        let answer: Answer;
+        let answer: TakeAnswer;
         try {
           answer = await this.#take(country, mine, line.probe);
           line.told = mine;
@@ -323,7 +275,7 @@ export class QuotaGovernor {
     return best;
   }
 
-  #grant(country: Country, line: Line, head: Waiter, answer: Extract<Answer, { kind: 'ok' }>): void {
+  #grant(country: Country, line: Line, head: Waiter, answer: Extract<TakeAnswer, { kind: 'ok' }>): void {
     const i = line.waiters.indexOf(head);
     if (i >= 0) line.waiters.splice(i, 1);
     if (head.onAbort) head.signal?.removeEventListener('abort', head.onAbort);
@@ -416,7 +368,7 @@ export class QuotaGovernor {
     });
   }
 
-  async #take(country: Country, mine: ReadonlyMap<QuotaClass, number>, probe: boolean): Promise<Answer> {
+  async #take(country: Country, mine: ReadonlyMap<QuotaClass, number>, probe: boolean): Promise<TakeAnswer> {
     const q = this.#quota(country);
     const at = this.#now();
     const { day, scheduled, own } = this.#days.limits(country, at);
@@ -459,7 +411,7 @@ export class QuotaGovernor {
       String(STRICT_FROM_INTERVAL_MS),
       String(this.#paces.peerMs(country)),
     );
-    return parse(raw, id);
+    return parseTakeAnswer(raw, id);
   }
 
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
