@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Response } from 'superagent';
+import { textBody } from '../helpers/text-body.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { productModel } from '../../src/models/product.js';
 import { historyPointModel } from '../../src/models/history-point.js';
@@ -55,15 +55,8 @@ async function account(t: TestContext, email: string): Promise<Account> {
   return { id: user._id.toHexString(), auth: { Authorization: `Bearer ${token}` } };
 }
 
-function text(res: Response, cb: (err: Error | null, body: string) => void): void {
-  let data = '';
-  res.setEncoding('utf8');
-  res.on('data', (chunk: string) => (data += chunk));
-  res.on('end', () => cb(null, data));
-}
-
 const chart = (t: TestContext, who: Account, asin: string, query: string) =>
-  t.http.get(`/api/world/asin/${asin}/history.svg?country=JP&${query}`).set(who.auth).buffer(true).parse(text);
+  t.http.get(`/api/world/asin/${asin}/history.svg?country=JP&${query}`).set(who.auth).buffer(true).parse(textBody);
 
 /** Runs `fn` over `items`, `limit` at once. */
 async function inBatches<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

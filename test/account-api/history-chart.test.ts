@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
-import type { Response } from 'superagent';
+import { textBody } from '../helpers/text-body.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { productModel } from '../../src/models/product.js';
 import { historyPointModel } from '../../src/models/history-point.js';
@@ -81,15 +81,8 @@ afterAll(async () => {
   await t?.close();
 });
 
-function text(res: Response, cb: (err: Error | null, body: string) => void): void {
-  let data = '';
-  res.setEncoding('utf8');
-  res.on('data', (chunk: string) => (data += chunk));
-  res.on('end', () => cb(null, data));
-}
-
 const getChart = (asin: string, query: string, headers = auth) =>
-  t.http.get(`/api/world/asin/${asin}/history.svg${query}`).set(headers).buffer(true).parse(text);
+  t.http.get(`/api/world/asin/${asin}/history.svg${query}`).set(headers).buffer(true).parse(textBody);
 
 type Node = Record<string, unknown>;
 const parser = new XMLParser({

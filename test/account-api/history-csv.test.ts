@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Response } from 'superagent';
+import { textBody } from '../helpers/text-body.js';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { productModel } from '../../src/models/product.js';
 import { historyPointModel } from '../../src/models/history-point.js';
@@ -60,14 +60,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-function text(res: Response, cb: (err: Error | null, body: string) => void): void {
-  let data = '';
-  res.setEncoding('utf8');
-  res.on('data', (chunk: string) => (data += chunk));
-  res.on('end', () => cb(null, data));
-}
-
-const csvOf = (path: string, headers: Record<string, string> = auth) => t.http.get(path).set(headers).buffer(true).parse(text);
+const csvOf = (path: string, headers: Record<string, string> = auth) => t.http.get(path).set(headers).buffer(true).parse(textBody);
 
 /** RFC 4180 read back: records of fields. */
 function parseCsv(body: string): string[][] {
