@@ -60,9 +60,11 @@ async function emailAlert(headers: Record<string, string>, asin: string, email: 
 /** The delivery's job once BullMQ has settled it (completed or failed for good); a retry would leave it delayed. */
 async function settledJob(id: string): Promise<{ state: string; attemptsMade: number }> {
   return until(`job ${id} settled`, async () => {
+    // The state first: a job read before it finished would carry its attempts from before.
+    const state = await t.ctx.deliveryJobs.queue.getJobState(id);
+    if (state !== 'completed' && state !== 'failed') return undefined;
     const job = await t.ctx.deliveryJobs.queue.getJob(id);
-    const state = job ? await job.getState() : undefined;
-    return job && (state === 'completed' || state === 'failed') ? { state, attemptsMade: job.attemptsMade } : undefined;
+    return job ? { state, attemptsMade: job.attemptsMade } : undefined;
   });
 }
 
