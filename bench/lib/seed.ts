@@ -4,7 +4,7 @@
  * Documents are written with the driver in the shape the schemas give them (every field present).
  */
 import { Types, type Connection } from 'mongoose';
-import { searchKeys } from '../../src/search/keys.js';
+import { orderedSearchKeys } from '../../src/search/ordered-keys.js';
 import type { Country } from '../../src/core/identifiers.js';
 import { MARKETPLACES, type Marketplace } from '../../src/upstream/marketplaces.js';
 
@@ -57,7 +57,7 @@ export function productDoc(p: ProductSeed): Record<string, unknown> {
     sales_rank: null,
     browse_nodes: [],
     raw: null,
-    search_keys: f ? searchKeys(f.title, f.brand) : [],
+    search_keys: f ? orderedSearchKeys(f.title, f.brand) : [],
     status: f ? 'ok' : 'pending',
     last_error: null,
     priority: p.priority,

@@ -35,6 +35,7 @@ import { AccountEvents } from '../alerts/endpoints/events.js';
 import { DeliveryRecords } from '../alerts/deliveries/records.js';
 import { DeliveredAlerts } from '../alerts/deliveries/alerts.js';
 import { migrateAlertIdentities } from '../alerts/rules/migrate.js';
+import { rekeyProductSearch } from '../catalog/search-rekey.js';
 import { resealStoredSecrets } from '../secrets/reseal.js';
 import { Deliveries } from '../alerts/deliveries/service.js';
 import { EmailAddresses } from '../alerts/endpoints/email-addresses.js';
@@ -189,6 +190,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     if (opts.ensureIndexes) {
       await migrateAlertIdentities(mongo, logger);
       await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
+      await rekeyProductSearch(mongo, logger);
       // Secrets sealed the old way are sealed again, bound to their records (safe in several processes at once).
       await resealStoredSecrets(mongo, ep.appKey, logger);
     }
@@ -280,7 +282,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
         ),
       ),
       imports: new EanImports(base),
-      world: new WorldCatalog(mongo, config.world.totalTtlMs),
+      world: new WorldCatalog(mongo, config.world.totalTtlMs, config.countries),
       forcedUpdates,
       usage,
       breakers,

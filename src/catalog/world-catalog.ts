@@ -3,8 +3,9 @@ import type { Country } from '../core/identifiers.js';
 import { identifierOf } from './world-query.js';
 import { PRODUCT_SHOWN_FIELDS, type ShownProduct } from './present.js';
 import { TotalCache } from './total-cache.js';
-import { productModel } from '../models/product.js';
-import { searchFilter } from '../search/keys.js';
+import { PRODUCT_SEARCH_INDEX, productModel } from '../models/product.js';
+import { orderedSearchFilter, orderedSearchTerms } from '../search/ordered-keys.js';
+import { SEARCH_KEYS_FIELD } from '../search/keys.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 import { findPage, offsetIn } from '../db/page.js';
 import { historyPointModel, type HistoryPointFields } from '../models/history-point.js';
@@ -46,6 +47,12 @@ function historyFilter(country: Country, asin: string, range: HistoryRange) {
   return { country, asin, ...(range.since || range.until ? { at: mongoose.trusted(at) } : {}) };
 }
 
+/**
+ * Most products a search term is counted to when choosing which one bounds the walk: past it, a
+ * term is common enough that any of them ends a page quickly.
+ */
+const TERM_CENSUS_CAP = 200;
+
 /** Points per batch of an export's cursor: a round trip per thousand points (about 190 KB of BSON). */
 const HISTORY_EXPORT_BATCH = 1_000;
 /**
@@ -66,6 +73,7 @@ export class WorldCatalog {
   constructor(
     private readonly mongo: Connection,
     totalTtlMs: number,
+    private readonly countries: readonly Country[],
   ) {
     this.#totals = new TotalCache(totalTtlMs);
   }
@@ -73,24 +81,67 @@ export class WorldCatalog {
   /** Products by update time; `search` matches title words, or an ASIN or a JAN/EAN exactly. */
   async list(req: PageRequest & { readonly search?: string }): Promise<ProductPage> {
     const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: req.countries }), ...fetched() };
-    if (req.search !== undefined && req.search.trim() !== '') {
-      const words = searchFilter(req.search);
-      const id = identifierOf(req.search);
-      const alternatives: Record<string, unknown>[] = [];
-      if (words.kind === 'match') alternatives.push(words.filter);
-      if (id.asin) alternatives.push({ asin: id.asin });
-      if (id.ean) alternatives.push({ ean: id.ean });
-      if (alternatives.length === 0) return { items: [], total: 0 };
-      filter.$or = alternatives;
+    if (req.search === undefined || req.search.trim() === '')
+      return this.page(filter, 'updated_at', req, this.newestFirst('updated_at', req));
+    const terms = orderedSearchTerms(req.search);
+    const id = identifierOf(req.search);
+    if (!id.asin && !id.ean) {
+      if (terms.kind !== 'match') return { items: [], total: 0 };
+      // Walked from the rarest term's newest product: a page reads about its own length of a common
+      // word's matches, and a rare word's matches only.
+      const words = orderedSearchFilter(await this.rarestFirst(terms.keys), terms.ranges);
+      return this.page({ ...filter, ...words }, 'updated_at', req, PRODUCT_SEARCH_INDEX);
     }
-    return this.page(filter, 'updated_at', req);
+    // An ASIN or a JAN/EAN: its few products by their own indexes, or titles that name it.
+    const alternatives: Record<string, unknown>[] = [];
+    if (terms.kind === 'match') alternatives.push(orderedSearchFilter(terms.keys, terms.ranges));
+    if (id.asin) alternatives.push({ asin: id.asin });
+    if (id.ean) alternatives.push({ ean: id.ean });
+    return this.page({ ...filter, $or: alternatives }, 'updated_at', req);
   }
 
   /** Products by creation time, created on or after `since`. */
   async created(req: PageRequest & { readonly since?: Date }): Promise<ProductPage> {
     const filter: Record<string, unknown> = { country: mongoose.trusted({ $in: req.countries }), ...fetched() };
     if (req.since) filter.created_at = mongoose.trusted({ $gte: req.since });
-    return this.page(filter, 'created_at', req);
+    return this.page(filter, 'created_at', req, this.newestFirst('created_at', req));
+  }
+
+  /**
+   * A query's keys, the one with the fewest products first (each read from the index up to
+   * TERM_CENSUS_CAP, ids only; longer keys first among those past it): the walk follows the first
+   * key's products, so "model 1234" reads the few with 1234, not every model. One key needs no census.
+   */
+  private async rarestFirst(keys: readonly string[]): Promise<readonly string[]> {
+    if (keys.length < 2) return keys;
+    const products = productModel(this.mongo);
+    // A find that stops at its limit, not a count: a count's limit is not pushed into the walk everywhere.
+    const counts = await Promise.all(
+      keys.map(async (key) => {
+        const ids = await products
+          .find({ [SEARCH_KEYS_FIELD]: key }, { _id: 1 })
+          .hint(PRODUCT_SEARCH_INDEX)
+          .limit(TERM_CENSUS_CAP)
+          .setOptions(LAGGING_READ)
+          .maxTimeMS(LIST_QUERY_MAX_MS)
+          .lean();
+        return ids.length;
+      }),
+    );
+    return keys
+      .map((key, i) => ({ key, n: counts[i]!, length: [...key].length }))
+      .sort((a, b) => a.n - b.n || b.length - a.length)
+      .map((t) => t.key);
+  }
+
+  /**
+   * Every configured country at once: the country condition holds for (nearly) every product, so
+   * the list is walked in its own order and stops at the page's end. (Per country, the server
+   * walks `{country, <field>, _id}`; for a few of several, MongoDB merges their walks in order.)
+   */
+  private newestFirst(field: 'updated_at' | 'created_at', req: PageRequest): Record<string, 1 | -1> | undefined {
+    const all = this.countries.length > 1 && this.countries.every((c) => req.countries.includes(c));
+    return all ? { [field]: -1, _id: -1 } : undefined;
   }
 
   /** The product in each of `countries` that has it, pending and not-found ones too. */
@@ -152,12 +203,20 @@ export class WorldCatalog {
     return found !== null;
   }
 
-  private async page(filter: Record<string, unknown>, field: 'updated_at' | 'created_at', req: PageRequest): Promise<ProductPage> {
+  private async page(
+    filter: Record<string, unknown>,
+    field: 'updated_at' | 'created_at',
+    req: PageRequest,
+    hint?: string | Record<string, 1 | -1>,
+  ): Promise<ProductPage> {
     const products = productModel(this.mongo);
     const offset = (req.page - 1) * req.limit;
     // The filter's JSON names it exactly: the server builds every part of it from parsed input.
     const key = `${field}:${JSON.stringify(filter)}`;
-    const count = () => products.countDocuments(filter).setOptions(LAGGING_READ).maxTimeMS(LIST_QUERY_MAX_MS);
+    const count = () => {
+      const counted = products.countDocuments(filter).setOptions(LAGGING_READ).maxTimeMS(LIST_QUERY_MAX_MS);
+      return hint ? counted.hint(hint) : counted;
+    };
     if (offset > 0) {
       // A later page learns the list's length first, so a page past the end reads no data and a deep
       // one inside the list is refused before it is read. A kept total that puts the page past the
@@ -165,8 +224,9 @@ export class WorldCatalog {
       const known = await this.#totals.total(key, count, offset + 1);
       if (offsetIn(req, known) === null) return { items: [], total: known };
     }
-    const items = await products
-      .find(filter)
+    const query = products.find(filter);
+    if (hint) query.hint(hint);
+    const items = await query
       .sort({ [field]: -1, _id: -1 })
       .skip(offset)
       .limit(req.limit)

@@ -3,7 +3,7 @@ import type { Config } from '../../config/env.js';
 import type { Country } from '../core/identifiers.js';
 import type { ItemOutcome, UpstreamItem } from '../core/product.js';
 import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
-import { searchKeys } from '../search/keys.js';
+import { orderedSearchKeys } from '../search/ordered-keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
 import { estimateRate, nextRefreshAt, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
@@ -55,7 +55,7 @@ function dataOf(item: UpstreamItem): Partial<ProductFields> {
     sales_rank: item.salesRank,
     browse_nodes: item.browseNodes.map((n) => ({ id: n.id, name: n.name })),
     raw: item.raw,
-    search_keys: searchKeys(item.title, item.brand),
+    search_keys: orderedSearchKeys(item.title, item.brand),
   };
 }
 

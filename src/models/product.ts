@@ -23,7 +23,7 @@ export interface ProductFields {
   buybox: boolean | null;
   browse_nodes: { id: string; name: string | null }[];
   raw: unknown;
-  /** Normalised n-gram keys of the title (see src/search/keys.ts). */
+  /** Normalised keys of the title and brand: words, their prefixes, n-grams (src/search/ordered-keys.ts). */
   search_keys: string[];
   status: RefreshStatus;
   last_error: string | null;
@@ -91,6 +91,11 @@ export const productSchema = new Schema<ProductFields>(
   { collection: 'products', versionKey: false, strict: 'throw', shardKey: { country: 1, asin: 1 } },
 );
 
+/** Named so that the world search can hint it, and the re-keying know when it is done. */
+export const PRODUCT_SEARCH_INDEX = 'product_search';
+/** The index of the keys before word prefixes: while it exists, products have not all been re-keyed. */
+export const LEGACY_PRODUCT_SEARCH_INDEX = 'search_keys_1_updated_at_-1';
+
 // The upsert key: bulk writes and concurrent watchers meet on it.
 productSchema.index({ country: 1, asin: 1 }, { unique: true });
 // Look-ups by code, and the world list's order (newest update first, _id breaking ties).
@@ -99,7 +104,9 @@ productSchema.index({ updated_at: -1, _id: -1 });
 productSchema.index({ country: 1, updated_at: -1, _id: -1 });
 productSchema.index({ created_at: -1, _id: -1 });
 productSchema.index({ country: 1, created_at: -1, _id: -1 });
-productSchema.index({ search_keys: 1, updated_at: -1 });
+// The world search (src/search/ordered-keys.ts): one query term's products, newest first, so a page
+// stops at its end however many products match.
+productSchema.index({ search_keys: 1, updated_at: -1, _id: -1 }, { name: PRODUCT_SEARCH_INDEX });
 // The planner's query: per country, due products, priority 1 first, most overdue first, read in
 // index order with no in-memory sort. Products nobody watches have next_refresh_at null, which a
 // `$lte: <date>` range never reaches (BSON type bracketing), so they cost the plan nothing.

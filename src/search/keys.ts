@@ -33,7 +33,7 @@ export const MAX_QUERY_TERMS = 10;
 // A document's key list is bounded so that a 100 kB message cannot make a multi-megabyte array and
 // index entry; texts are keyed in the order given (name/title before message), so the short, most
 // searched fields are always covered.
-const MAX_KEYS = 4096;
+export const MAX_KEYS = 4096;
 // Long "words" are URLs' paths, hashes and base64; their first characters are enough to find them.
 const MAX_WORD = 48;
 
@@ -52,13 +52,13 @@ function kindOf(ch: string): Kind {
   return WORD.test(ch) ? 'word' : 'sep';
 }
 
-interface Run {
+export interface Run {
   readonly kind: 'cjk' | 'word';
   readonly chars: readonly string[];
 }
 
 /** Splits normalised text into runs of one script kind (code points, so no split surrogates). */
-function runs(text: string): Run[] {
+export function runs(text: string): Run[] {
   const out: Run[] = [];
   let kind: Kind = 'sep';
   let chars: string[] = [];
@@ -78,11 +78,11 @@ function runs(text: string): Run[] {
   return out;
 }
 
-function wordKey(chars: readonly string[]): string {
+export function wordKey(chars: readonly string[]): string {
   return `w:${chars.slice(0, MAX_WORD).join('')}`;
 }
 
-function cjkBigrams(chars: readonly string[]): string[] {
+export function cjkBigrams(chars: readonly string[]): string[] {
   const keys: string[] = [];
   for (let i = 0; i + 1 < chars.length; i++) keys.push(`j:${chars[i]}${chars[i + 1]}`);
   return keys;
@@ -128,7 +128,7 @@ export type SearchQuery =
   { readonly kind: 'all' } | { readonly kind: 'none' } | { readonly kind: 'match'; readonly filter: Record<string, unknown> };
 
 /** The smallest string greater than every string that starts with `prefix` (binary UTF-8 order). */
-function prefixEnd(prefix: string): string {
+export function prefixEnd(prefix: string): string {
   const points = [...prefix];
   const last = points.pop()!.codePointAt(0)!;
   // Code point order is UTF-8 byte order (MongoDB's simple collation); skip the surrogate gap.

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { until } from '../helpers/until.js';
 import { productModel } from '../../src/models/product.js';
-import { searchKeys } from '../../src/search/keys.js';
+import { orderedSearchKeys } from '../../src/search/ordered-keys.js';
 import { productRecordSchema } from '../../src/core/product.js';
 
 let t: TestContext;
@@ -26,7 +26,7 @@ async function seed(): Promise<void> {
         availability: 'in_stock',
         sales_rank: 10 + i,
         browse_nodes: [{ id: '2127209051', name: 'Accessories' }],
-        search_keys: searchKeys(title, 'Acme'),
+        search_keys: orderedSearchKeys(title, 'Acme'),
         status: 'ok',
         priority: 0,
         created_at: new Date(base + i * 86_400_000),
@@ -197,7 +197,7 @@ describe('list totals', () => {
       country: 'US',
       asin: 'B0TOTAL001',
       title: 'Fresh arrival',
-      search_keys: searchKeys('Fresh arrival'),
+      search_keys: orderedSearchKeys('Fresh arrival'),
       status: 'ok',
       priority: 0,
       created_at: now,
@@ -229,7 +229,7 @@ describe('list totals', () => {
       country: 'JP',
       asin,
       title: `Fresh ${asin}`,
-      search_keys: searchKeys(`Fresh ${asin}`),
+      search_keys: orderedSearchKeys(`Fresh ${asin}`),
       status: 'ok',
       priority: 0,
       created_at: at(i),

@@ -10,6 +10,7 @@ import { WorldCatalog } from '../../src/catalog/world-catalog.js';
 import { userModel } from '../../src/models/user.js';
 import { productModel } from '../../src/models/product.js';
 import { searchFilter } from '../../src/search/keys.js';
+import { orderedSearchKeys } from '../../src/search/ordered-keys.js';
 import { errorHandler } from '../../src/app/http/error-handler.js';
 import { createLogger } from '../../src/logger.js';
 import { LogCapture, uniqueName } from '../helpers/context.js';
@@ -43,8 +44,10 @@ beforeAll(async () => {
     created_at: now,
     updated_at: now,
     title: 'Timed phone',
-    search_keys: ['w:timed'],
+    search_keys: orderedSearchKeys('Timed phone'),
   });
+  // The world search hints its index.
+  await productModel(conn).createIndexes();
 });
 afterAll(async () => {
   await conn?.dropDatabase().catch(() => undefined);
@@ -65,9 +68,14 @@ describe('maxTimeMS on the public lists', () => {
     ['directory users, unfiltered', () => listUsers(conn, { page: 1, limit: 2, search: searchFilter(undefined) }), ['users']],
     ['directory users, searched', () => listUsers(conn, { page: 1, limit: 2, search: searchFilter('timed') }), ['users']],
     ['directory posts, searched', () => listPosts(conn, { page: 1, limit: 2, search: searchFilter('timed') }), ['posts']],
-    ['world list', () => new WorldCatalog(conn, 0).list({ countries: ['JP'], page: 1, limit: 1, search: 'timed' }), ['products']],
-    ['world list, page 2', () => new WorldCatalog(conn, 0).list({ countries: ['JP'], page: 2, limit: 1 }), ['products']],
-    ['world new', () => new WorldCatalog(conn, 0).created({ countries: ['JP'], page: 1, limit: 1 }), ['products']],
+    ['world list', () => new WorldCatalog(conn, 0, ['JP']).list({ countries: ['JP'], page: 1, limit: 1, search: 'timed' }), ['products']],
+    [
+      'world list, two words',
+      () => new WorldCatalog(conn, 0, ['JP']).list({ countries: ['JP'], page: 1, limit: 1, search: 'timed phone' }),
+      ['products'],
+    ],
+    ['world list, page 2', () => new WorldCatalog(conn, 0, ['JP']).list({ countries: ['JP'], page: 2, limit: 1 }), ['products']],
+    ['world new', () => new WorldCatalog(conn, 0, ['JP']).created({ countries: ['JP'], page: 1, limit: 1 }), ['products']],
   ])('%s: every find and count carries maxTimeMS', async (_what, run, collections) => {
     const reads = await readsOf(run, collections);
     expect(reads.length).toBeGreaterThan(0);

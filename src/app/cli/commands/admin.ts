@@ -3,6 +3,7 @@ import { VERSION } from '../../../version.js';
 import { adminConfig, withAdminContext } from '../runtime.js';
 import { buildOpenApiDocument } from '../../http/openapi/document.js';
 import { migrateAlertIdentities } from '../../../alerts/rules/migrate.js';
+import { rekeyProductSearch } from '../../../catalog/search-rekey.js';
 import type { Command } from './types.js';
 
 export const keyGenerateCommand: Command = {
@@ -32,6 +33,8 @@ export const syncIndexesCommand: Command = {
       const result: Record<string, { dropped: string[] }> = {};
       // Alerts stored while they were one per kind get what the new unique indexes need first.
       await migrateAlertIdentities(ctx.mongo, ctx.logger);
+      // Products keyed before word prefixes get them before their old index goes.
+      await rekeyProductSearch(ctx.mongo, ctx.logger);
       for (const model of Object.values(ctx.mongo.models)) {
         const dropped = await model.syncIndexes();
         result[model.collection.collectionName] = { dropped };
