@@ -19,6 +19,9 @@ export class TotalCache {
             max: opts.max ?? 1_000,
             ttl: ttlMs,
             fetchMethod: (_key, _stale, { context }) => context(),
+            // A `set` while a count runs (a short page ended the list meanwhile) aborts that count's
+            // fetch, which would reject every request waiting on it: they wait for their count instead.
+            ignoreFetchAbort: true,
             ...(opts.now ? { perf: { now: opts.now }, ttlResolution: 0 } : {}),
           })
         : undefined;

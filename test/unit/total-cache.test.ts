@@ -70,6 +70,16 @@ describe('TotalCache', () => {
     expect(await off.total('k', async () => 7)).toBe(7);
   });
 
+  it('a total kept while a count runs does not fail the requests waiting on that count', async () => {
+    const cache = new TotalCache(10_000);
+    let finish!: (n: number) => void;
+    const waiting = cache.total('k', () => new Promise<number>((resolve) => (finish = resolve)));
+    cache.set('k', 12);
+    finish(12);
+    await expect(waiting).resolves.toBe(12);
+    expect(await cache.total('k', async () => -1)).toBe(12);
+  });
+
   it('holds at most `max` keys', async () => {
     const cache = new TotalCache(10_000, { max: 2 });
     const c = counter([1, 2, 3, 4]);
