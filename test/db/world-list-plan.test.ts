@@ -81,6 +81,21 @@ describe('the world list reads about a page, not the catalogue', () => {
     expect(s).toMatchObject({ nReturned: 20, totalKeysExamined: 20, totalDocsExamined: 20 });
   });
 
+  it("a later page's total is counted from the index, reading no product", async () => {
+    commands.length = 0;
+    const page = await world().list({ countries: ['JP'], page: 3, limit: 20 });
+    expect(page.total).toBe(N / 2);
+    const counts = commands.filter((c) => c.commandName === 'aggregate' && c.command.aggregate === 'products');
+    // With no kept totals (a TTL of 0) the page counts before it reads and again after.
+    expect(counts.length).toBeGreaterThan(0);
+    for (const count of counts) {
+      const { lsid: _l, $db: _d, $clusterTime: _c, $readPreference: _r, ...aggregate } = count.command as Document;
+      const text = JSON.stringify(await conn.db!.command({ explain: aggregate, verbosity: 'executionStats' }));
+      expect(text).toContain('COUNT_SCAN');
+      expect(text).toContain('"totalDocsExamined":0');
+    }
+  });
+
   it('a common word: one term walked newest first, a page of it', async () => {
     const s = await explainedPage(() => world().list({ countries: [...COUNTRIES], page: 1, limit: 20, search: 'wire' }));
     expect(s.plan).toContain(`"indexName":"${PRODUCT_SEARCH_INDEX}"`);
