@@ -27,6 +27,7 @@ import { figure, report, round, type BenchResult, type Figure } from './lib/resu
 import { asinOf, insertChunks, priorityOf, productDoc } from './lib/seed.js';
 import { percentile } from './lib/stats.js';
 import { countryTag } from '../src/db/redis-keys.js';
+import { ROLES, buildForMemory, measureRoleMemory, type RoleMemory } from './lib/role-memory.js';
 
 const COUNTRY = 'JP';
 /** The due products carry this creation date, so a tick can make exactly them due again. */
@@ -167,7 +168,19 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
   const limit = Math.floor(opts.quota * config.workers.scheduler.horizonS) * MAX_ITEMS_PER_CALL;
   if (opts.due > limit) notes.push(`${opts.due} due exceed one tick's budget of ${limit} products: a tick plans ${limit}`);
 
-  const perSize: { size: number; tickMs: number[]; insertS: number; planned: number[]; explained: Explained[]; reads: number }[] = [];
+  const perSize: {
+    size: number;
+    tickMs: number[];
+    insertS: number;
+    planned: number[];
+    explained: Explained[];
+    reads: number;
+    memory: RoleMemory | null;
+  }[] = [];
+  if (opts.memorySeconds > 0) {
+    console.log('plan: compiling the product for the memory figures (npm run build)');
+    await buildForMemory();
+  }
   for (const size of opts.sizes) {
     await coll.drop().catch(() => undefined);
     await products.createIndexes();
@@ -215,8 +228,12 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
         : null;
     const explained = await explainTick(db.conn.db!, at, limit, adaptive);
     const reads = adaptive ? limit + 3 * adaptive.window : limit;
-    perSize.push({ size, tickMs, insertS, planned: plannedCounts, explained, reads });
     console.log(`plan: ${size} products: ticks ${tickMs.map((m) => Math.round(m)).join(', ')} ms`);
+    // The roles on this catalogue, the planner's due products included (--memory-seconds 0 skips it).
+    const memory =
+      opts.memorySeconds > 0 ? await measureRoleMemory(inf, db, size, { quota: opts.quota, seconds: opts.memorySeconds }) : null;
+    if (memory) console.log(`plan: ${size} products: peak RSS ${JSON.stringify(memory.peakRssMiB)} MiB`);
+    perSize.push({ size, tickMs, insertS, planned: plannedCounts, explained, reads, memory });
   }
   await coll.drop().catch(() => undefined);
 
@@ -270,6 +287,39 @@ async function measurePlan(opts: BenchOptions, inf: Infra): Promise<BenchResult>
         `catalogue ${last.size / first.size}× larger, same ${opts.due} due`,
       ),
     );
+  }
+  const measured = perSize.filter((s) => s.memory !== null);
+  for (const s of measured) {
+    const m = s.memory!;
+    for (const role of ROLES) {
+      figures.push(
+        figure(`peak RSS, ${role}, ${s.size} products`, m.peakRssMiB[role] ?? null, 'MiB', { op: '<=', value: 150, source: 'issue' }),
+      );
+    }
+    figures.push(
+      figure(
+        `api errors under the memory load, ${s.size} products`,
+        m.apiErrors,
+        'responses',
+        { op: '==', value: 0, source: 'ours' },
+        `${m.apiRequests} requests in ${opts.memorySeconds} s (failed: ${JSON.stringify(m.apiFailures)}); simulator ${round(m.peakRssMiB.simulator ?? NaN, 0)} MiB`,
+      ),
+    );
+  }
+  const small = measured[0];
+  const large = measured[measured.length - 1];
+  if (small && large && large !== small) {
+    for (const role of ROLES) {
+      const a = small.memory!.peakRssMiB[role];
+      const b = large.memory!.peakRssMiB[role];
+      figures.push(
+        figure(`peak RSS ${large.size} / ${small.size} products, ${role}`, a && b ? b / a : null, '×', {
+          op: '<=',
+          value: 1.2,
+          source: 'issue',
+        }),
+      );
+    }
   }
   if (!explainable) {
     const why = perSize.flatMap((s) => s.explained).find((e) => e.error)?.error ?? '';

@@ -21,6 +21,8 @@ export interface BenchOptions {
   readonly sizes: readonly number[];
   readonly due: number;
   readonly ticks: number;
+  /** Planner benchmark: seconds the roles run on each catalogue for their peak memory; 0 skips it. */
+  readonly memorySeconds: number;
   /** API benchmark: seconds per endpoint, concurrent connections, catalogue products. */
   readonly apiSeconds: number;
   readonly connections: number;
@@ -46,6 +48,7 @@ const SPEC = {
   sizes: { env: 'BENCH_PLAN_SIZES', def: '10000,100000,1000000' },
   due: { env: 'BENCH_PLAN_DUE', def: '1000' },
   ticks: { env: 'BENCH_PLAN_TICKS', def: '3' },
+  'memory-seconds': { env: 'BENCH_MEMORY_SECONDS', def: '30' },
   'api-seconds': { env: 'BENCH_API_SECONDS', def: '10' },
   connections: { env: 'BENCH_CONNECTIONS', def: '10' },
   'api-products': { env: 'BENCH_API_PRODUCTS', def: '10000' },
@@ -85,6 +88,7 @@ export function parseBenchArgs(argv: readonly string[] = process.argv.slice(2), 
     sizes: list('sizes').map((s) => Math.round(num('sizes', s, 100, 10_000_000))),
     due: Math.round(num('due', get('due'), 1, 1_000_000)),
     ticks: Math.round(num('ticks', get('ticks'), 1, 100)),
+    memorySeconds: num('memory-seconds', get('memory-seconds'), 0, 3_600),
     apiSeconds: num('api-seconds', get('api-seconds'), 1, 600),
     connections: Math.round(num('connections', get('connections'), 1, 1_000)),
     apiProducts: Math.round(num('api-products', get('api-products'), 10, 1_000_000)),

@@ -14,8 +14,11 @@ export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
  * default runs the sources through tsx, so a benchmark never measures a stale build. tsx only costs
  * start-up time, which the measured windows leave out.
  */
-function entry(): string[] {
-  if (process.env.BENCH_CLI === 'dist') {
+/** How the product's CLI is run: from the sources through tsx, or as shipped, compiled (`npm run build`). */
+export type CliBuild = 'tsx' | 'dist';
+
+function entry(build: CliBuild = process.env.BENCH_CLI === 'dist' ? 'dist' : 'tsx'): string[] {
+  if (build === 'dist') {
     const js = `${ROOT}dist/src/app/cli/main.js`;
     if (!existsSync(js)) throw new Error('BENCH_CLI=dist but dist/src/app/cli/main.js is missing: run `npm run build` first');
     return [js];
@@ -45,9 +48,15 @@ export function liveChildren(): readonly Child[] {
 }
 
 /** `nodeArgs` go to node itself, before the program (flags such as --cpu-prof that NODE_OPTIONS refuses). */
-export function spawnCli(name: string, args: readonly string[], env: Record<string, string>, nodeArgs: readonly string[] = []): Child {
+export function spawnCli(
+  name: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  nodeArgs: readonly string[] = [],
+  build?: CliBuild,
+): Child {
   const base: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp' };
-  const proc = spawn(process.execPath, [...nodeArgs, ...entry(), ...args], {
+  const proc = spawn(process.execPath, [...nodeArgs, ...entry(build), ...args], {
     cwd: ROOT,
     env: { ...base, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
