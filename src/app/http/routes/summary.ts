@@ -106,6 +106,11 @@ export function summaryRoutes(ctx: AppContext): Router {
   router.get(PATH, async (req, res) => {
     const user = userOf(res);
     const s = await accountSummary({ ...ctx, countries: ctx.config.countries }, user._id);
+    // Each e-mail alert with its address's state (pending confirmation…), as the alert routes show it.
+    const emailStates = await ctx.emailAddresses.statusesFor(
+      user._id,
+      s.alerts.items.map((v) => v.alert),
+    );
     const byAsin = new Map<string, typeof s.products>();
     for (const p of s.products) byAsin.set(p.asin, [...(byAsin.get(p.asin) ?? []), p]);
     res.json({
@@ -127,9 +132,9 @@ export function summaryRoutes(ctx: AppContext): Router {
         },
         recent_changes: s.changes.map((p) => ({ asin: p.asin, country: p.country, ...presentPoint(p, tz) })),
         alerts: {
-          items: s.alerts.items.map((a) => {
+          items: s.alerts.items.map((a, i) => {
             const latest = s.latestDelivery.get(a.alert._id.toHexString());
-            return { ...presentAlert(a, tz), latest_delivery: latest ? presentDelivery(latest, tz) : null };
+            return { ...presentAlert(a, tz, emailStates[i]), latest_delivery: latest ? presentDelivery(latest, tz) : null };
           }),
           total: s.alerts.total,
           more: nextPage(req, appUrl, '/api/alerts', '', s.alerts.total),
