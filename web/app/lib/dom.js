@@ -1,4 +1,4 @@
-/* global document, CSS */
+/* global document, CSS, Node */
 // Small DOM helpers: every text from the API goes in through textContent, never as markup.
 
 export const $ = (id) => document.getElementById(id);
@@ -51,7 +51,8 @@ export function showFormError(form, err) {
     input.setAttribute('aria-invalid', 'true');
     input.setAttribute('aria-describedby', id);
     input.insertAdjacentElement('afterend', el('span', [].concat(messages).join(' '), { id, class: 'field-error error' }));
-    firstBad ??= input;
+    // The first bad field in the form's order, whatever the order of the answer's fields.
+    if (!firstBad || firstBad.compareDocumentPosition(input) & Node.DOCUMENT_POSITION_PRECEDING) firstBad = input;
   }
   focusOn(firstBad ?? box);
 }
