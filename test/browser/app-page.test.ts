@@ -389,6 +389,18 @@ describe.skipIf(!haveBrowser)('/app in a real browser', () => {
     expect(await mailAlert.locator('.state').textContent()).toMatch(/^paused/);
     expect((await focused(page)).text).toBe('Resume');
 
+    // Edit the e-mail alert's threshold: the page posts the new alert and deletes the old one.
+    await mailAlert.getByRole('button', { name: 'Edit' }).click();
+    expect(await page.locator('#alert-form-heading').textContent()).toBe(`Edit the alert on ${ASIN_NEW} (JP)`);
+    expect((await focused(page)).id).toBe('alert-asin');
+    expect(await form.getByLabel('E-mail address').inputValue()).toBe('new-person@example.com');
+    await form.getByLabel('By percent').fill('15');
+    await form.getByRole('button', { name: 'Save the alert' }).click();
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toMatch(/^Saved the alert on B0MANAGE01\./);
+    expect(await alerts.count()).toBe(2);
+    expect(await mailAlert.locator('h3').textContent()).toBe(`${ASIN_NEW} (JP): price drops by 15 %`);
+    expect(await mailAlert.locator('.state').textContent()).toMatch(/^paused · address pending confirmation/);
+
     // Delete the webhook alert: its endpoint, now unused, goes with it.
     await hookAlert.getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe(`Deleted the alert on ${ASIN_NEW}.`);
@@ -434,6 +446,18 @@ describe.skipIf(!haveBrowser)('/app in a real browser', () => {
     await accessible('token rotated');
     await page.reload();
     await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe('Loaded.');
+
+    // Numbers and dates in the browser's locale: Japanese.
+    const ja = await browser.newContext({ viewport: { width: 1000, height: 900 }, locale: 'ja-JP' });
+    const jaPage = await ja.newPage();
+    await jaPage.goto(`${server.url}/app/`);
+    await jaPage.getByLabel('API token').fill(rotated);
+    await jaPage.getByLabel('API token').press('Enter');
+    await expect.poll(() => jaPage.locator('#status').textContent(), { timeout: 30_000 }).toBe('Loaded.');
+    const cells = jaPage.locator(`#product-list article[data-asin="${ASIN_NEW}"] tbody tr`).first().locator('td');
+    expect(await cells.nth(0).textContent()).toMatch(/^\d{4}\/\d{2}\/\d{2} \d{1,2}:\d{2}$/);
+    expect(await cells.nth(1).textContent()).toMatch(/^[¥￥]2,480$/);
+    await ja.close();
 
     expect(requested.filter((u) => !u.startsWith(server.url) && !u.startsWith('blob:'))).toEqual([]);
     expect(requested.filter((u) => u.includes(first) || u.includes(rotated))).toEqual([]);
