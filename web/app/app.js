@@ -1,3 +1,4 @@
+/* global document, CSS */
 // The account page: signs in with a pasted token (kept in this tab's sessionStorage only), loads
 // everything it shows with one request (GET /api/me/summary), and after each action loads it again
 // and puts focus back where the person was. Each view (views/) renders its part of the summary.
@@ -31,6 +32,25 @@ function signOut(message = 'Signed out.') {
   $('token').focus();
 }
 
+const ITEM_KEYS = ['alert', 'asin', 'country', 'endpoint', 'browse'];
+
+/** Where focus is, as a selector that finds the same control once the views are made anew. */
+function focusKey() {
+  const node = document.activeElement;
+  if (!node || node === document.body) return null;
+  if (node.id) return `#${CSS.escape(node.id)}`;
+  const item = node.closest('[data-alert], [data-asin], [data-endpoint], [data-browse]');
+  if (!item || node.tagName !== 'BUTTON') return null;
+  const attrs = ITEM_KEYS.filter((k) => item.dataset[k]).map((k) => `[data-${k}="${CSS.escape(item.dataset[k])}"]`);
+  return { item: attrs.join(''), text: node.textContent };
+}
+
+function findFocus(key) {
+  if (typeof key === 'string') return document.querySelector(key);
+  const item = document.querySelector(key.item);
+  return item ? [...item.querySelectorAll('button')].find((b) => b.textContent === key.text) : null;
+}
+
 const app = {
   summary: null,
   /**
@@ -47,11 +67,14 @@ const app = {
       return;
     }
     app.summary = summary;
+    const kept = focus ? null : focusKey();
     $('who').textContent = `Signed in as ${summary.account.name}`;
     showSignedIn(true);
     for (const view of VIEWS) view.render(app, summary);
     if (!quiet) setStatus(status ?? 'Loaded.');
     if (focus) focusOn(focus());
+    // A refresh nobody asked for (an import ended) leaves focus where it was.
+    else if (kept && document.activeElement === document.body) findFocus(kept)?.focus();
   },
 };
 
