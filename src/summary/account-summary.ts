@@ -7,19 +7,21 @@ import { deliveryModel } from '../models/delivery.js';
 import type { WatchFields } from '../models/watch.js';
 import type { WatchService } from '../watch/service.js';
 import type { AlertRules } from '../alerts/rules/service.js';
+import type { Endpoints } from '../alerts/endpoints/endpoints.js';
+import type { Endpoint } from '../alerts/endpoints/endpoint.js';
 import type { AlertView } from '../alerts/rules/alert.js';
 import type { DeliveryRecord } from '../alerts/deliveries/records.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 
 /**
  * What the account page shows, read in a fixed handful of bounded queries, each on an index: the
- * first page of watched ASINs and of alerts (each a page and its count), the products those ASINs
- * are in the configured countries, the newest history points among them, and the account's newest
- * deliveries, of which each alert gets its latest. The page asks for one of these instead of a
+ * first page of watched ASINs, of watched browse nodes, of alerts and of endpoints (each a page and
+ * its count), the products those ASINs are in the configured countries, the newest history points
+ * among them, and the account's newest deliveries, of which each alert gets its latest. The page asks for one of these instead of a
  * request per product and alert.
  */
 
-/** Watched ASINs and alerts in a summary; the rest are on the lists' next pages. */
+/** Watched ASINs, browse nodes, alerts and endpoints in a summary; the rest are on the lists' next pages. */
 export const SUMMARY_PAGE = 100;
 /** History points in a summary: the newest among the summary's products, within RECENT_DAYS. */
 export const RECENT_CHANGES = 50;
@@ -29,6 +31,8 @@ export const DELIVERY_WINDOW = 500;
 
 export interface AccountSummary {
   readonly watches: { readonly items: WatchFields[]; readonly total: number };
+  readonly browseNodes: { readonly items: WatchFields[]; readonly total: number };
+  readonly endpoints: { readonly items: Endpoint[]; readonly total: number };
   readonly products: ShownProduct[];
   readonly changes: HistoryPointFields[];
   readonly alerts: { readonly items: AlertView[]; readonly total: number };
@@ -40,14 +44,17 @@ export interface SummaryDeps {
   readonly mongo: Connection;
   readonly watches: Pick<WatchService, 'list'>;
   readonly alerts: Pick<AlertRules, 'list'>;
+  readonly endpoints: Pick<Endpoints, 'list'>;
   readonly countries: readonly Country[];
 }
 
 export async function accountSummary(deps: SummaryDeps, userId: Types.ObjectId, now = new Date()): Promise<AccountSummary> {
   const first = { page: 1, limit: SUMMARY_PAGE };
-  const [watches, alerts, deliveries] = await Promise.all([
+  const [watches, browseNodes, alerts, endpoints, deliveries] = await Promise.all([
     deps.watches.list(userId, { kind: 'asin', ...first }),
+    deps.watches.list(userId, { kind: 'browse', ...first }),
     deps.alerts.list(userId, first),
+    deps.endpoints.list(userId, first),
     newestDeliveries(deps.mongo, userId),
   ]);
   const asins = [...new Set(watches.items.map((w) => w.key))];
@@ -57,7 +64,7 @@ export async function accountSummary(deps: SummaryDeps, userId: Types.ObjectId, 
   // Newest first: the first one seen of an alert is its latest.
   for (const d of deliveries)
     for (const id of d.alert_ids ?? [d.alert_id]) if (!latestDelivery.has(id.toHexString())) latestDelivery.set(id.toHexString(), d);
-  return { watches, products, changes, alerts, latestDelivery };
+  return { watches, browseNodes, products, changes, alerts, endpoints, latestDelivery };
 }
 
 // The ids and countries below come from our own reads and the configuration, so the operators are trusted.

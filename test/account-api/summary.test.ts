@@ -41,10 +41,12 @@ describe('GET /api/me/summary', () => {
     expect((await t.http.get('/api/me/summary')).status).toBe(401);
   });
 
-  it("answers the account, its products' latest state, their recent changes and its alerts with their latest delivery", async () => {
+  it("answers the account, its products' latest state, their recent changes, its browse nodes, alerts and endpoints", async () => {
     const me = await testAccount(t, 'summary@example.com');
     const other = await testAccount(t, 'summary-other@example.com');
     for (const asin of ['B0SUMMARY1', 'B0SUMMARY2']) await t.http.post('/api/watch/asin').set(me.headers).send({ asin }).expect(201);
+    await t.http.post('/api/watch/browse').set(me.headers).send({ browse: '2277721051' }).expect(201);
+    await t.http.post('/api/watch/browse').set(other.headers).send({ browse: '2277724051' }).expect(201);
     await t.http.post('/api/watch/asin').set(other.headers).send({ asin: 'B0SUMMARY9' }).expect(201);
     await productModel(t.ctx.mongo).updateOne(
       { country: 'JP', asin: 'B0SUMMARY1' },
@@ -94,6 +96,14 @@ describe('GET /api/me/summary', () => {
     const byId = new Map(data.alerts.items.map((a: { id: string }) => [a.id, a]));
     expect(byId.get(delivered)).toMatchObject({ latest_delivery: { id: 'msg_new', status: 'delivered', response_code: 200 } });
     expect(byId.get(quiet)).toMatchObject({ latest_delivery: null });
+    expect(data.countries).toEqual(['JP', 'US']);
+    expect(data.browse_nodes).toMatchObject({ total: 1, more: null, items: [{ type: 'browse', browse: '2277721051' }] });
+    // Both alerts post to one URL: one endpoint, with its state.
+    expect(data.endpoints).toMatchObject({
+      total: 1,
+      more: null,
+      items: [{ channel: 'webhook', url: 'http://127.0.0.1:9/h', state: 'active' }],
+    });
   });
 
   it('costs the same handful of queries for a large account, and links the next pages', async () => {
@@ -119,7 +129,9 @@ describe('GET /api/me/summary', () => {
     await cost(large.headers);
     const a = await cost(small.headers);
     const b = await cost(large.headers);
-    expect(b.commands).toBeLessThanOrEqual(8);
+    // Five pages with their counts (ASINs, browse nodes, alerts, endpoints and the legacy alerts
+    // endpoints adopt), the products, their points and the deliveries.
+    expect(b.commands).toBeLessThanOrEqual(13);
     expect(b.commands).toBeLessThanOrEqual(a.commands + 1);
     expect(b.body.data.products.items).toHaveLength(SUMMARY_PAGE);
     expect(b.body.data.products.total).toBe(SUMMARY_PAGE + 5);

@@ -1,8 +1,6 @@
-import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { buildApp } from '../../src/app/http/app.js';
@@ -10,23 +8,16 @@ import { apiRoutes } from '../../src/app/http/api-routes.js';
 import { listen, type RunningServer } from '../../src/lifecycle/http-server.js';
 import { productModel } from '../../src/models/product.js';
 import { historyPointModel } from '../../src/models/history-point.js';
+import { ARTIFACTS, DAY, axeViolations, haveBrowser, launchBrowser } from './page-helpers.js';
 
 /**
  * The account page (/app, web/app/) in headless Chromium against the real app on a port of its own:
  * a seeded account with a watched product, its history and an alert on a loopback receiver.
- * Screenshots go to test/artifacts/ (gitignored).
+ * Screenshots go to test/artifacts/ (gitignored). What the page manages is app-manage.test.ts.
  */
 
-// Debian's chromium (`apt-get install chromium`); CI installs it (.ci/run).
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const haveBrowser = existsSync(CHROMIUM);
-if (!haveBrowser) console.warn(`test/browser skipped: no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set CHROMIUM_PATH)`);
-if (!haveBrowser && process.env.REQUIRE_BROWSER) throw new Error(`REQUIRE_BROWSER is set but ${CHROMIUM} does not exist`);
-
-const ARTIFACTS = path.resolve(import.meta.dirname, '../artifacts');
 const ASIN = 'B0PAGETST1';
 const TITLE = 'Page test <b>kettle</b> & "friends"';
-const DAY = 86_400_000;
 /** Products and alerts besides the one the test looks at: an account page of 100 of each. */
 const OTHERS = 99;
 const otherAsin = (i: number) => `B0PAGE${String(i).padStart(4, '0')}`;
@@ -106,18 +97,7 @@ describe.skipIf(!haveBrowser)('/app in a real browser', () => {
         data: { id: string };
       }
     ).data.id;
-    await mkdir(ARTIFACTS, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchBrowser();
   });
 
   afterAll(async () => {
@@ -197,6 +177,7 @@ describe.skipIf(!haveBrowser)('/app in a real browser', () => {
     await expect.poll(() => alert.count()).toBe(1);
     expect(await alert.textContent()).toContain('No deliveries yet.');
     await page.screenshot({ path: path.join(ARTIFACTS, 'app-signed-in.png') });
+    expect(await axeViolations(page), 'a page of 100 products and 100 alerts').toEqual([]);
     const test = alert.getByRole('button', { name: 'Test' });
     await test.focus();
     await page.keyboard.press('Enter');

@@ -5,7 +5,7 @@ import express, { Router } from 'express';
 import type { AppContext } from '../../context.js';
 
 /**
- * `/app`: the account page (web/app/ at the repo root: plain HTML, CSS and an ES module, no build
+ * `/app`: the account page (web/app/ at the repo root: plain HTML, CSS and ES modules, no build
  * step). This module is src/app/http/routes/ under tsx and dist/src/app/http/routes/ once compiled,
  * one level deeper; the folder is looked for from both (the Dockerfile copies web/ beside dist/).
  */
