@@ -105,7 +105,7 @@ export function dealFigures(days: readonly PriceDay[], price: number | null, day
     const l = levelsOf(days, day, window);
     if (!l) continue;
     const avg = Math.round(l.avg);
-    levels[dealField('low', window)] = l.low;
+    levels[dealField('low', window)] = l.earlierLow ?? l.low;
     levels[dealField('avg', window)] = avg;
     levels[dealField('high', window)] = l.high;
     const byLow = price <= l.low && l.earlierLow !== null ? percentBelow(price, l.earlierLow) : 0;

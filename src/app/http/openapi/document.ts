@@ -12,6 +12,7 @@ import { mePaths } from '../routes/me.js';
 import { summaryPaths } from '../routes/summary.js';
 import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
+import { dealsPaths } from '../routes/deals.js';
 import { historyChartPaths } from '../routes/history-chart.js';
 import { forcedUpdatePaths } from '../routes/forced-update.js';
 import { alertsPaths } from './alerts.js';
@@ -93,6 +94,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...summaryPaths,
       ...watchPaths,
       ...worldPaths(config),
+      ...dealsPaths(config),
       ...historyChartPaths(config),
       ...forcedUpdatePaths(config),
       ...alertsPaths(config),

@@ -7,6 +7,7 @@ import { meRoutes } from './me.js';
 import { summaryRoutes } from './summary.js';
 import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
+import { dealsRoutes } from './deals.js';
 import { forcedUpdateRoutes } from './forced-update.js';
 import { alertRoutes } from './alerts.js';
 import { webhookRoutes } from './webhooks.js';
@@ -47,6 +48,8 @@ export function accountApiRoutes(ctx: AppContext): Router {
   router.use(summaryRoutes(ctx));
   router.use(watchRoutes(ctx));
   router.use(forcedUpdateRoutes(ctx));
+  // Before the world routes: `/api/world/deals` is its own list, not a product path.
+  router.use(dealsRoutes(ctx));
   router.use(worldRoutes(ctx));
   router.use(alertRoutes(ctx));
   router.use(webhookRoutes(ctx));
