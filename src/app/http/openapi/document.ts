@@ -13,6 +13,7 @@ import { summaryPaths } from '../routes/summary.js';
 import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
 import { dealsPaths } from '../routes/deals.js';
+import { feedsPaths } from '../routes/feeds.js';
 import { historyChartPaths } from '../routes/history-chart.js';
 import { forcedUpdatePaths } from '../routes/forced-update.js';
 import { alertsPaths } from './alerts.js';
@@ -95,6 +96,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...watchPaths,
       ...worldPaths(config),
       ...dealsPaths(config),
+      ...feedsPaths,
       ...historyChartPaths(config),
       ...forcedUpdatePaths(config),
       ...alertsPaths(config),

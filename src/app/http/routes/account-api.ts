@@ -41,7 +41,7 @@ export function accountApiRoutes(ctx: AppContext): Router {
   );
   router.use('/api/world/update', createRateLimiter(ctx, { name: 'update', limit: limits.updatePerMinute, key: userKey }));
   router.post(
-    '/api/me/token',
+    ['/api/me/token', '/api/me/feed-token'],
     createRateLimiter(ctx, { name: 'token-rotation', limit: limits.tokenRotationsPerHour, windowMs: 3_600_000, key: userKey }),
   );
   router.use(meRoutes(ctx));
