@@ -4,7 +4,7 @@ import type { Country } from '../core/identifiers.js';
 import { ValidationError } from '../core/errors.js';
 import { dealField, DEAL_BASES, DEAL_WINDOWS, type DealBasis, type DealField, type DealWindow } from '../core/price-levels.js';
 import { productRecordSchema, priceSchema } from '../core/product.js';
-import { dealsIndexName, productModel, type ProductFields } from '../models/product.js';
+import { dealsIndexName, dealsNodeIndexName, productModel, type ProductFields } from '../models/product.js';
 import { watchModel } from '../models/watch.js';
 import { LIST_QUERY_MAX_MS } from '../db/mongo.js';
 import { LAGGING_READ } from '../db/read-preference.js';
@@ -95,7 +95,7 @@ export function dealsQuery(countries: Country | readonly Country[], f: DealFilte
   if (f.node !== undefined) filter['browse_nodes.id'] = f.node;
   const sort: Record<string, 1 | -1> = { [key]: -1, 'price.amount': 1, sales_rank: 1, _id: 1 };
   const select = { ...PRODUCT_SHOWN_FIELDS, [key]: 1, [`price_levels.${field}`]: 1 };
-  return { filter, sort, select, index: dealsIndexName(field) };
+  return { filter, sort, select, index: f.node === undefined ? dealsIndexName(field) : dealsNodeIndexName(field) };
 }
 
 /**

@@ -136,15 +136,20 @@ productSchema.index({ country: 1, owners: 1, priority: -1, next_refresh_at: 1 },
 export function dealsIndexName(field: DealField): string {
   return `deals_${field}`;
 }
+/** The same figure's deals under one browse node. */
+export function dealsNodeIndexName(field: DealField): string {
+  return `deals_node_${field}`;
+}
 // The deals feed: per figure, a country's deals by drop, largest first; price and rank in the key so
 // that those filters are judged on the index, reading only the documents of the page. Partial: a
-// product is in a figure's index only while it is a deal by it, so each index stays small.
+// product is in a figure's indexes only while it is a deal by it, so each stays small. The second
+// index leads with the browse node (one entry per node a deal lists), so a node's page is a walk too.
 for (const field of DEAL_FIELDS) {
   const drop = `drop.${field}`;
-  productSchema.index(
-    { country: 1, [drop]: -1, 'price.amount': 1, sales_rank: 1, _id: 1 },
-    { name: dealsIndexName(field), partialFilterExpression: { [drop]: { $gt: 0 } } },
-  );
+  const partialFilterExpression = { [drop]: { $gt: 0 } };
+  const order = { [drop]: -1, 'price.amount': 1, sales_rank: 1, _id: 1 } as const;
+  productSchema.index({ country: 1, ...order }, { name: dealsIndexName(field), partialFilterExpression });
+  productSchema.index({ country: 1, 'browse_nodes.id': 1, ...order }, { name: dealsNodeIndexName(field), partialFilterExpression });
 }
 
 export type ProductModel = Model<ProductFields>;

@@ -4,7 +4,7 @@ import type { CommandStartedEvent, Document } from 'mongodb';
 import '../../src/db/mongo.js';
 import { DealsCatalog, type DealsRequest } from '../../src/catalog/deals.js';
 import { backfillDeals, dealsIndexed } from '../../src/catalog/deals-backfill.js';
-import { dealsIndexName, productModel } from '../../src/models/product.js';
+import { dealsIndexName, dealsNodeIndexName, productModel } from '../../src/models/product.js';
 import { historyPointModel } from '../../src/models/history-point.js';
 import { createLogger } from '../../src/logger.js';
 import { LogCapture, testEnv, uniqueName } from '../helpers/context.js';
@@ -91,6 +91,17 @@ describe('the deals list reads about a page, not the catalogue', () => {
     expect(s.plan).not.toContain('"SORT"');
     expect(s.nReturned).toBe(21);
     expect(s.totalDocsExamined).toBe(21);
+  });
+});
+
+describe('a browse node', () => {
+  it('walks the figure’s node index: the page’s documents only, however rare the node', async () => {
+    const s = await explainedPage({ node: '8' });
+    expect(s.plan).toContain(`"indexName":"${dealsNodeIndexName('avg_30')}"`);
+    expect(s.plan).not.toContain('"SORT"');
+    expect(s.nReturned).toBe(21);
+    expect(s.totalDocsExamined).toBe(21);
+    expect(s.totalKeysExamined).toBeLessThanOrEqual(22);
   });
 });
 
