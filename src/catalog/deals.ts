@@ -54,7 +54,10 @@ export const dealRecordSchema = productRecordSchema
       basis: z.enum(DEAL_BASES),
       days: z.union(DEAL_WINDOWS.map((d) => z.literal(d))),
       drop: z.number().meta({ description: 'How far (%) the price is below the level, as of the last refresh.' }),
-      level: priceSchema.nullable().meta({ description: "The window's lowest (before today), average or highest price." }),
+      level: priceSchema.nullable().meta({
+        description:
+          "What the drop is from: by `low`, the window's lowest level above the price; by `avg` or `high`, its average or highest.",
+      }),
     }),
   })
   .meta({ id: 'Deal', description: 'A product whose price is below its own recent level.' });

@@ -52,31 +52,36 @@ export function withDayPrice(days: readonly PriceDay[], price: number, day: numb
   return kept;
 }
 
-/** A window's levels: lowest, highest, mean of the observations; the lowest of its days before today. */
+/**
+ * A window's levels: lowest, highest and mean of the observations, and the lowest level above
+ * `price` (from each day's lowest, or its highest when its lowest is not above): what a price at
+ * the window's lowest is below. Null when nothing in the window was above it.
+ */
 export interface WindowLevels {
   readonly low: number;
   readonly high: number;
   readonly avg: number;
-  readonly earlierLow: number | null;
+  readonly nextAbove: number | null;
 }
 
-/** The levels of the `window` days ending on `day`; null when none of them saw a price. */
-export function levelsOf(days: readonly PriceDay[], day: number, window: DealWindow): WindowLevels | null {
+/** The levels of the `window` days ending on `day` against `price`; null when none of them saw a price. */
+export function levelsOf(days: readonly PriceDay[], day: number, window: DealWindow, price: number): WindowLevels | null {
   const inside = days.filter((p) => p.d > day - window && p.d <= day);
   if (inside.length === 0) return null;
   let low = Infinity;
   let high = -Infinity;
   let sum = 0;
   let n = 0;
-  let earlierLow = Infinity;
+  let nextAbove = Infinity;
   for (const p of inside) {
     low = Math.min(low, p.lo);
     high = Math.max(high, p.hi);
     sum += p.sum;
     n += p.n;
-    if (p.d < day) earlierLow = Math.min(earlierLow, p.lo);
+    const above = p.lo > price ? p.lo : p.hi > price ? p.hi : Infinity;
+    nextAbove = Math.min(nextAbove, above);
   }
-  return { low, high, avg: sum / n, earlierLow: Number.isFinite(earlierLow) ? earlierLow : null };
+  return { low, high, avg: sum / n, nextAbove: Number.isFinite(nextAbove) ? nextAbove : null };
 }
 
 /** How far `price` is below `level`, in percent to two decimals; 0 when it is not below. */
@@ -94,21 +99,22 @@ export interface DealFigures {
 
 /**
  * The figures of `price` observed on `day` against `days` (which already hold it). By `low`, a
- * price is a deal when it is the window's lowest and below the lowest of the window's earlier days
- * (its drop measured from that); by `avg` and `high`, when it is below the window's average or highest.
+ * price is a deal while it is the window's lowest and something in the window was above it (its
+ * drop measured from the lowest such level), so it stays one for as long as it holds at that low;
+ * by `avg` and `high`, when it is below the window's average or highest.
  */
 export function dealFigures(days: readonly PriceDay[], price: number | null, day: number): DealFigures {
   const levels: Partial<Record<DealField, number>> = {};
   const drop: Partial<Record<DealField, number>> = {};
   if (price === null) return { levels, drop };
   for (const window of DEAL_WINDOWS) {
-    const l = levelsOf(days, day, window);
+    const l = levelsOf(days, day, window, price);
     if (!l) continue;
     const avg = Math.round(l.avg);
-    levels[dealField('low', window)] = l.earlierLow ?? l.low;
+    levels[dealField('low', window)] = l.nextAbove !== null && price <= l.low ? l.nextAbove : l.low;
     levels[dealField('avg', window)] = avg;
     levels[dealField('high', window)] = l.high;
-    const byLow = price <= l.low && l.earlierLow !== null ? percentBelow(price, l.earlierLow) : 0;
+    const byLow = price <= l.low && l.nextAbove !== null ? percentBelow(price, l.nextAbove) : 0;
     const byAvg = percentBelow(price, l.avg);
     const byHigh = percentBelow(price, l.high);
     if (byLow > 0) drop[dealField('low', window)] = byLow;

@@ -47,9 +47,10 @@ describe('levels and drops', () => {
       [3, 1200],
       [0, 1000],
     ]);
-    expect(levelsOf(days, today, 7)).toEqual({ low: 1000, high: 1200, avg: 1100, earlierLow: 1200 });
-    expect(levelsOf(days, today, 30)).toMatchObject({ low: 1000, high: 1500, earlierLow: 1200 });
-    expect(levelsOf(days, today, 90)).toMatchObject({ high: 2000, avg: 1425 });
+    expect(levelsOf(days, today, 7, 1000)).toEqual({ low: 1000, high: 1200, avg: 1100, nextAbove: 1200 });
+    expect(levelsOf(days, today, 30, 1000)).toMatchObject({ low: 1000, high: 1500, nextAbove: 1200 });
+    expect(levelsOf(days, today, 90, 1000)).toMatchObject({ high: 2000, avg: 1425 });
+    expect(levelsOf(days, today, 7, 1200)).toMatchObject({ nextAbove: null });
   });
 
   it('a new low is a deal by every basis; a price above them is none', () => {
@@ -81,6 +82,21 @@ describe('levels and drops', () => {
     ]);
     expect(dealFigures(days, 900, today).drop.low_7).toBeUndefined();
     expect(dealFigures(days, 900, today).drop.high_7).toBe(10);
+  });
+
+  it('a new low stays a deal while it holds, until the window holds nothing above it', () => {
+    const days = daysOf([
+      [5, 1000],
+      [1, 800],
+      [0, 800],
+    ]);
+    expect(dealFigures(days, 800, today).drop.low_7).toBe(20);
+    expect(dealFigures(days, 800, today).levels.low_7).toBe(1000);
+    const flat = daysOf([
+      [3, 800],
+      [0, 800],
+    ]);
+    expect(dealFigures(flat, 800, today).drop).toEqual({});
   });
 
   it('no price, no deal', () => {

@@ -94,7 +94,8 @@ export function dealsPaths(config: Pick<Config, 'countries'>): ZodOpenApiPathsOb
         operationId: 'listWorldDeals',
         summary: 'Products whose price is furthest below their own recent level, largest drop first',
         description:
-          "A product is a deal by `low` when its price is its window's lowest and below the lowest of the window's earlier days, " +
+          "A product is a deal by `low` when its price is its window's lowest and something in the window was above it (the drop " +
+          'is from the lowest such level), ' +
           'by `avg` or `high` when it is below the average or highest price of the window; figures are as of its last refresh. ' +
           `No total is counted: \`meta.total\` counts the deals up to this page, and one more when a next page has some. The list goes ` +
           `${MAX_DEALS_DEPTH} deals deep (a deeper page is a 422).`,
