@@ -18,7 +18,7 @@ beforeAll(async () => {
   const product = (asin: string, country: 'JP' | 'US', drop: Record<string, number>) => ({
     country,
     asin,
-    title: `Kettle & "Mug" ${asin}`,
+    title: `Kettle & "Mug" <b>]]> ${asin}`,
     url: `https://www.amazon.co.jp/dp/${asin}`,
     price: { amount: 800, currency: country === 'JP' ? 'JPY' : 'USD' },
     availability: 'in_stock',
@@ -74,6 +74,7 @@ describe('the deals feed', () => {
     const feed = doc.feed;
     expect(feed['@_xmlns']).toBe('http://www.w3.org/2005/Atom');
     for (const required of ['id', 'title', 'updated']) expect(feed[required]).toBeTruthy();
+    expect(feed.author.name).toBe('shelfwatch');
     const entries = [feed.entry].flat();
     expect(entries).toHaveLength(2);
     for (const e of entries) for (const required of ['id', 'title', 'updated', 'link']) expect(e[required]).toBeTruthy();
@@ -82,6 +83,8 @@ describe('the deals feed', () => {
       expect.stringContaining('(US): 800 USD, 5% under its 30-day average'),
     ]);
     expect(xml).not.toContain('B0FEED0003');
+    // Titles are text: escaped for the entries' type="html", so no markup of the upstream's reaches a reader.
+    expect(String(entries[0].title['#text'] ?? entries[0].title)).toContain('Kettle &#38; &#34;Mug&#34; &#60;b&#62;]]&#62; B0FEED0001');
     expect(xml).toContain('Feed &lt;Reader&gt;');
   });
 

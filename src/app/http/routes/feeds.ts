@@ -51,9 +51,17 @@ function base(req: Request, appUrl: string | undefined): string {
   return appUrl ?? `${req.protocol}://${req.host}`;
 }
 
+/**
+ * Text as HTML: the feed package writes titles and summaries as `type="html"`, so a product title
+ * from the upstream (`<b>`, `&`, `]]>`) must be escaped to reach the reader as the text it is.
+ */
+function asHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
 function entryTitle(p: DealProduct, basis: DealBasis, days: DealWindow, drop: number): string {
   const price = p.price ? `${p.price.amount} ${p.price.currency}` : 'no price';
-  return `${p.title ?? p.asin} (${p.country}): ${price}, ${drop}% under its ${days}-day ${BASIS_WORDS[basis]}`;
+  return asHtml(`${p.title ?? p.asin} (${p.country}): ${price}, ${drop}% under its ${days}-day ${BASIS_WORDS[basis]}`);
 }
 
 /**
@@ -80,7 +88,8 @@ export function feedsRoutes(ctx: AppContext): Router {
       link: origin,
       updated: newest ?? user.updated_at,
       generator: 'shelfwatch',
-      copyright: '',
+      // Atom requires an author on the feed when its entries have none.
+      author: { name: 'shelfwatch' },
     });
     for (const p of deals) {
       const drop = p.drop[field] ?? 0;
