@@ -223,10 +223,11 @@ export async function writeOutcomes(
       };
     } else if (outcome === 'not_accessible') {
       notAccessible++;
-      set = { ...schedule, status: 'not_accessible', last_error: 'the upstream does not give access to this item' };
+      // Nothing on offer any more: it leaves the deals lists (its days stay for when it returns).
+      set = { ...schedule, status: 'not_accessible', last_error: 'the upstream does not give access to this item', drop: {} };
     } else {
       notFound++;
-      set = { ...schedule, status: 'not_found', last_error: 'the upstream does not know this ASIN in this country' };
+      set = { ...schedule, status: 'not_found', last_error: 'the upstream does not know this ASIN in this country', drop: {} };
     }
     return {
       updateOne: {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { productModel } from '../../src/models/product.js';
-import { writeFoundItems } from '../../src/catalog/writes.js';
+import { writeFoundItems, writeOutcomes } from '../../src/catalog/writes.js';
 import { dealRecordSchema } from '../../src/catalog/deals.js';
 import type { UpstreamItem } from '../../src/core/product.js';
 
@@ -138,5 +138,11 @@ describe('a refresh keeps the figures', () => {
     const res = await t.http.get('/api/world/deals?country=JP&basis=low&days=7&min_drop=14').set(auth);
     expect(asins(res.body)).toEqual(['B0REFRESH1', 'B0DEAL0030', 'B0DEAL0028']);
     expect(res.body.data[0].deal).toEqual({ basis: 'low', days: 7, drop: 25, level: { amount: 2000, currency: 'JPY' } });
+  });
+
+  it('a product the upstream no longer knows leaves the lists', async () => {
+    await writeOutcomes(t.ctx.mongo, t.ctx.config, 'JP', [], { B0REFRESH1: 'not_found' }, { now });
+    const res = await t.http.get('/api/world/deals?country=JP&basis=low&days=7&min_drop=14').set(auth);
+    expect(asins(res.body)).toEqual(['B0DEAL0030', 'B0DEAL0028']);
   });
 });
