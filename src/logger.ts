@@ -31,6 +31,10 @@ export const REDACT_PATHS = [
   '*.ntfy_token',
   '*.telegram_bot_token',
   'req.query.api_token',
+  // The deals feed's token travels in its URL (feed readers send no headers).
+  'feed_token',
+  '*.feed_token',
+  'req.query.feed_token',
   'res.headers["set-cookie"]',
 ];
 

@@ -4,6 +4,8 @@
  * Documents are written with the driver in the shape the schemas give them (every field present).
  */
 import { Types, type Connection } from 'mongoose';
+import { dayNumber } from '../../src/core/price-levels.js';
+import { dealFieldsOf } from '../../src/catalog/writes.js';
 import { orderedSearchKeys } from '../../src/search/ordered-keys.js';
 import type { Country } from '../../src/core/identifiers.js';
 import { MARKETPLACES, type Marketplace } from '../../src/upstream/marketplaces.js';
@@ -37,6 +39,18 @@ export interface ProductSeed {
   readonly createdAt: Date;
   /** A fetched product (title, price, updated_at), as the world list shows; else pending. */
   readonly fetched?: { readonly title: string; readonly brand: string; readonly updatedAt: Date; readonly amount: number };
+  /**
+   * The deals feed's figures as refreshes would have left them: a fetched product's price 0–39 %
+   * (by its amount) under its level of the 29 days before, so its drops spread over every figure.
+   */
+  readonly deals?: boolean;
+}
+
+function dealFields(amount: number, at: Date): Record<string, unknown> {
+  const today = dayNumber(at);
+  const before = Math.round(amount * (1 + (amount % 40) / 100));
+  const days = Array.from({ length: 29 }, (_, k) => ({ d: today - 29 + k, lo: before, hi: before, sum: before, n: 1 }));
+  return dealFieldsOf(days, amount, at);
 }
 
 export function productDoc(p: ProductSeed): Record<string, unknown> {
@@ -66,6 +80,7 @@ export function productDoc(p: ProductSeed): Record<string, unknown> {
     plan_token: null,
     created_at: p.createdAt,
     updated_at: f?.updatedAt ?? null,
+    ...(f && p.deals ? dealFields(f.amount, f.updatedAt) : {}),
   };
 }
 

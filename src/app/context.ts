@@ -36,6 +36,8 @@ import { DeliveryRecords } from '../alerts/deliveries/records.js';
 import { DeliveredAlerts } from '../alerts/deliveries/alerts.js';
 import { migrateAlertIdentities } from '../alerts/rules/migrate.js';
 import { rekeyProductSearch } from '../catalog/search-rekey.js';
+import { backfillDeals } from '../catalog/deals-backfill.js';
+import { DealsCatalog } from '../catalog/deals.js';
 import { resealStoredSecrets } from '../secrets/reseal.js';
 import { Deliveries } from '../alerts/deliveries/service.js';
 import { EmailAddresses } from '../alerts/endpoints/email-addresses.js';
@@ -77,6 +79,8 @@ export interface AppContext extends JobContext {
   readonly users: UserService;
   readonly imports: EanImports;
   readonly world: WorldCatalog;
+  /** The deals feed's reads (src/catalog/deals.ts). */
+  readonly deals: DealsCatalog;
   readonly forcedUpdates: ForcedUpdates;
   /** The MongoDB copy of the day's upstream calls per country (the governor's count survives Redis through it). */
   readonly usage: DailyUsage;
@@ -189,6 +193,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     // MongoDB 4.2+). Dropping indexes that the schema no longer has is left to `db:sync-indexes`.
     if (opts.ensureIndexes) {
       await migrateAlertIdentities(mongo, logger);
+      // Before the deals indexes are built: until they are, products may lack the figures they index.
+      await backfillDeals(mongo, logger);
       await Promise.all(Object.values(mongo.models).map((m) => m.createIndexes()));
       await rekeyProductSearch(mongo, logger);
       // Secrets sealed the old way are sealed again, bound to their records (safe in several processes at once).
@@ -283,6 +289,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       ),
       imports: new EanImports(base),
       world: new WorldCatalog(mongo, config.world.totalTtlMs, config.countries),
+      deals: new DealsCatalog(mongo),
       forcedUpdates,
       usage,
       breakers,

@@ -7,6 +7,7 @@ import { orderedSearchKeys } from '../search/ordered-keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
 import { estimateRate, nextRefreshAt, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
+import { dayNumber, dealFigures, withDayPrice, type PriceDay } from '../core/price-levels.js';
 
 type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
 
@@ -69,9 +70,10 @@ const PRIOR_FIELDS = {
   updated_at: 1,
   history_at: 1,
   rate_obs: 1,
+  price_days: 1,
 } as const;
 
-type Prior = PriorState & Pick<ProductFields, 'priority' | 'rate_obs'>;
+type Prior = PriorState & Pick<ProductFields, 'priority' | 'rate_obs' | 'price_days'>;
 
 /** Each asked product's state before a refresh, by ASIN; null when there is no such product (or it did not match). */
 export type PriorStates = ReadonlyMap<string, (Prior & { asin: string }) | null>;
@@ -107,6 +109,22 @@ function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, it
   const estimate = estimateRate(next, priorHours(config, prior?.priority ?? 0));
   const posterior = prior?.priority === 0 && policy?.prior ? posteriorRate(next, policy.prior) : null;
   return { rate_obs: next, change_rate: estimate, sched_rate: posterior ?? estimate, seen };
+}
+
+/**
+ * The deals feed's figures after this observation: the day's aggregates with its price added, and
+ * the levels and drops they give (src/core/price-levels.ts). A product without a price keeps its
+ * days and is a deal by nothing.
+ */
+export function dealFieldsOf(
+  priorDays: readonly PriceDay[] | undefined,
+  price: number | null,
+  now: Date,
+): Pick<ProductFields, 'price_days' | 'price_levels' | 'drop'> {
+  const day = dayNumber(now);
+  const days = price === null ? [...(priorDays ?? [])] : withDayPrice(priorDays ?? [], price, day);
+  const { levels, drop } = dealFigures(days, price, day);
+  return { price_days: days, price_levels: levels, drop };
 }
 
 /**
@@ -197,6 +215,7 @@ export async function writeOutcomes(
           now,
         }),
         ...rate,
+        ...dealFieldsOf(prior.get(asin)?.price_days, item.price?.amount ?? null, now),
         ...mark(asin),
         status: 'ok',
         last_error: null,
@@ -204,10 +223,11 @@ export async function writeOutcomes(
       };
     } else if (outcome === 'not_accessible') {
       notAccessible++;
-      set = { ...schedule, status: 'not_accessible', last_error: 'the upstream does not give access to this item' };
+      // Nothing on offer any more: it leaves the deals lists (its days stay for when it returns).
+      set = { ...schedule, status: 'not_accessible', last_error: 'the upstream does not give access to this item', drop: {} };
     } else {
       notFound++;
-      set = { ...schedule, status: 'not_found', last_error: 'the upstream does not know this ASIN in this country' };
+      set = { ...schedule, status: 'not_found', last_error: 'the upstream does not know this ASIN in this country', drop: {} };
     }
     return {
       updateOne: {
@@ -231,13 +251,24 @@ export async function writeFoundItems(
 ): Promise<readonly ProductChange[]> {
   if (items.length === 0) return [];
   const now = options.now ?? new Date();
-  const { changes } = await recordChanges(conn, config, country, [...new Set(items.map((i) => i.asin))], items, { ...options, now });
+  const { prior, changes } = await recordChanges(conn, config, country, [...new Set(items.map((i) => i.asin))], items, {
+    ...options,
+    now,
+  });
   const mark = historyMark(changes, now);
   const ops: BulkOps = items.map((item) => ({
     updateOne: {
       filter: { country, asin: item.asin },
       update: {
-        $set: { ...dataOf(item), ...mark(item.asin), status: 'ok', last_error: null, updated_at: now, last_attempt_at: now },
+        $set: {
+          ...dataOf(item),
+          ...dealFieldsOf(prior.get(item.asin)?.price_days, item.price?.amount ?? null, now),
+          ...mark(item.asin),
+          status: 'ok',
+          last_error: null,
+          updated_at: now,
+          last_attempt_at: now,
+        },
         $setOnInsert: { created_at: now, priority: null, next_refresh_at: nextRefreshAt({ why: 'unwatched' }) },
       },
       upsert: true,

@@ -1,6 +1,7 @@
 import { Schema, type Connection, type HydratedDocument, type Model, type Types } from 'mongoose';
 import { AVAILABILITY, REFRESH_STATUSES, type Availability, type Price, type RefreshStatus } from '../core/product.js';
 import type { Country } from '../core/identifiers.js';
+import { DEAL_FIELDS, type DealField } from '../core/price-levels.js';
 
 /**
  * One document per (country, ASIN): the catalogue ("world") shared by every user, and the refresh
@@ -48,11 +49,19 @@ export interface ProductFields {
    * fair share of the planned refreshes is taken from the products it owns (src/scheduling/due.ts).
    */
   owners: Types.ObjectId[];
+  /** Per UTC day, the prices refreshes saw over the last 90 days (src/core/price-levels.ts). */
+  price_days: { d: number; lo: number; hi: number; sum: number; n: number }[];
+  /** The lowest, average and highest price of each deal window, as of the last refresh. */
+  price_levels: Partial<Record<DealField, number>>;
+  /** How far (%) the price is below each level: set only where it is a deal, so each index holds deals only. */
+  drop: Partial<Record<DealField, number>>;
   created_at: Date;
   updated_at: Date | null;
 }
 
 const priceSchema = new Schema({ amount: Number, currency: String }, { _id: false });
+const dayFields = Object.fromEntries(DEAL_FIELDS.map((f) => [f, { type: Number }]));
+const priceDaySchema = new Schema({ d: Number, lo: Number, hi: Number, sum: Number, n: Number }, { _id: false });
 const nodeSchema = new Schema({ id: String, name: { type: String, default: null } }, { _id: false });
 
 export const productSchema = new Schema<ProductFields>(
@@ -82,6 +91,9 @@ export const productSchema = new Schema<ProductFields>(
     change_rate: { type: Number, default: null },
     sched_rate: { type: Number, default: null },
     rate_obs: { type: [new Schema({ hours: Number, changed: Boolean }, { _id: false })], default: [] },
+    price_days: { type: [priceDaySchema], default: undefined, select: false },
+    price_levels: { type: new Schema(dayFields, { _id: false }), default: undefined },
+    drop: { type: new Schema(dayFields, { _id: false }), default: undefined },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, default: null },
   },
@@ -119,6 +131,26 @@ productSchema.index({ country: 1, priority: -1, change_rate: -1, next_refresh_at
 productSchema.index({ country: 1, priority: -1, last_attempt_at: 1 }, { name: 'plan_stale' });
 // Each account's due products, for its fair share of a plan when the country is short of quota.
 productSchema.index({ country: 1, owners: 1, priority: -1, next_refresh_at: 1 }, { name: 'plan_owner' });
+
+/** The deals index of one figure (src/catalog/deals.ts). */
+export function dealsIndexName(field: DealField): string {
+  return `deals_${field}`;
+}
+/** The same figure's deals under one browse node. */
+export function dealsNodeIndexName(field: DealField): string {
+  return `deals_node_${field}`;
+}
+// The deals feed: per figure, a country's deals by drop, largest first; price and rank in the key so
+// that those filters are judged on the index, reading only the documents of the page. Partial: a
+// product is in a figure's indexes only while it is a deal by it, so each stays small. The second
+// index leads with the browse node (one entry per node a deal lists), so a node's page is a walk too.
+for (const field of DEAL_FIELDS) {
+  const drop = `drop.${field}`;
+  const partialFilterExpression = { [drop]: { $gt: 0 } };
+  const order = { [drop]: -1, 'price.amount': 1, sales_rank: 1, _id: 1 } as const;
+  productSchema.index({ country: 1, ...order }, { name: dealsIndexName(field), partialFilterExpression });
+  productSchema.index({ country: 1, 'browse_nodes.id': 1, ...order }, { name: dealsNodeIndexName(field), partialFilterExpression });
+}
 
 export type ProductModel = Model<ProductFields>;
 export type ProductDoc = HydratedDocument<ProductFields>;

@@ -20,6 +20,9 @@ export interface UserFields {
   search_keys: string[];
   token_hash: string;
   token_cipher: string;
+  /** The deals feed's token comes from it and the app key (src/users/feed-token.ts); absent until first shown. */
+  feed_nonce?: string;
+  feed_token_hash?: string;
   /**
    * The account's weight in fair sharing (src/fairness/): with every account backlogged, each gets
    * its weight's share of a country's forced updates, imports, crawls and webhook deliveries. Set
@@ -44,6 +47,8 @@ export const userSchema = new Schema<UserFields>(
     search_keys: { type: [String], default: [], select: false },
     token_hash: { type: String, required: true, select: false },
     token_cipher: { type: String, required: true, select: false },
+    feed_nonce: { type: String, select: false },
+    feed_token_hash: { type: String, select: false },
     share_weight: { type: Number, default: 1, min: 0.01, max: 1_000 },
   },
   {
@@ -59,6 +64,8 @@ userSchema.plugin(emitChanges('users'));
 
 userSchema.index({ email: 1 }, { unique: true });
 userSchema.index({ token_hash: 1 }, { unique: true });
+// The deals feed's look-up; accounts that never showed their feed have none.
+userSchema.index({ feed_token_hash: 1 }, { unique: true, partialFilterExpression: { feed_token_hash: { $exists: true } } });
 // The directory's order: newest first, _id breaking ties so that pages never repeat or skip.
 userSchema.index({ created_at: -1, _id: -1 });
 // Directory search: one key's entries, already in the list's order (see src/search/keys.ts).

@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { Types, type Connection } from 'mongoose';
+import mongoose, { Types, type Connection } from 'mongoose';
 import { ACCOUNT_FIELDS, userModel, type AccountUser, type UserDoc } from '../models/user.js';
 import { renderMarkdown } from '../content/markdown.js';
 import { userSearchKeys } from '../directory/search-fields.js';
 import { generateToken, hashToken, openToken, sealToken, TOKEN_LENGTH } from './token.js';
+import { FEED_TOKEN_LENGTH, feedTokenOf, hashFeedToken, newFeedNonce } from './feed-token.js';
 import { isDuplicateKey, LIST_QUERY_MAX_MS } from '../db/mongo.js';
 import type { NoticedCache } from '../db/noticed-cache.js';
 import { DuplicateEmailError, SealedSecretError, UserNotFoundError } from '../core/errors.js';
@@ -113,5 +114,39 @@ export class UserService {
     );
     if (res.matchedCount === 0) throw new UserNotFoundError('no such user');
     return token;
+  }
+
+  /** The account's feed token, made on first asking (src/users/feed-token.ts). */
+  async feedToken(userId: Types.ObjectId): Promise<string> {
+    const user = await this.users.findById(userId).select('+feed_nonce').lean();
+    if (!user) throw new UserNotFoundError('no such user');
+    if (user.feed_nonce) return feedTokenOf(this.appKey, userId, user.feed_nonce);
+    const nonce = newFeedNonce();
+    const token = feedTokenOf(this.appKey, userId, nonce);
+    // Two first requests at once: the one that wrote first is the account's token.
+    const res = await this.users.updateOne(
+      { _id: userId, feed_nonce: mongoose.trusted({ $exists: false }) },
+      { $set: { feed_nonce: nonce, feed_token_hash: hashFeedToken(token) } },
+    );
+    return res.modifiedCount === 1 ? token : this.feedToken(userId);
+  }
+
+  /** A new feed token; the old one stops at once. */
+  async rotateFeedToken(userId: Types.ObjectId): Promise<string> {
+    const nonce = newFeedNonce();
+    const token = feedTokenOf(this.appKey, userId, nonce);
+    const res = await this.users.updateOne({ _id: userId }, { $set: { feed_nonce: nonce, feed_token_hash: hashFeedToken(token) } });
+    if (res.matchedCount === 0) throw new UserNotFoundError('no such user');
+    return token;
+  }
+
+  /** The account of a feed token, or null. */
+  async findByFeedToken(token: string): Promise<AccountUser | null> {
+    if (token.length !== FEED_TOKEN_LENGTH) return null;
+    return this.users
+      .findOne({ feed_token_hash: hashFeedToken(token) })
+      .select(ACCOUNT_FIELDS)
+      .maxTimeMS(LIST_QUERY_MAX_MS)
+      .lean<AccountUser>();
   }
 }

@@ -4,6 +4,7 @@ import { adminConfig, withAdminContext } from '../runtime.js';
 import { buildOpenApiDocument } from '../../http/openapi/document.js';
 import { migrateAlertIdentities } from '../../../alerts/rules/migrate.js';
 import { rekeyProductSearch } from '../../../catalog/search-rekey.js';
+import { backfillDeals } from '../../../catalog/deals-backfill.js';
 import type { Command } from './types.js';
 
 export const keyGenerateCommand: Command = {
@@ -35,6 +36,8 @@ export const syncIndexesCommand: Command = {
       await migrateAlertIdentities(ctx.mongo, ctx.logger);
       // Products keyed before word prefixes get them before their old index goes.
       await rekeyProductSearch(ctx.mongo, ctx.logger);
+      // Products written before the deals feed get its figures before its indexes are built.
+      await backfillDeals(ctx.mongo, ctx.logger);
       for (const model of Object.values(ctx.mongo.models)) {
         const dropped = await model.syncIndexes();
         result[model.collection.collectionName] = { dropped };

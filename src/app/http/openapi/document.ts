@@ -12,6 +12,8 @@ import { mePaths } from '../routes/me.js';
 import { summaryPaths } from '../routes/summary.js';
 import { watchPaths } from '../routes/watch.js';
 import { worldPaths } from '../routes/world.js';
+import { dealsPaths } from '../routes/deals.js';
+import { feedsPaths } from '../routes/feeds.js';
 import { historyChartPaths } from '../routes/history-chart.js';
 import { forcedUpdatePaths } from '../routes/forced-update.js';
 import { alertsPaths } from './alerts.js';
@@ -93,6 +95,8 @@ export function buildOpenApiDocument(config: Pick<Config, 'countries' | 'timeZon
       ...summaryPaths,
       ...watchPaths,
       ...worldPaths(config),
+      ...dealsPaths(config),
+      ...feedsPaths,
       ...historyChartPaths(config),
       ...forcedUpdatePaths(config),
       ...alertsPaths(config),

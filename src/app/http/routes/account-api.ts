@@ -7,6 +7,7 @@ import { meRoutes } from './me.js';
 import { summaryRoutes } from './summary.js';
 import { watchRoutes } from './watch.js';
 import { worldRoutes } from './world.js';
+import { dealsRoutes } from './deals.js';
 import { forcedUpdateRoutes } from './forced-update.js';
 import { alertRoutes } from './alerts.js';
 import { webhookRoutes } from './webhooks.js';
@@ -40,13 +41,15 @@ export function accountApiRoutes(ctx: AppContext): Router {
   );
   router.use('/api/world/update', createRateLimiter(ctx, { name: 'update', limit: limits.updatePerMinute, key: userKey }));
   router.post(
-    '/api/me/token',
+    ['/api/me/token', '/api/me/feed-token'],
     createRateLimiter(ctx, { name: 'token-rotation', limit: limits.tokenRotationsPerHour, windowMs: 3_600_000, key: userKey }),
   );
   router.use(meRoutes(ctx));
   router.use(summaryRoutes(ctx));
   router.use(watchRoutes(ctx));
   router.use(forcedUpdateRoutes(ctx));
+  // Before the world routes: `/api/world/deals` is its own list, not a product path.
+  router.use(dealsRoutes(ctx));
   router.use(worldRoutes(ctx));
   router.use(alertRoutes(ctx));
   router.use(webhookRoutes(ctx));

@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
+import { DEALS_FEED_PATH } from './feeds.js';
 import type { AppContext } from '../../context.js';
 import { tokenOf, userOf } from '../auth.js';
 import { z } from 'zod';
@@ -18,6 +19,11 @@ const meSchema = z
     image: z.string().nullable(),
     tags: z.array(z.string()),
     api_token: z.string().meta({ description: "The account's API token." }),
+    deals_feed_url: z.string().meta({
+      description:
+        "The Atom feed of deals among the account's watched products, under a secret URL for feed readers (which send no " +
+        'headers): its `feed_token` is not the API token, grants nothing else and changes with `POST /api/me/feed-token`.',
+    }),
     created_at: dateTimeTextSchema,
     updated_at: dateTimeTextSchema,
   })
@@ -46,9 +52,25 @@ export const mePaths: ZodOpenApiPathsObject = {
       responses: { 200: limited('The account with its new token.', z.object({ data: meSchema })), ...errors(401, 413, 429) },
     },
   },
+  '/api/me/feed-token': {
+    post: {
+      tags: ['Account'],
+      security: ACCOUNT_API_SECURITY,
+      operationId: 'rotateFeedToken',
+      summary: 'Give the deals feed a new secret URL; the old one stops working at once',
+      description: 'Limited like the API token: RATE_LIMIT_TOKEN_ROTATION an hour per account.',
+      responses: { 200: limited('The account with its new feed URL.', z.object({ data: meSchema })), ...errors(401, 413, 429) },
+    },
+  },
 };
 
-function presentMe(user: AccountUser, token: string, timeZone: string): Me {
+/** The deals feed's URL with the account's feed token: under APP_URL, else this request's own origin. */
+function feedUrl(req: Request, appUrl: string | undefined, feedToken: string): string {
+  const base = appUrl ?? `${req.protocol}://${req.host}`;
+  return `${base}${DEALS_FEED_PATH}?feed_token=${feedToken}`;
+}
+
+function presentMe(user: AccountUser, token: string, dealsFeedUrl: string, timeZone: string): Me {
   return {
     id: user._id.toHexString(),
     name: user.name,
@@ -59,6 +81,7 @@ function presentMe(user: AccountUser, token: string, timeZone: string): Me {
     image: user.image,
     tags: user.tags,
     api_token: token,
+    deals_feed_url: dealsFeedUrl,
     created_at: formatDateTime(user.created_at, timeZone),
     updated_at: formatDateTime(user.updated_at, timeZone),
   };
@@ -77,15 +100,23 @@ export function meRoutes(ctx: AppContext): Router {
     next();
   });
 
+  const appUrl = ctx.config.http.appUrl;
   router.get('/api/me', async (req, res) => {
     const user = userOf(res);
-    res.json({ data: presentMe(user, await ctx.users.revealToken(user._id, tokenOf(req)), tz) });
+    const [token, feedToken] = await Promise.all([ctx.users.revealToken(user._id, tokenOf(req)), ctx.users.feedToken(user._id)]);
+    res.json({ data: presentMe(user, token, feedUrl(req, appUrl, feedToken), tz) });
   });
 
-  router.post('/api/me/token', async (_req, res) => {
+  router.post('/api/me/token', async (req, res) => {
     const user = userOf(res);
     const token = await ctx.users.rotateToken(user._id);
-    res.status(200).json({ data: presentMe(user, token, tz) });
+    res.status(200).json({ data: presentMe(user, token, feedUrl(req, appUrl, await ctx.users.feedToken(user._id)), tz) });
+  });
+
+  router.post('/api/me/feed-token', async (req, res) => {
+    const user = userOf(res);
+    const [token, feedToken] = await Promise.all([ctx.users.revealToken(user._id, tokenOf(req)), ctx.users.rotateFeedToken(user._id)]);
+    res.status(200).json({ data: presentMe(user, token, feedUrl(req, appUrl, feedToken), tz) });
   });
 
   return router;
