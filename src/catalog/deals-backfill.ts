@@ -60,14 +60,15 @@ export async function backfillDeals(mongo: Connection, logger: Logger, now = new
     done += batch.length;
     batch = [];
   };
-  logger.info('figuring the deals of the products');
   const cursor = products.find(lacking).select({ _id: 1, country: 1, asin: 1, price: 1 }).lean<Lacking[]>().cursor({ batchSize: BATCH });
   for await (const p of cursor) {
+    // Said only when there is work: a new database, and every admin command on it, stays quiet.
+    if (done === 0 && batch.length === 0) logger.info('figuring the deals of the products');
     batch.push(p);
     if (batch.length >= BATCH) await flush();
   }
   await flush();
-  logger.info({ products: done }, 'deals figured');
+  if (done > 0) logger.info({ products: done }, 'deals figured');
   return done;
 }
 
