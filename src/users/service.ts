@@ -114,4 +114,14 @@ export class UserService {
     if (res.matchedCount === 0) throw new UserNotFoundError('no such user');
     return token;
   }
+
+  /** The account's time zone for digests and quiet hours (an IANA name the caller checked); answers the account as it now is. */
+  async setTimeZone(userId: Types.ObjectId, timeZone: string): Promise<AccountUser> {
+    const user = await this.users
+      .findOneAndUpdate({ _id: userId }, { $set: { time_zone: timeZone } }, { returnDocument: 'after' })
+      .select(ACCOUNT_FIELDS)
+      .lean();
+    if (!user) throw new UserNotFoundError('no such user');
+    return user as AccountUser;
+  }
 }
