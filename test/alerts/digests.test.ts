@@ -4,6 +4,8 @@ import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { changeOf, createAlert, startTestDeliveryWorker, testAccount, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { heldDeliveryModel } from '../../src/models/held-delivery.js';
+import { OpenApiChecker } from '../helpers/openapi-check.js';
+import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 
 /**
  * Digests and quiet hours over a simulated day: the real context on a clock the test moves minute
@@ -138,6 +140,9 @@ describe('digests and quiet hours', () => {
       next += seqs.length;
     }
     expect(next).toBe(31);
+    // The body is the one the OpenAPI document's `webhooks` describes.
+    const doc = new OpenApiChecker(buildOpenApiDocument(t.config));
+    for (const r of got) expect(doc.checkWebhook('digestDelivery', r)).toBeUndefined();
     expect(await heldDeliveryModel(t.ctx.mongo).countDocuments({})).toBe(0);
     const records = await t.http.get(`/api/deliveries?status=delivered`).set(headers);
     expect(records.body.data.filter((d: { endpoint_id: string }) => d.endpoint_id === alert.endpoint_id)).toHaveLength(sizes.length);
