@@ -125,8 +125,8 @@ describe('digests and quiet hours', () => {
     const bodies = got.map(
       (r) => verified(alert.secret, r) as { type: string; count: number; alerts: { sequence: number; fired_at: string }[] },
     );
-    // Ordered by window (a digest's webhook-id names its endpoint and window).
-    const order = got.map((r) => Number(String(r.headers['webhook-id']).split('.').at(-1)));
+    // Ordered by window (a digest's webhook-id names its endpoint and window, then the digest).
+    const order = got.map((r) => Number(String(r.headers['webhook-id']).split('.').at(-2)));
     const byWindow = bodies.map((b, i) => ({ b, w: order[i]! })).sort((x, y) => x.w - y.w);
     expect(byWindow.map((x) => x.w)).toEqual(sentAt);
     expect(byWindow.map((x) => x.b.count)).toEqual(sizes);

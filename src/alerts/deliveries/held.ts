@@ -85,8 +85,9 @@ export class HeldDeliveries {
       list.sort((a, b) => b.fired_at.getTime() - a.fired_at.getTime() || (a._id < b._id ? 1 : -1));
       for (let i = 0; i < list.length; i += DIGEST_MAX_ITEMS) {
         const ids = list.slice(i, i + DIGEST_MAX_ITEMS).map((h) => h._id);
-        // A window's first digest is named by the window alone; a second (more than the maximum) by a fresh id too.
-        const digestId = i === 0 ? key : `${key}.${new Types.ObjectId().toHexString()}`;
+        // Fresh for each digest: a delivery held late for a window already sent (another process's
+        // clock behind the scheduler's) makes a digest of its own rather than meeting a used job id.
+        const digestId = `${key}.${new Types.ObjectId().toHexString()}`;
         await this.held.updateMany({ _id: mongoose.trusted({ $in: ids }), digest_id: null }, { $set: { digest_id: digestId } });
       }
     }

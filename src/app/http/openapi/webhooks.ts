@@ -56,7 +56,7 @@ export function deliveryWebhooks(config: Pick<Config, 'alerts'>): ZodOpenApiPath
         tags: ['Alerts'],
         operationId: 'digestDelivery',
         summary: 'The window of an hourly or daily endpoint, or its quiet hours, closed with alerts held: one digest POSTed to its URL',
-        description: `Sent instead of the instant deliveries when the endpoint's \`delivery\` is \`hourly\` or \`daily\`, or they fired in its quiet hours (PATCH /api/webhooks/{id}): one delivery per endpoint and window, \`type: "digest"\`, listing each held delivery's body as \`alertDelivery\` would have sent it, newest first. None when nothing fired. Its \`webhook-id\` is \`<endpoint id>.digest.<window end, ms>\`. Signed, retried after ${schedule} and disabling like \`alertDelivery\`.`,
+        description: `Sent instead of the instant deliveries when the endpoint's \`delivery\` is \`hourly\` or \`daily\`, or they fired in its quiet hours (PATCH /api/webhooks/{id}): one delivery per endpoint and window, \`type: "digest"\`, listing each held delivery's body as \`alertDelivery\` would have sent it, newest first. None when nothing fired. Its \`webhook-id\` is \`<endpoint id>.digest.<window end, ms>.<digest>\`. Signed, retried after ${schedule} and disabling like \`alertDelivery\`.`,
         requestParams: { header: signatureHeaders },
         requestBody: { required: true, content: { 'application/json': { schema: digestWebhookPayloadSchema } } },
         responses: answers,
