@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { until } from '../helpers/until.js';
 import { changeOf, createAlert, startTestDeliveryWorker, testAccount, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { heldDeliveryModel } from '../../src/models/held-delivery.js';
 import { OpenApiChecker } from '../helpers/openapi-check.js';
@@ -195,6 +196,29 @@ describe('digests and quiet hours', () => {
     const bodies = all.map((r) => verified(alert.secret, r) as { type?: string; alerts: { after: { price: number } }[] });
     expect(bodies.filter((b) => b.type === 'digest').map((b) => b.alerts.map((a) => a.after.price))).toEqual([[30]]);
     expect(bodies.filter((b) => b.type === undefined)).toHaveLength(2);
+  });
+
+  it('a digest that failed is replayed with the same webhook-id and body, as any delivery', async () => {
+    const { headers } = await testAccount(t, 'replay@example.com');
+    const asin = 'B0DIGEST05';
+    const alert = await createAlert(t, headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/replay` });
+    expect((await t.http.patch(`/api/webhooks/${alert.endpoint_id}`).set(headers).send({ delivery: 'hourly' })).status).toBe(200);
+    rx.script('/replay', [500, 500, 500]);
+    clock.now = Date.UTC(2026, 11, 1, 10, 15);
+    await t.ctx.deliveries.enqueueFor([changeOf(asin, { price: 1 }, { price: 2 })]);
+    clock.now = Date.UTC(2026, 11, 1, 11, 0);
+    expect(await t.ctx.digests.flush()).toBe(1);
+    const failed = await until('the digest failed', async () => {
+      const res = await t.http.get('/api/deliveries?status=failed').set(headers);
+      return res.body.data.length === 1 ? (res.body.data[0] as { id: string; alert_ids: string[] }) : undefined;
+    });
+    expect(failed.id.startsWith(`${alert.endpoint_id}.digest.${clock.now}.`)).toBe(true);
+    expect(failed.alert_ids).toEqual([alert.id]);
+    expect((await t.http.post(`/api/deliveries/${failed.id}/replay`).set(headers)).status).toBe(202);
+    const got = await rx.waitFor('/replay', 4);
+    expect(got.map((r) => r.headers['webhook-id'])).toEqual(Array(4).fill(failed.id));
+    expect(new Set(got.map((r) => r.body)).size).toBe(1);
+    expect(verified(alert.secret, got[3]!)).toMatchObject({ type: 'digest', count: 1, endpoint_id: alert.endpoint_id });
   });
 
   it('refuses a bad time zone or time of day in the usual shape, and changes nothing', async () => {
