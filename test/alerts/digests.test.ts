@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
+import { Types } from 'mongoose';
 import { createTestContext, type TestContext } from '../helpers/context.js';
 import { WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/until.js';
 import { changeOf, createAlert, startTestDeliveryWorker, testAccount, verified, type TestDeliveryWorker } from '../helpers/deliveries.js';
 import { heldDeliveryModel } from '../../src/models/held-delivery.js';
+import { deliveryModel } from '../../src/models/delivery.js';
+import { startDigestTick } from '../../src/app/roles/digest-tick.js';
 import { OpenApiChecker } from '../helpers/openapi-check.js';
 import { buildOpenApiDocument } from '../../src/app/http/openapi/document.js';
 
@@ -219,6 +222,26 @@ describe('digests and quiet hours', () => {
     expect(got.map((r) => r.headers['webhook-id'])).toEqual(Array(4).fill(failed.id));
     expect(new Set(got.map((r) => r.body)).size).toBe(1);
     expect(verified(alert.secret, got[3]!)).toMatchObject({ type: 'digest', count: 1, endpoint_id: alert.endpoint_id });
+  });
+
+  it('two schedulers ticking at once queue a due digest once', async () => {
+    const { headers } = await testAccount(t, 'ticks@example.com');
+    const asin = 'B0DIGEST06';
+    const alert = await createAlert(t, headers, { asin, kind: 'any_change', webhook_url: `${rx.url}/ticks` });
+    await t.http.patch(`/api/webhooks/${alert.endpoint_id}`).set(headers).send({ delivery: 'hourly' });
+    clock.now = Date.UTC(2026, 11, 2, 10, 15);
+    await t.ctx.deliveries.enqueueFor([changeOf(asin, { price: 1 }, { price: 2 }), changeOf(asin, { price: 2 }, { price: 3 })]);
+    clock.now = Date.UTC(2026, 11, 2, 11, 0);
+    const [a, b] = [startDigestTick(t.ctx), startDigestTick(t.ctx)];
+    try {
+      await Promise.all([a.flushNow(), b.flushNow(), a.flushNow(), b.flushNow()]);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+    const [got] = await rx.waitFor('/ticks', 1);
+    expect(verified(alert.secret, got!)).toMatchObject({ type: 'digest', count: 2 });
+    expect(await deliveryModel(t.ctx.mongo).countDocuments({ endpoint_id: new Types.ObjectId(alert.endpoint_id) })).toBe(1);
+    expect(await heldDeliveryModel(t.ctx.mongo).countDocuments({ endpoint_id: new Types.ObjectId(alert.endpoint_id) })).toBe(0);
   });
 
   it('refuses a bad time zone or time of day in the usual shape, and changes nothing', async () => {
