@@ -87,7 +87,8 @@ export class Deliveries {
 
   /**
    * The alerts the changes fire (rules/firing.ts), grouped by endpoint: one job per endpoint and
-   * change, listing every alert it fired there. A disabled endpoint gets none. The reads go at once;
+   * change, listing every alert it fired there, or held for its endpoint's digest or the end of its
+   * quiet hours (held.ts, sent by digests.ts). A disabled endpoint gets none. The reads go at once;
    * nothing is recorded or queued before `after` resolves (the changes' history points are
    * written). The records come first, so an attempt always finds its record; a batch that fails
    * after them is retried, and BullMQ adds each job id once.
@@ -127,6 +128,7 @@ export class Deliveries {
       groups.set(id, group);
     }
     if (groups.size === 0) return 0;
+    const weights = await this.weightsOf([...groups.values()].map((g) => g.endpoint.user_id.toHexString()));
     await after;
     // Each fired alert's number for its product, once the points are written: a change queued again
     // gets the number it had (the counter remembers its key), so retries and replays repeat it.
@@ -153,7 +155,7 @@ export class Deliveries {
         }),
       } satisfies ContentToQueue,
     }));
-    await this.queueContents(await this.holdForDigests(outgoing));
+    await this.queueContents(await this.holdForDigests(outgoing), weights);
     return outgoing.length;
   }
 
@@ -186,9 +188,9 @@ export class Deliveries {
    * Queues deliveries or digests now: records first, so an attempt always finds its record; a
    * batch that fails after them is retried, and BullMQ adds each job id once.
    */
-  async queueContents(list: readonly ContentToQueue[]): Promise<void> {
+  async queueContents(list: readonly ContentToQueue[], known?: ReadonlyMap<string, number>): Promise<void> {
     if (list.length === 0) return;
-    const weights = await this.weightsOf(list.map((q) => q.userId.toHexString()));
+    const weights = known ?? (await this.weightsOf(list.map((q) => q.userId.toHexString())));
     const added = await this.records.recordQueued(list.map((q) => ({ ...q, payload: q.content })));
     await this.jobs.addBulk(await Promise.all(list.map((q) => this.job(q.id, q.content, weights))));
     // Housekeeping: a failure here must not fail the refresh batch that found the changes.
