@@ -13,12 +13,15 @@ import type { FairTags } from '../src/fairness/fair-tags.js';
 import { EmailDeliveryError, EmailNotSentError, WebhookDeliveryError, WebhookGoneError } from '../src/core/errors.js';
 import type { EmailAddresses } from '../src/alerts/endpoints/email-addresses.js';
 import {
+  alertIdsOf,
   DELIVERIES_LANE,
   deliveryPayloadSchema,
+  digestPayloadSchema,
   legacyPayloadSchema,
-  type DeliveryContent,
   type DeliveryPayload,
+  type DigestPayload,
   type LegacyPayload,
+  type SentContent,
 } from '../src/alerts/deliveries/payload.js';
 import { DELIVERY_DB_TIMEOUT_MS, DELIVERY_MAX_RETRY_AFTER_MS } from '../config/alerts.js';
 import { defineGlobalJob, type JobAttempt } from './kind.js';
@@ -45,11 +48,14 @@ export type DeliveryOutcome = { status: number } | { skipped: string };
 export { webhookBody };
 
 /** What a job sends: a delivery's content and id, or why there is nothing to send. */
-type Target = { readonly content: DeliveryContent; readonly tag: number | null } | { readonly skipped: string };
+type Target = { readonly content: SentContent; readonly tag: number | null } | { readonly skipped: string };
 
-/** A delivery's job: its content, or a job queued before endpoints existed, which names one alert. */
-const jobPayloadSchema = z.union([deliveryPayloadSchema, legacyPayloadSchema]);
-type JobPayload = DeliveryPayload | LegacyPayload;
+/**
+ * A delivery's job: one change's content, a digest of held ones (src/alerts/deliveries/digests.ts),
+ * or a job queued before endpoints existed, which names one alert.
+ */
+const jobPayloadSchema = z.union([digestPayloadSchema, deliveryPayloadSchema, legacyPayloadSchema]);
+type JobPayload = DigestPayload | DeliveryPayload | LegacyPayload;
 
 /**
  * The job's payload as a delivery's content. A job queued before endpoints existed names one alert:
@@ -104,7 +110,7 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
   const { endpoint } = found;
   if (found.unusable) return skip(`the endpoint is unusable: ${found.unusable}`);
   if (endpoint.disabled_at) return skip(`the endpoint is disabled (${endpoint.disabled_reason ?? 'no reason'}); enable it and replay`);
-  const alertIds = content.alerts.map((a) => new Types.ObjectId(a.id));
+  const alertIds = alertIdsOf(content).map((a) => new Types.ObjectId(a));
   if ((await deps.deliveries.alerts.live(alertIds)).length === 0) return skip('its alerts were deleted or disabled');
 
   const attempts = job.attempt;
@@ -119,7 +125,7 @@ export async function runDelivery(deps: DeliveryDeps, data: JobPayload, job: Job
         id,
         content,
         test: false,
-        product: () => deps.deliveries.alerts.productLabel(content.country, content.asin),
+        product: (country, asin) => deps.deliveries.alerts.productLabel(country, asin),
       },
       { config: deps.config, resolve: deps.resolve ?? deps.endpoints.lookups.forAccount(content.user_id), mail: deps.emailAddresses },
     );

@@ -5,6 +5,7 @@ import type { Config } from '../../config/env.js';
 import type { JobContext } from '../../jobs/context.js';
 import type { JobProducer } from '../../jobs/queues.js';
 import { Deliveries } from '../../src/alerts/deliveries/service.js';
+import { HeldDeliveries } from '../../src/alerts/deliveries/held.js';
 import { DeliveryRecords } from '../../src/alerts/deliveries/records.js';
 import { DeliveredAlerts } from '../../src/alerts/deliveries/alerts.js';
 import { Endpoints } from '../../src/alerts/endpoints/endpoints.js';
@@ -58,6 +59,8 @@ export function benchJobContext(parts: {
     sequences,
     endpoints,
     records,
+    held: new HeldDeliveries(mongo),
+    now: () => new Date(),
     alerts: new DeliveredAlerts(mongo),
   });
   return {

@@ -34,6 +34,8 @@ import { Endpoints } from '../alerts/endpoints/endpoints.js';
 import { AccountEvents } from '../alerts/endpoints/events.js';
 import { DeliveryRecords } from '../alerts/deliveries/records.js';
 import { DeliveredAlerts } from '../alerts/deliveries/alerts.js';
+import { HeldDeliveries } from '../alerts/deliveries/held.js';
+import { Digests } from '../alerts/deliveries/digests.js';
 import { migrateAlertIdentities } from '../alerts/rules/migrate.js';
 import { rekeyProductSearch } from '../catalog/search-rekey.js';
 import { backfillDeals } from '../catalog/deals-backfill.js';
@@ -95,6 +97,10 @@ export interface AppContext extends JobContext {
   readonly charts: ChartRenderer;
   /** Each country's breaker: open while the upstream refuses the country (src/quota/breaker.ts). */
   readonly breakers: CountryBreakers;
+  /** The digests of held deliveries, sent by the scheduler's digest tick (src/alerts/deliveries/digests.ts). */
+  readonly digests: Digests;
+  /** The clock of digests and quiet hours: when a delivery fired, and which windows have closed. */
+  readonly clock: () => Date;
 }
 
 export interface ContextOptions {
@@ -113,6 +119,8 @@ export interface ContextOptions {
   readonly redisPrefix?: string;
   /** `all` on the embedded default: Bull Board on, with a password made for this run, if none is configured. */
   readonly embeddedBoard?: boolean;
+  /** Tests: the clock of digests and quiet hours, moved to simulate a day. */
+  readonly clock?: () => Date;
 }
 
 interface Services {
@@ -236,6 +244,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const deliveryJobs = resources.own('delivery queue', new GlobalJobQueue(deliveryJob, redis, redisPrefix, logger, config), (d) =>
       d.close(),
     );
+    const clock = opts.clock ?? (() => new Date());
+    const held = new HeldDeliveries(mongo);
     const deliveries = new Deliveries({
       jobs: deliveryJobs,
       logger,
@@ -248,7 +258,10 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       endpoints,
       records,
       alerts: new DeliveredAlerts(mongo),
+      held,
+      now: clock,
     });
+    const digests = new Digests({ held, deliveries, endpoints, logger, now: clock });
     const policies = new RefreshPolicies(redis, redisPrefix);
     // Confirmation mails under way finish (or give up) before MongoDB closes.
     const emailAddresses = resources.own(
@@ -293,6 +306,8 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
       forcedUpdates,
       usage,
       breakers,
+      digests,
+      clock,
       board: boardLogin(config, ep.embedded && opts.embeddedBoard === true),
       notices,
       embedded: ep.embedded,

@@ -1,6 +1,16 @@
 import { Schema, type Connection, type Model, type Types } from 'mongoose';
 import { ALERT_CHANNELS, type AlertChannel } from './alert.js';
 
+/** How an endpoint takes its alerts: each as it fires, or gathered in one digest an hour or a day. */
+export const DELIVERY_MODES = ['instant', 'hourly', 'daily'] as const;
+export type DeliveryMode = (typeof DELIVERY_MODES)[number];
+
+/** A daily span in the account's time zone, `HH:MM` to `HH:MM` (across midnight when the end is earlier). */
+export interface QuietHours {
+  start: string;
+  end: string;
+}
+
 /**
  * Where one account's deliveries go: one per (account, channel, target), whatever number of alerts
  * use it. The endpoint holds what reaching the target takes, sealed under APP_KEY (a webhook's
@@ -47,6 +57,12 @@ export interface EndpointFields {
    * An alert attached meanwhile clears it, and the removal then deletes nothing.
    */
   retiring?: Types.ObjectId | null;
+  /** Absent on endpoints of before digests: instant. */
+  delivery?: DeliveryMode;
+  /** A daily digest's local time, `HH:MM`; null unless daily. */
+  digest_at?: string | null;
+  /** Deliveries that fire within it are held, and sent in one digest when it ends. */
+  quiet_hours?: QuietHours | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -66,6 +82,9 @@ export const endpointSchema = new Schema<EndpointFields>(
     last_success_at: { type: Date, default: null },
     record_count: { type: Number, default: 0 },
     retiring: { type: Schema.Types.ObjectId, default: null },
+    delivery: { type: String, enum: DELIVERY_MODES, default: 'instant' },
+    digest_at: { type: String, default: null },
+    quiet_hours: { type: new Schema<QuietHours>({ start: String, end: String }, { _id: false }), default: null },
   },
   {
     collection: 'webhook_endpoints',

@@ -12,6 +12,7 @@ import { endpointModel } from './endpoint.js';
 import { accountEventModel } from './account-event.js';
 import { accountCounterModel } from './account-counter.js';
 import { emailAddressModel } from './email-address.js';
+import { heldDeliveryModel } from './held-delivery.js';
 
 /**
  * Registers every model on a connection, so that index builds (`syncIndexes`) see them all.
@@ -31,4 +32,5 @@ export function registerModels(conn: Connection): void {
   accountEventModel(conn);
   accountCounterModel(conn);
   emailAddressModel(conn);
+  heldDeliveryModel(conn);
 }

@@ -29,6 +29,8 @@ export interface UserFields {
    * by an operator (`shelfwatch users:weight`); 1 unless set.
    */
   share_weight: number;
+  /** The IANA zone of the account's daily digests and quiet hours; null: the server's APP_TIMEZONE. */
+  time_zone: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -50,6 +52,7 @@ export const userSchema = new Schema<UserFields>(
     feed_nonce: { type: String, select: false },
     feed_token_hash: { type: String, select: false },
     share_weight: { type: Number, default: 1, min: 0.01, max: 1_000 },
+    time_zone: { type: String, default: null, maxlength: 100 },
   },
   {
     collection: 'users',
@@ -85,6 +88,7 @@ export const ACCOUNT_FIELDS = {
   image: 1,
   tags: 1,
   share_weight: 1,
+  time_zone: 1,
   created_at: 1,
   updated_at: 1,
 } as const;

@@ -149,4 +149,14 @@ export class UserService {
       .maxTimeMS(LIST_QUERY_MAX_MS)
       .lean<AccountUser>();
   }
+
+  /** The account's time zone for digests and quiet hours (an IANA name the caller checked); answers the account as it now is. */
+  async setTimeZone(userId: Types.ObjectId, timeZone: string): Promise<AccountUser> {
+    const user = await this.users
+      .findOneAndUpdate({ _id: userId }, { $set: { time_zone: timeZone } }, { returnDocument: 'after' })
+      .select(ACCOUNT_FIELDS)
+      .lean();
+    if (!user) throw new UserNotFoundError('no such user');
+    return user as AccountUser;
+  }
 }

@@ -122,6 +122,9 @@ describe('several alerts per product, identical ones one', () => {
       disabled_at: null,
       disabled_reason: null,
       last_success_at: null,
+      delivery: 'instant',
+      digest_at: null,
+      quiet_hours: null,
       created_at: expect.any(String),
     });
   });

@@ -58,13 +58,20 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
  * The real context and app on a database and Redis prefix of their own. Drops the database and the
  * prefix's keys on close.
  */
-export async function createTestContext(extra: Record<string, string> = {}): Promise<TestContext> {
+export async function createTestContext(extra: Record<string, string> = {}, opts: { clock?: () => Date } = {}): Promise<TestContext> {
   const config = loadConfig(testEnv(extra));
   const logs = new LogCapture();
   const logger = createLogger(config, logs);
   const dbName = uniqueName('sw_test');
   const redisPrefix = uniqueName('swt');
-  const ctx = await buildContext(config, logger, { embedded: 'start', ensureIndexes: true, dbName, redisPrefix, defaultMetrics: false });
+  const ctx = await buildContext(config, logger, {
+    embedded: 'start',
+    ensureIndexes: true,
+    dbName,
+    redisPrefix,
+    defaultMetrics: false,
+    ...(opts.clock ? { clock: opts.clock } : {}),
+  });
   const app = buildApp(ctx, apiRoutes);
   return {
     ctx,

@@ -68,6 +68,42 @@ export const deliveryPayloadSchema = deliveryContentSchema.extend({
 });
 export type DeliveryPayload = z.output<typeof deliveryPayloadSchema>;
 
+/** One held delivery in a digest: its content without the endpoint and account the digest names, and when it fired. */
+export const digestItemSchema = deliveryContentSchema.omit({ endpoint_id: true, user_id: true }).extend({ fired_at: z.number().int() });
+export type DigestItem = z.output<typeof digestItemSchema>;
+
+/** What a digest says: every delivery held for the endpoint's window, newest first (digests.ts). */
+export const digestContentSchema = z.object({
+  type: z.literal('digest'),
+  endpoint_id: objectId,
+  user_id: objectId,
+  /** The close of the window it is sent for (ms). */
+  due_at: z.number().int(),
+  items: z.array(digestItemSchema).min(1),
+});
+export type DigestContent = z.output<typeof digestContentSchema>;
+
+/** A digest's job, as a delivery's: its fair start tag, and for a replay the delivery it sends again. */
+export const digestPayloadSchema = digestContentSchema.extend({
+  tag: z.number().nonnegative(),
+  delivery_id: z.string().min(1).optional(),
+});
+export type DigestPayload = z.output<typeof digestPayloadSchema>;
+
+/** What a record keeps and a job sends: one change's delivery, or a digest of several. */
+export const sentContentSchema = z.union([digestContentSchema, deliveryContentSchema]);
+export type SentContent = DeliveryContent | DigestContent;
+
+export function isDigest(content: SentContent): content is DigestContent {
+  return 'type' in content && content.type === 'digest';
+}
+
+/** Every alert a delivery or digest names, once each. */
+export function alertIdsOf(content: SentContent): string[] {
+  const alerts = isDigest(content) ? content.items.flatMap((i) => i.alerts) : content.alerts;
+  return [...new Set(alerts.map((a) => a.id))];
+}
+
 /** A job queued before endpoints existed: one alert, no endpoint, no tag. */
 export const legacyPayloadSchema = z.object({
   alert_id: objectId,
@@ -94,7 +130,7 @@ export function thresholdOf(a: Pick<Alert, 'kind' | 'price' | 'rank'>): { price?
 /** One delivery's job, as the queue takes it. */
 export interface DeliveryJob {
   readonly jobId: string;
-  readonly data: DeliveryPayload;
+  readonly data: DeliveryPayload | DigestPayload;
   readonly priority: number;
 }
 

@@ -5,7 +5,7 @@ import { dateTimeTextSchema as dateText, formatDateTime, formatNullableDateTime 
 import { ALERT_KINDS } from '../../models/alert.js';
 import { DELIVERY_STATUSES } from '../../models/delivery.js';
 import type { DeliveryRecord } from './records.js';
-import type { DeliveryContent, PayloadPoint } from './payload.js';
+import type { DeliveryContent, DigestContent, PayloadPoint } from './payload.js';
 
 /** A webhook's sequence number: 1, 2, 3… per alert and product; 0 on a test delivery. */
 const sequenceSchema = z.number().int().nonnegative();
@@ -81,6 +81,37 @@ export function webhookBody(content: DeliveryContent, timeZone: string, opts: { 
     country: content.country,
     before: content.before ? point(content.before) : null,
     after: point(content.after),
+  };
+}
+
+/** The body of a digest: every delivery held for the window, as its own webhook's body, newest first. */
+export const digestWebhookPayloadSchema = z
+  .object({
+    type: z.literal('digest'),
+    endpoint_id: z.string(),
+    count: z.number().int().positive().meta({ description: 'How many alerts deliveries the digest lists.' }),
+    window_end: dateText.meta({
+      description: 'When the window it is sent for closed: the hour, the daily time, or the end of quiet hours.',
+    }),
+    alerts: z.array(webhookPayloadSchema.extend({ fired_at: dateText })).meta({
+      description: "Each held delivery's webhook body as it would have been sent at once, with when it fired; newest first.",
+    }),
+  })
+  .meta({ id: 'DigestWebhookPayload' });
+
+export type DigestWebhookPayload = z.infer<typeof digestWebhookPayloadSchema>;
+
+export function digestWebhookBody(content: DigestContent, timeZone: string): DigestWebhookPayload {
+  const { endpoint_id, user_id } = content;
+  return {
+    type: 'digest',
+    endpoint_id,
+    count: content.items.length,
+    window_end: formatDateTime(new Date(content.due_at), timeZone),
+    alerts: content.items.map(({ fired_at, ...item }) => ({
+      ...webhookBody({ ...item, endpoint_id, user_id }, timeZone),
+      fired_at: formatDateTime(new Date(fired_at), timeZone),
+    })),
   };
 }
 

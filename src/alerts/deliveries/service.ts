@@ -9,21 +9,27 @@ import type { AlertSequences } from '../rules/sequences.js';
 import type { Endpoints } from '../endpoints/endpoints.js';
 import type { Endpoint } from '../endpoints/endpoint.js';
 import type { Page, PageRequest } from '../../db/page.js';
-import type { Claimed, DeliveryRecord, DeliveryRecords, QueuedDelivery } from './records.js';
+import type { Claimed, DeliveryRecord, DeliveryRecords } from './records.js';
 import type { FairTags } from '../../fairness/fair-tags.js';
 import type { AccountWeights } from '../../accounts/weights.js';
 import type { DeliveredAlerts } from './alerts.js';
+import type { HeldDeliveries } from './held.js';
+import { dueAt, holds } from './digest-schedule.js';
+import { digestSettingsOf } from '../endpoints/digest-settings.js';
 import {
   DELIVERIES_LANE,
   deliveryContentSchema,
   deliveryJobId,
+  digestPayloadSchema,
   deliveryPayloadSchema,
+  isDigest,
   REPLAY_LIMIT,
+  sentContentSchema,
   thresholdOf,
-  type DeliveryContent,
   type DeliveryJob,
   type DeliveryJobs,
   type PayloadPoint,
+  type SentContent,
 } from './payload.js';
 
 /**
@@ -38,7 +44,7 @@ const toPoint = (p: NonNullable<ProductChange['before']>): PayloadPoint => ({ ..
 export interface DeliveriesDeps {
   readonly jobs: DeliveryJobs;
   readonly logger: Logger;
-  readonly config: Pick<Config, 'alerts'>;
+  readonly config: Pick<Config, 'alerts' | 'timeZone'>;
   readonly fair: FairTags;
   readonly weights: AccountWeights;
   readonly firing: AlertFiring;
@@ -47,6 +53,19 @@ export interface DeliveriesDeps {
   readonly endpoints: Endpoints;
   readonly records: DeliveryRecords;
   readonly alerts: DeliveredAlerts;
+  /** Where deliveries wait for a digest or the end of quiet hours. */
+  readonly held: HeldDeliveries;
+  /** The clock that says when a delivery fired (and so whether it is held). */
+  readonly now: () => Date;
+}
+
+/** A delivery or digest to queue now: its id (the job's), where it goes, what fired it, and what it says. */
+export interface ContentToQueue {
+  readonly id: string;
+  readonly endpointId: Types.ObjectId;
+  readonly userId: Types.ObjectId;
+  readonly alertIds: readonly Types.ObjectId[];
+  readonly content: SentContent;
 }
 
 /**
@@ -68,7 +87,8 @@ export class Deliveries {
 
   /**
    * The alerts the changes fire (rules/firing.ts), grouped by endpoint: one job per endpoint and
-   * change, listing every alert it fired there. A disabled endpoint gets none. The reads go at once;
+   * change, listing every alert it fired there, or held for its endpoint's digest or the end of its
+   * quiet hours (held.ts, sent by digests.ts). A disabled endpoint gets none. The reads go at once;
    * nothing is recorded or queued before `after` resolves (the changes' history points are
    * written). The records come first, so an attempt always finds its record; a batch that fails
    * after them is retried, and BullMQ adds each job id once.
@@ -117,26 +137,64 @@ export class Deliveries {
     );
     const numbers = await this.deps.sequences.assign(fires);
     let n = 0;
-    const queued: QueuedDelivery[] = [...groups].map(([id, { change, endpoint, alerts }]) => ({
-      id,
-      endpointId: endpoint._id,
-      userId: endpoint.user_id,
-      alertIds: alerts.map((a) => a._id),
-      payload: deliveryContentSchema.parse({
-        endpoint_id: endpoint._id.toHexString(),
-        user_id: endpoint.user_id.toHexString(),
-        alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind, ...thresholdOf(a), sequence: numbers[n++]! })),
-        asin: change.asin,
-        country: change.country,
-        before: change.before ? toPoint(change.before) : null,
-        after: toPoint(change.after),
-      }),
+    const outgoing = [...groups].map(([id, { change, endpoint, alerts }]) => ({
+      endpoint,
+      delivery: {
+        id,
+        endpointId: endpoint._id,
+        userId: endpoint.user_id,
+        alertIds: alerts.map((a) => a._id),
+        content: deliveryContentSchema.parse({
+          endpoint_id: endpoint._id.toHexString(),
+          user_id: endpoint.user_id.toHexString(),
+          alerts: alerts.map((a) => ({ id: a._id.toHexString(), kind: a.kind, ...thresholdOf(a), sequence: numbers[n++]! })),
+          asin: change.asin,
+          country: change.country,
+          before: change.before ? toPoint(change.before) : null,
+          after: toPoint(change.after),
+        }),
+      } satisfies ContentToQueue,
     }));
-    const added = await this.records.recordQueued(queued);
-    await this.jobs.addBulk(await Promise.all(queued.map((q) => this.job(q.id, q.payload as DeliveryContent, weights))));
+    await this.queueContents(await this.holdForDigests(outgoing), weights);
+    return outgoing.length;
+  }
+
+  /**
+   * Holds the deliveries whose endpoint takes digests, or is in its quiet hours in its account's
+   * zone (digest-schedule.ts); answers the others, to queue now.
+   */
+  private async holdForDigests(fired: readonly { endpoint: Endpoint; delivery: ContentToQueue }[]): Promise<ContentToQueue[]> {
+    const now = this.deps.now();
+    const waiting = fired.filter(({ endpoint }) => endpoint.delivery !== undefined && endpoint.delivery !== 'instant');
+    const quiet = fired.filter(({ endpoint }) => endpoint.quiet_hours);
+    if (waiting.length === 0 && quiet.length === 0) return fired.map((f) => f.delivery);
+    const zones = await this.deps.held.zonesOf(
+      fired.map((f) => f.endpoint.user_id),
+      this.deps.config.timeZone,
+    );
+    const instant: ContentToQueue[] = [];
+    const held = [];
+    for (const { endpoint, delivery } of fired) {
+      const settings = digestSettingsOf(endpoint);
+      const zone = zones.get(endpoint.user_id.toHexString()) ?? this.deps.config.timeZone;
+      if (!holds(settings, zone, now)) instant.push(delivery);
+      else held.push({ ...delivery, payload: delivery.content, firedAt: now, dueAt: dueAt(settings, zone, now) });
+    }
+    await this.deps.held.hold(held);
+    return instant;
+  }
+
+  /**
+   * Queues deliveries or digests now: records first, so an attempt always finds its record; a
+   * batch that fails after them is retried, and BullMQ adds each job id once.
+   */
+  async queueContents(list: readonly ContentToQueue[], known?: ReadonlyMap<string, number>): Promise<void> {
+    if (list.length === 0) return;
+    const weights = known ?? (await this.weightsOf(list.map((q) => q.userId.toHexString())));
+    const added = await this.records.recordQueued(list.map((q) => ({ ...q, payload: q.content })));
+    await this.jobs.addBulk(await Promise.all(list.map((q) => this.job(q.id, q.content, weights))));
     // Housekeeping: a failure here must not fail the refresh batch that found the changes.
     await this.trim(added).catch((err: Error) => this.deps.logger.warn({ err: { message: err.message } }, 'delivery records not trimmed'));
-    return queued.length;
   }
 
   /**
@@ -176,7 +234,7 @@ export class Deliveries {
   }
 
   private async replayJob(c: Claimed, weights: ReadonlyMap<string, number>): Promise<DeliveryJob> {
-    const content = deliveryContentSchema.parse(c.payload);
+    const content = sentContentSchema.parse(c.payload);
     return this.job(`${c.record._id}.r${c.record.replays ?? 1}`, content, weights, c.record._id);
   }
 
@@ -187,14 +245,10 @@ export class Deliveries {
   }
 
   /** A job at its account's fair start tag; attempts, backoff and retention are the queue's defaults. */
-  private async job(
-    jobId: string,
-    content: DeliveryContent,
-    weights: ReadonlyMap<string, number>,
-    deliveryId?: string,
-  ): Promise<DeliveryJob> {
+  private async job(jobId: string, content: SentContent, weights: ReadonlyMap<string, number>, deliveryId?: string): Promise<DeliveryJob> {
     const t = await this.deps.fair.tag(DELIVERIES_LANE, content.user_id, weights.get(content.user_id) ?? 1, this.jobs.waiting);
-    const data = deliveryPayloadSchema.parse({ ...content, tag: t.tag, ...(deliveryId ? { delivery_id: deliveryId } : {}) });
+    const fields = { ...content, tag: t.tag, ...(deliveryId ? { delivery_id: deliveryId } : {}) };
+    const data = isDigest(content) ? digestPayloadSchema.parse(fields) : deliveryPayloadSchema.parse(fields);
     return { jobId, data, priority: t.priority };
   }
 

@@ -4,6 +4,8 @@ import { ALERT_CHANNELS } from '../../models/alert.js';
 import { ACCOUNT_EVENT_TYPES } from '../../models/account-event.js';
 import { channelOf, endpointState, shownUrl, type Endpoint } from './endpoint.js';
 import type { AccountEvent } from './events.js';
+import { DELIVERY_MODES } from '../../models/endpoint.js';
+import { digestSettingsOf, quietHoursSchema } from './digest-settings.js';
 
 export const endpointRecordSchema = z
   .object({
@@ -20,6 +22,13 @@ export const endpointRecordSchema = z
     disabled_at: dateText.nullable(),
     disabled_reason: z.string().nullable(),
     last_success_at: dateText.nullable(),
+    delivery: z.enum(DELIVERY_MODES).meta({
+      description: 'instant: each alert as it fires; hourly / daily: one digest of every alert fired since the last (docs/alerts.md).',
+    }),
+    digest_at: z.string().nullable().meta({ description: "A daily digest's time, HH:MM in the account's time zone; null unless daily." }),
+    quiet_hours: quietHoursSchema.nullable().meta({
+      description: "Alerts firing within them are held and sent in one digest at their end; in the account's time zone.",
+    }),
     created_at: dateText,
   })
   .meta({ id: 'WebhookEndpoint' });
@@ -45,6 +54,7 @@ export function presentEndpoint(e: Endpoint, timeZone: string): z.infer<typeof e
     disabled_at: formatNullableDateTime(e.disabled_at, timeZone),
     disabled_reason: e.disabled_reason,
     last_success_at: formatNullableDateTime(e.last_success_at, timeZone),
+    ...digestSettingsOf(e),
     created_at: formatDateTime(e.created_at, timeZone),
   };
 }

@@ -8,8 +8,10 @@
 import type { Config } from '../../../../config/env.js';
 import { DELIVERY_MAX_RESPONSE_BYTES } from '../../../../config/alerts.js';
 import type { AlertChannel } from '../../../models/alert.js';
-import type { DeliveryContent } from '../payload.js';
-import { webhookBody } from '../present.js';
+import { isDigest, type SentContent } from '../payload.js';
+import type { Country } from '../../../core/identifiers.js';
+import { digestEmail, digestMessage, digestRequest } from './digest.js';
+import { digestWebhookBody, webhookBody } from '../present.js';
 import { postJson, sendWebhook, type HostResolver, type PostResponse } from '../send-webhook.js';
 import { alertMessage, type AlertMessage, type ProductLabel } from './message.js';
 import { emailContent, sendEmail } from './email.js';
@@ -36,11 +38,11 @@ export interface ChannelSend {
   readonly secrets: readonly string[];
   /** The delivery's id: the webhook-id, and the e-mail's Message-ID. */
   readonly id: string;
-  readonly content: DeliveryContent;
+  readonly content: SentContent;
   /** A sample from the test button. */
   readonly test: boolean;
-  /** The product's title and page, read only by the channels that write to a person. */
-  readonly product: () => Promise<ProductLabel>;
+  /** A product's title and page, read only by the channels that write to a person. */
+  readonly product: (country: Country, asin: string) => Promise<ProductLabel>;
 }
 
 export interface ChannelOptions {
@@ -96,22 +98,36 @@ export async function sendOnChannel(send: ChannelSend, opts: ChannelOptions): Pr
     allowedPorts: alerts.allowedPorts,
     resolve: opts.resolve,
   };
+  const content = send.content;
   if (send.channel === 'webhook') {
-    const body = JSON.stringify(webhookBody(send.content, timeZone, { test: send.test }));
+    const payload = isDigest(content) ? digestWebhookBody(content, timeZone) : webhookBody(content, timeZone, { test: send.test });
+    const body = JSON.stringify(payload);
     const answer = await sendWebhook({ ...post, body, secret: send.secrets, id: send.id, timestamp: new Date() });
     return judged(answer, null, (why) => ` ${why}`);
   }
   if (send.channel === 'email') {
     if (!opts.mail) throw new EmailDeliveryError('e-mail is not sent without the address checks', null);
     // Before anything is read or sent: an address that has not said yes costs nothing more.
-    const pass = await opts.mail.admit(send.content.user_id, send.target);
-    const message = alertMessage(send.content, await send.product(), timeZone, send.test);
-    const content = emailContent(message, pass.unsubscribeUrl);
-    return sendEmail(alerts.smtp, { to: send.target, deliveryId: send.id, content, timeoutMs: alerts.timeoutMs, headers: pass.headers });
+    const pass = await opts.mail.admit(content.user_id, send.target);
+    const mail = isDigest(content)
+      ? digestEmail(await digestMessage(content, send.product, timeZone), pass.unsubscribeUrl)
+      : emailContent(alertMessage(content, await send.product(content.country, content.asin), timeZone, send.test), pass.unsubscribeUrl);
+    return sendEmail(alerts.smtp, {
+      to: send.target,
+      deliveryId: send.id,
+      content: mail,
+      timeoutMs: alerts.timeoutMs,
+      headers: pass.headers,
+    });
   }
   const target = openedTarget(send.channel, send.target);
-  const message = alertMessage(send.content, await send.product(), timeZone, send.test);
-  const { service, request } = chatRequest(message, target, alerts.telegramApiUrl);
+  const { service, request } = isDigest(content)
+    ? digestRequest(await digestMessage(content, send.product, timeZone), target, alerts.telegramApiUrl)
+    : chatRequest(
+        alertMessage(content, await send.product(content.country, content.asin), timeZone, send.test),
+        target,
+        alerts.telegramApiUrl,
+      );
   const secret = target.channel === 'telegram' ? target.botToken : null;
   try {
     const body = JSON.stringify(request.body);

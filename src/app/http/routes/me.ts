@@ -7,6 +7,9 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dateTimeTextSchema, formatDateTime } from '../../../core/dates.js';
 import { ACCOUNT_API_SECURITY, errors, limited } from '../openapi/responses.js';
 import type { AccountUser } from '../../../models/user.js';
+import { ianaZoneSchema } from '../../../alerts/endpoints/digest-settings.js';
+import { bodyFields, validate } from '../validate.js';
+import { bodyToken } from '../openapi/responses.js';
 
 const meSchema = z
   .object({
@@ -24,11 +27,18 @@ const meSchema = z
         "The Atom feed of deals among the account's watched products, under a secret URL for feed readers (which send no " +
         'headers): its `feed_token` is not the API token, grants nothing else and changes with `POST /api/me/feed-token`.',
     }),
+    time_zone: z.string().meta({
+      description:
+        "The IANA time zone of the account's daily digests and quiet hours (PATCH /api/me); the server's APP_TIMEZONE until set.",
+    }),
     created_at: dateTimeTextSchema,
     updated_at: dateTimeTextSchema,
   })
   .meta({ id: 'Me' });
 type Me = z.infer<typeof meSchema>;
+
+const mePatch = z.object({ time_zone: ianaZoneSchema });
+const mePatchBody = mePatch.safeExtend(bodyToken);
 
 export const mePaths: ZodOpenApiPathsObject = {
   '/api/me': {
@@ -38,6 +48,18 @@ export const mePaths: ZodOpenApiPathsObject = {
       operationId: 'getMe',
       summary: "The account's profile and API token (the contract's settings page)",
       responses: { 200: limited('The account; never cached.', z.object({ data: meSchema })), ...errors(401, 429) },
+    },
+    patch: {
+      tags: ['Account'],
+      security: ACCOUNT_API_SECURITY,
+      operationId: 'updateMe',
+      summary: "Set the account's time zone (of its daily digests and quiet hours)",
+      description: 'An IANA name such as `Asia/Tokyo` or `Europe/Berlin`; 422 in the usual shape, and nothing changed, for anything else.',
+      requestBody: {
+        required: true,
+        content: { 'application/json': { schema: mePatchBody }, 'application/x-www-form-urlencoded': { schema: mePatchBody } },
+      },
+      responses: { 200: limited('The account as it now is.', z.object({ data: meSchema })), ...errors(401, 413, 415, 422, 429) },
     },
   },
   '/api/me/token': {
@@ -82,6 +104,7 @@ function presentMe(user: AccountUser, token: string, dealsFeedUrl: string, timeZ
     tags: user.tags,
     api_token: token,
     deals_feed_url: dealsFeedUrl,
+    time_zone: user.time_zone ?? timeZone,
     created_at: formatDateTime(user.created_at, timeZone),
     updated_at: formatDateTime(user.updated_at, timeZone),
   };
@@ -107,6 +130,18 @@ export function meRoutes(ctx: AppContext): Router {
     res.json({ data: presentMe(user, token, feedUrl(req, appUrl, feedToken), tz) });
   });
 
+  router.patch('/api/me', async (req, res) => {
+    const { time_zone } = validate(mePatch, bodyFields(req.body));
+    const user = await ctx.users.setTimeZone(userOf(res)._id, time_zone);
+    res.json({
+      data: presentMe(
+        user,
+        await ctx.users.revealToken(user._id, tokenOf(req)),
+        feedUrl(req, appUrl, await ctx.users.feedToken(user._id)),
+        tz,
+      ),
+    });
+  });
   router.post('/api/me/token', async (req, res) => {
     const user = userOf(res);
     const token = await ctx.users.rotateToken(user._id);

@@ -3,8 +3,14 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import type { AppContext } from '../../context.js';
 import { userOf } from '../auth.js';
-import { validate } from '../validate.js';
-import { ConflictError, NotFoundError } from '../../../core/errors.js';
+import { bodyFields, validate } from '../validate.js';
+import { ConflictError, NotFoundError, ValidationError } from '../../../core/errors.js';
+import {
+  digestSettingsInputSchema,
+  digestSettingsOf,
+  mergedSettings,
+  saveDigestSettings,
+} from '../../../alerts/endpoints/digest-settings.js';
 import { accountEventRecordSchema, presentEndpoint, presentEvent, endpointRecordSchema } from '../../../alerts/endpoints/present.js';
 import { endpointUrl, keptQuery, paginate, pagedSchema, pageQuerySchema } from '../paginate.js';
 import { ACCOUNT_API_SECURITY, bodyToken, errors, limited } from '../openapi/responses.js';
@@ -19,6 +25,7 @@ const endpointPage = pagedSchema(endpointRecordSchema, 'WebhookEndpointPage');
 const eventAnswer = z.object({ data: accountEventRecordSchema }).meta({ id: 'AccountEventAnswer' });
 const eventPage = pagedSchema(accountEventRecordSchema, 'AccountEventPage');
 const tokenOnly = z.object(bodyToken);
+const settingsBody = digestSettingsInputSchema.safeExtend(bodyToken);
 
 /** The webhook endpoints and the account's events for the OpenAPI document. */
 export const webhooksPaths: ZodOpenApiPathsObject = (() => {
@@ -41,6 +48,19 @@ export const webhooksPaths: ZodOpenApiPathsObject = (() => {
         summary: 'One of the caller’s webhook endpoints',
         requestParams: { path: endpointParam },
         responses: { 200: limited('The endpoint.', endpointAnswer), ...errors(401, 404, 429) },
+      },
+      patch: {
+        ...common,
+        operationId: 'updateWebhookEndpoint',
+        summary: 'How the endpoint takes its alerts: at once, or in an hourly or daily digest; and its quiet hours',
+        description:
+          "Any of `delivery`, `digest_at` and `quiet_hours`; the others stay. `digest_at` (HH:MM) is required with `delivery: daily` and only taken with it (another delivery clears it). Times are in the account's time zone (PATCH /api/me). A digest lists every alert fired since the last, newest first, in one delivery; nothing fired, nothing sent. Alerts firing in quiet hours (start included, end excluded) are held and sent in one digest at their end. What is already held goes out at the time it was held for. 422 in the usual shape, and nothing changed, on a bad value.",
+        requestParams: { path: endpointParam },
+        requestBody: {
+          required: true,
+          content: { 'application/json': { schema: settingsBody }, 'application/x-www-form-urlencoded': { schema: settingsBody } },
+        },
+        responses: { 200: limited('The endpoint as it now is.', endpointAnswer), ...errors(401, 404, 413, 415, 422, 429) },
       },
       delete: {
         ...common,
@@ -112,6 +132,19 @@ export function webhookRoutes(ctx: AppContext): Router {
     const endpoint = await endpoints.find(userOf(res)._id, id);
     if (!endpoint) throw new NotFoundError('No such webhook endpoint.');
     res.json({ data: presentEndpoint(endpoint, tz) });
+  });
+
+  router.patch('/api/webhooks/:id', async (req, res) => {
+    const { id } = validate(endpointParam, req.params);
+    const input = validate(digestSettingsInputSchema, bodyFields(req.body));
+    const user = userOf(res)._id;
+    const endpoint = await endpoints.find(user, id);
+    if (!endpoint) throw new NotFoundError('No such webhook endpoint.');
+    const settings = mergedSettings(digestSettingsOf(endpoint), input);
+    if ('field' in settings) throw new ValidationError({ [settings.field]: [settings.message] });
+    const saved = await saveDigestSettings(ctx.mongo, user, id, settings);
+    if (!saved) throw new NotFoundError('No such webhook endpoint.');
+    res.json({ data: presentEndpoint(saved, tz) });
   });
 
   router.delete('/api/webhooks/:id', async (req, res) => {
