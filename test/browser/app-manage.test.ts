@@ -204,6 +204,54 @@ describe.skipIf(!haveBrowser)('/app managing an account in a real browser', () =
       .toMatch(/^The endpoint is used by 1 alert/);
     expect(await endpoints.count()).toBe(1);
 
+    // How the e-mail endpoint takes its alerts: a daily digest without its time is refused beside
+    // the field; an hourly digest with quiet hours is kept, and shown after a reload.
+    const mailEndpoint = endpoints.first();
+    await mailEndpoint.locator('summary').click();
+    await mailEndpoint.getByLabel('Send', { exact: true }).selectOption('daily');
+    await mailEndpoint.getByRole('button', { name: 'Save delivery' }).click();
+    await expect
+      .poll(() => mailEndpoint.locator('.field-error').first().textContent(), { timeout: 30_000 })
+      .toMatch(/required when delivery is daily/);
+    expect((await focused(page)).id).toMatch(/-digest-at$/);
+    await mailEndpoint.getByLabel('Send', { exact: true }).selectOption('hourly');
+    await mailEndpoint.getByLabel('Quiet hours: hold alerts, then send them in one digest').check();
+    await mailEndpoint.getByLabel('Quiet from').fill('22:00');
+    await mailEndpoint.getByLabel('Quiet until').fill('07:00');
+    await mailEndpoint.getByRole('button', { name: 'Save delivery' }).click();
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe('Saved how E-mail: new-person@example.com takes its alerts.');
+    await page.reload();
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe('Loaded.');
+    expect(await endpoints.first().locator('summary').textContent()).toBe('Delivery: an hourly digest · quiet 22:00–07:00');
+    await endpoints.first().locator('summary').click();
+    await accessible('endpoint delivery');
+
+    // The account's time zone, and its deals feed under a secret address that can be renewed.
+    const zone = page.getByLabel('Time zone (IANA name)');
+    await expect.poll(() => zone.inputValue(), { timeout: 30_000 }).not.toBe('');
+    await zone.fill('Mars/Olympus');
+    await page.getByRole('button', { name: 'Save the time zone' }).click();
+    await expect.poll(() => page.locator('#zone-form .field-error').textContent(), { timeout: 30_000 }).toMatch(/IANA time zone/);
+    await zone.fill('Asia/Tokyo');
+    await page.getByRole('button', { name: 'Save the time zone' }).click();
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe('Saved the time zone: Asia/Tokyo.');
+    const feedAt = (address: string) => {
+      const u = new URL(address);
+      return fetch(`${server.url}${u.pathname}${u.search}`);
+    };
+    const feed = await page.getByLabel('Feed address').inputValue();
+    expect(feed).toMatch(/\/api\/feeds\/deals\.atom\?feed_token=/);
+    expect((await feedAt(feed)).status).toBe(200);
+    await page.getByRole('button', { name: 'New feed address' }).click();
+    await expect.poll(() => status.textContent(), { timeout: 30_000 }).toBe('Made a new feed address: the old one no longer works.');
+    const renewed = await page.getByLabel('Feed address').inputValue();
+    expect(renewed).not.toBe(feed);
+    expect((await feedAt(feed)).status).toBe(404);
+    const atom = await feedAt(renewed);
+    expect(atom.status).toBe(200);
+    expect(atom.headers.get('content-type')).toMatch(/^application\/atom\+xml/);
+    await accessible('account settings');
+
     // The product's history as a CSV file.
     const product = page.locator(`#product-list article[data-asin="${ASIN_NEW}"]`);
     const [download] = await Promise.all([page.waitForEvent('download'), product.getByRole('button', { name: 'Download CSV' }).click()]);

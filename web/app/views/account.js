@@ -1,14 +1,33 @@
-// The account: who is signed in, and a new API token (the old one stops working at once).
+// The account: who is signed in, its time zone, its deals feed address, and a new API token.
 
+/* global document */
 import { api, setToken } from '../lib/api.js';
 import { $, focusOn, setStatus, showFormError, clearFormError } from '../lib/dom.js';
 import { formatDateTime } from '../lib/format.js';
 
-export function render(_app, summary) {
+/** GET /api/me, once a sign-in: the time zone and the feed address are not in the summary. */
+let me = null;
+
+function showMe(data) {
+  me = data;
+  $('time-zone').value = data.time_zone;
+  $('feed-url').value = data.deals_feed_url;
+}
+
+export async function render(_app, summary) {
   $('account-facts').textContent = `${summary.account.name}, since ${formatDateTime(summary.account.created_at)}.`;
+  if (me) return;
+  try {
+    showMe((await api('me')).data);
+  } catch (err) {
+    setStatus(`Could not read the account's settings: ${err.message}`, true);
+  }
 }
 
 export function clear() {
+  me = null;
+  $('time-zone').value = '';
+  $('feed-url').value = '';
   $('account-facts').textContent = '';
   $('new-token').value = '';
   $('new-token-box').hidden = true;
@@ -39,7 +58,42 @@ async function rotate(form) {
   }
 }
 
+/** Sends a form's change and shows the account as the API answers it. */
+async function save(form, call, status, focus) {
+  clearFormError(form);
+  const submit = form.querySelector('button[type="submit"]');
+  submit.disabled = true;
+  try {
+    showMe((await call()).data);
+    setStatus(status);
+    focusOn(focus);
+  } catch (err) {
+    showFormError(form, err);
+  } finally {
+    submit.disabled = false;
+  }
+}
+
 export function init() {
+  const zones = $('time-zones');
+  for (const zone of Intl.supportedValuesOf?.('timeZone') ?? [])
+    zones.append(Object.assign(document.createElement('option'), { value: zone }));
+  const zoneForm = $('zone-form');
+  zoneForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const zone = $('time-zone').value.trim();
+    void save(zoneForm, () => api('me', { method: 'PATCH', body: { time_zone: zone } }), `Saved the time zone: ${zone}.`, $('time-zone'));
+  });
+  const feedForm = $('feed-form');
+  feedForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void save(
+      feedForm,
+      () => api('me/feed-token', { method: 'POST' }),
+      'Made a new feed address: the old one no longer works.',
+      $('feed-url'),
+    );
+  });
   const form = $('token-form');
   form.addEventListener('submit', (event) => {
     event.preventDefault();

@@ -2,7 +2,7 @@
 // an e-mail address's confirmation), re-enabled or deleted here.
 
 import { api, enc } from '../lib/api.js';
-import { $, el, button } from '../lib/dom.js';
+import { $, el, button, clearFormError, showFormError } from '../lib/dom.js';
 import { formatDateTime } from '../lib/format.js';
 import { partOf } from './products.js';
 
@@ -33,6 +33,74 @@ function stateText(endpoint, emailStatus) {
   return parts.join(' · ');
 }
 
+const DELIVERY_WORDS = { instant: 'alerts as they happen', hourly: 'an hourly digest', daily: 'a daily digest' };
+
+/** How the endpoint takes its alerts, in words: "an hourly digest · quiet 22:00–07:00". */
+export function deliveryText(endpoint) {
+  const delivery = endpoint.delivery ?? 'instant';
+  let text = DELIVERY_WORDS[delivery] ?? delivery;
+  if (delivery === 'daily' && endpoint.digest_at) text += ` at ${endpoint.digest_at}`;
+  if (endpoint.quiet_hours) text += ` · quiet ${endpoint.quiet_hours.start}–${endpoint.quiet_hours.end}`;
+  return text;
+}
+
+/** A labelled field of the delivery form; ids carry the endpoint's, so every form's labels are its own. */
+function field(labelText, input) {
+  return el('p', null, {}, el('label', labelText, { for: input.id }), input);
+}
+
+/**
+ * The endpoint's delivery settings (PATCH /api/webhooks/{id}): as they happen, or an hourly or
+ * daily digest, and quiet hours, in the account's time zone. Names follow the API's fields so that
+ * its 422 lands beside the right input.
+ */
+function deliveryForm(app, endpoint, name) {
+  const id = (part) => `endpoint-${endpoint.id}-${part}`;
+  const delivery = el('select', null, { id: id('delivery'), name: 'delivery' });
+  for (const [value, words] of Object.entries(DELIVERY_WORDS)) delivery.append(el('option', words, { value }));
+  delivery.value = endpoint.delivery ?? 'instant';
+  const at = el('input', null, { id: id('digest-at'), name: 'digest_at', type: 'time', value: endpoint.digest_at ?? '' });
+  const quiet = el('input', null, { id: id('quiet'), name: 'quiet', type: 'checkbox', checked: Boolean(endpoint.quiet_hours) });
+  const start = el('input', null, {
+    id: id('quiet-start'),
+    name: 'quiet_hours.start',
+    type: 'time',
+    value: endpoint.quiet_hours?.start ?? '',
+  });
+  const end = el('input', null, { id: id('quiet-end'), name: 'quiet_hours.end', type: 'time', value: endpoint.quiet_hours?.end ?? '' });
+  const form = el(
+    'form',
+    null,
+    { class: 'delivery-form', novalidate: true },
+    field('Send', delivery),
+    field('Daily at (your time zone)', at),
+    el('p', null, { class: 'check' }, quiet, el('label', 'Quiet hours: hold alerts, then send them in one digest', { for: quiet.id })),
+    field('Quiet from', start),
+    field('Quiet until', end),
+    el('p', '', { class: 'form-error error', role: 'alert' }),
+    el('button', 'Save delivery', { type: 'submit' }),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    clearFormError(form);
+    const body = {
+      delivery: delivery.value,
+      digest_at: delivery.value === 'daily' ? at.value || null : null,
+      quiet_hours: quiet.checked ? { start: start.value, end: end.value } : null,
+    };
+    const submit = form.querySelector('button[type="submit"]');
+    submit.disabled = true;
+    try {
+      await api(`webhooks/${enc(endpoint.id)}`, { method: 'PATCH', body });
+      await app.reload({ status: `Saved how ${name} takes its alerts.`, focus: () => $(`endpoint-${endpoint.id}`) });
+    } catch (err) {
+      submit.disabled = false;
+      showFormError(form, err);
+    }
+  });
+  return el('details', null, { class: 'delivery' }, el('summary', `Delivery: ${deliveryText(endpoint)}`), form);
+}
+
 async function act(app, control, result, call, status, focus) {
   control.disabled = true;
   result.classList.remove('error');
@@ -54,6 +122,7 @@ function showEndpoint(app, endpoint, users, list) {
   article.append(el('h3', name, { id: headingId }));
   const warn = endpoint.state !== 'active' || emailStatus === 'pending';
   article.append(el('p', stateText(endpoint, emailStatus), { class: `state${warn ? ' warn' : ''}` }));
+  article.append(deliveryForm(app, endpoint, name));
   article.append(el('p', `Used by ${users.length} alert${users.length === 1 ? '' : 's'} shown here.`, { class: 'hint' }));
   const result = el('p', '', { class: 'result', role: 'status' });
   const bar = el('p', null, { class: 'actions' });
