@@ -131,6 +131,14 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly lateSends = new Histogram({
+    name: 'shelfwatch_quota_late_send_seconds',
+    help: "How much later than its start was counted a call went out (this process's event loop was busy): the next start of the country is moved on by as much",
+    labelNames: ['country'] as const,
+    buckets: [0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25],
+    registers: [this.registry],
+  });
+
   readonly permits = new Counter({
     name: 'shelfwatch_quota_permits_total',
     help: 'Permits the quota governor granted this process, by country and class (forced, import, refresh, crawl): one per upstream call',

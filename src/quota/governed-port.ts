@@ -90,7 +90,7 @@ export function governPort(port: UpstreamPort, country: Country, deps: GovernPor
  */
 export function permitBeforeSend(
   country: Country,
-  governor: Pick<QuotaGovernor, 'permit'>,
+  governor: Pick<QuotaGovernor, 'permit' | 'sending'>,
   scopes: PermitScopes,
   onStarted: (fair: NonNullable<PermitScope['fair']>) => void,
 ): () => Promise<void> {
@@ -100,11 +100,13 @@ export function permitBeforeSend(
     scope.state.waiting = true;
     const rank = scope.state.retry ? -1 : scope.rank;
     scope.state.retry = false;
+    let permit;
     try {
-      await governor.permit(country, scope.cls, rank, scope.signal, { probe: scope.probe === true });
+      permit = await governor.permit(country, scope.cls, rank, scope.signal, { probe: scope.probe === true });
     } finally {
       scope.state.waiting = false;
     }
+    governor.sending(country, permit);
     scope.state.sentAt = performance.now();
     if (scope.fair && !scope.state.started) onStarted(scope.fair);
     scope.state.started = true;

@@ -66,7 +66,7 @@ end
  * field per class with a day limit of its own), 4 waiting (hash: <class>|<process> → rank|expiry),
  * 5 booked (sorted set: reservation id by start), 6 moved (hash: reservation id → its new start),
  * 7 the pace (hash: m the margin ms, since/n the run of 429s), 8 the breaker (hash, see breaker-scripts.ts),
- * 9 sent (the theoretical arrival of the next call, by the confirmed starts).
+ * 9 sent (the theoretical arrival of the next call, by the confirmed starts and SENT_LATE).
  * ARGV: 1 now ms ('' = the server's clock), 2 interval T ms, 3 burst B, 4 ahead ms, 5 day key TTL ms,
  * 6 how long a process's word holds (ms), 7 the process id, 8 the caller's classes and their best
  * ranks ('class=rank,…'), 10 how long a free start waits for the process whose class claims it
@@ -308,7 +308,8 @@ return {string.format('%.4f', m), string.format('%.4f', now - since), tostring(n
  * KEYS: 1 booked, 2 moved, 3 sent, 4 the pace. ARGV: 1 now ms ('' = the server's clock), 2 the
  * reservation id, 3 interval 1/Q ms, 4 burst, 5 the interval from which the pace is strict without a margin,
  * 6 the peers' margin (as TAKE_PERMIT's ARGV 16).
- * Returns {'go'} or {'moved', delay ms, start}: sleep `delay` ms and confirm again.
+ * Returns {'go', now} where the pace is strict (the time the start is counted from), {'go'} elsewhere,
+ * or {'moved', delay ms, start}: sleep `delay` ms and confirm again.
  */
 export const CONFIRM_START = `
 ${NOW}local to = redis.call('HGET', KEYS[2], ARGV[2])
@@ -327,10 +328,31 @@ if tonumber(ARGV[3]) >= tonumber(ARGV[5]) or margin > 0 then
     return {'moved', tostring(earliest - now), string.format('%.4f', earliest)}
   end
   redis.call('SET', KEYS[3], string.format('%.4f', math.max(sent, now) + interval), 'PX', math.ceil(burst * interval + 60000))
+  redis.call('ZREM', KEYS[1], ARGV[2])
+  redis.call('HDEL', KEYS[2], ARGV[2] .. '#')
+  return {'go', string.format('%.4f', now)}
 end
 redis.call('ZREM', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2] .. '#')
 return {'go'}
+`;
+
+/**
+ * A call went out later than the pace counted it sent (its process's event loop was busy between
+ * the start's confirmation and the request): the next start counts from when it went, so that a
+ * one-call bucket never sees the next call, which another process may send on time, less than
+ * the interval after it.
+ * KEYS: 1 sent, 2 the pace. ARGV: 1 when the call went (ms, the server's clock), 2 interval 1/Q ms,
+ * 3 burst, 4 the peers' margin (as TAKE_PERMIT's ARGV 16).
+ */
+export const SENT_LATE = `
+local margin = math.max(tonumber(redis.call('HGET', KEYS[2], 'm') or '0'), tonumber(ARGV[4]))
+local interval = tonumber(ARGV[2]) + margin
+local next = tonumber(ARGV[1]) + interval
+if next > tonumber(redis.call('GET', KEYS[1]) or '0') then
+  redis.call('SET', KEYS[1], string.format('%.4f', next), 'PX', math.ceil(tonumber(ARGV[3]) * interval + 60000))
+end
+return 1
 `;
 
 /**

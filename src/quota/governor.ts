@@ -5,7 +5,7 @@ import type { Country } from '../core/identifiers.js';
 import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError } from '../core/errors.js';
-import { CONFIRM_START, HOLD, TAKE_PERMIT } from './governor-scripts.js';
+import { CONFIRM_START, HOLD, SENT_LATE, TAKE_PERMIT } from './governor-scripts.js';
 import { marginSteps, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
 import { breakerKey, untilProbeMs } from './breaker-keys.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../core/quota-classes.js';
@@ -17,6 +17,7 @@ import { parseTakeAnswer, type TakeAnswer } from './permit-answer.js';
 import { DAY_TTL_MS, QuotaDays, type Admission, type DayStatus } from './governor-day.js';
 import { quotaIntervalMs } from '../../config/quota.js';
 import { countryTag } from '../db/redis-keys.js';
+import { localMs, ServerClock } from './server-clock.js';
 
 export interface GovernedQuota {
   /** Calls a second (Q). */
@@ -58,7 +59,15 @@ export interface Permit {
   readonly bookedAt: number;
   /** When the governor granted it, on the same clock: what the caller waited from there is bookedAt − grantedAt. */
   readonly grantedAt: number;
+  /**
+   * Where the pace is strict, the time on the server's clock it counts the call as sent from (the
+   * start's confirmation, or the grant of a start that was now): see QuotaGovernor.sending.
+   */
+  readonly sentAt?: number;
 }
+
+/** How much later than counted a call may go before the pace is told (ms): the clock's own error is a fraction of this. */
+const LATE_SEND_MS = 1;
 
 interface Waiter {
   readonly cls: QuotaClass;
@@ -114,6 +123,8 @@ export class QuotaGovernor {
 
   readonly #days: QuotaDays;
   readonly #paces: PaceMargins;
+  /** The scripts' clock against this process's: how late a call went after its start was counted. */
+  readonly #serverClock = new ServerClock();
 
   constructor(
     private readonly redis: Redis,
@@ -297,9 +308,11 @@ export class QuotaGovernor {
       }
     }
     // The start is reserved: resolve when it comes, while the line goes on to the next waiter.
-    const permit = { bookedAt: answer.start, grantedAt: answer.start - answer.delay };
-    if (answer.delay < 1) head.resolve(permit);
-    else this.#sleepUntilStart(country, head, answer.delay, permit, answer.reservation);
+    const permit: Permit = { bookedAt: answer.start, grantedAt: answer.start - answer.delay };
+    if (answer.delay < 1) {
+      const strict = this.intervalMs(country) >= STRICT_FROM_INTERVAL_MS || answer.margin > 0;
+      head.resolve(strict ? { ...permit, sentAt: permit.grantedAt } : permit);
+    } else this.#sleepUntilStart(country, head, answer.delay, permit, answer.reservation);
   }
 
   /**
@@ -314,10 +327,11 @@ export class QuotaGovernor {
         return;
       }
       this.#confirm(country, reservation).then(
-        (moved) => {
+        (confirmed) => {
           if (this.#closed) head.reject(new GovernorClosedError('the quota governor closed before the call could start'));
-          else if (moved) this.#sleepUntilStart(country, head, moved.delay, { ...permit, bookedAt: moved.start }, reservation);
-          else head.resolve(permit);
+          else if ('delay' in confirmed) {
+            this.#sleepUntilStart(country, head, confirmed.delay, { ...permit, bookedAt: confirmed.start }, reservation);
+          } else head.resolve({ ...permit, sentAt: confirmed.sentAt });
         },
         (err: Error) => head.reject(err),
       );
@@ -325,7 +339,7 @@ export class QuotaGovernor {
     this.#granted.set(timer, head);
   }
 
-  async #confirm(country: Country, reservation: string): Promise<{ delay: number; start: number } | undefined> {
+  async #confirm(country: Country, reservation: string): Promise<{ delay: number; start: number } | { sentAt?: number }> {
     const k = this.#keys(country);
     const q = this.#quota(country);
     const raw = (await evalScript(
@@ -343,7 +357,11 @@ export class QuotaGovernor {
       String(STRICT_FROM_INTERVAL_MS),
       String(this.#paces.peerMs(country)),
     )) as string[];
-    return raw[0] === 'moved' ? { delay: Number(raw[1]), start: Number(raw[2]) } : undefined;
+    if (raw[0] === 'moved') return { delay: Number(raw[1]), start: Number(raw[2]) };
+    if (raw[1] === undefined) return {};
+    const sentAt = Number(raw[1]);
+    if (!this.opts.clock) this.#serverClock.sample(sentAt, localMs());
+    return { sentAt };
   }
 
   #settle(line: Line, w: Waiter, err: Error): void {
@@ -411,7 +429,37 @@ export class QuotaGovernor {
       String(STRICT_FROM_INTERVAL_MS),
       String(this.#paces.peerMs(country)),
     );
-    return parseTakeAnswer(raw, id);
+    const answer = parseTakeAnswer(raw, id);
+    // The script's now is its start less its delay: a reading of the server's clock for free.
+    if (answer.kind === 'ok' && !this.opts.clock) this.#serverClock.sample(answer.start - answer.delay, localMs());
+    return answer;
+  }
+
+  /**
+   * The call of `permit` goes now. Where the pace is strict it counted the call sent when its start
+   * was confirmed; if this process's event loop was busy from then to now, the call reaches the
+   * upstream that much later, and the next caller (in another process, on time) would reach a
+   * one-call bucket less than an interval after it. So a call that goes late moves the next start
+   * on by as much. Best effort, and off the call's path: the next start is an interval away.
+   */
+  sending(country: Country, permit: Permit): void {
+    if (permit.sentAt === undefined || this.opts.clock) return;
+    const now = this.#serverClock.at();
+    if (now === undefined || now - permit.sentAt < LATE_SEND_MS) return;
+    const q = this.#quota(country);
+    const k = this.#keys(country);
+    this.opts.metrics?.lateSends.observe({ country }, (now - permit.sentAt) / 1_000);
+    void evalScript(
+      this.redis,
+      SENT_LATE,
+      2,
+      k.sent,
+      k.pace,
+      now.toFixed(4),
+      String(quotaIntervalMs(q)),
+      String(q.burst),
+      String(this.#paces.peerMs(country)),
+    ).catch(() => undefined);
   }
 
   /** No call of the country starts within the next `ms` (an upstream 429 for the second's quota). */
