@@ -176,7 +176,12 @@ export async function runScale(inf: Infra, side: RedisSide, p: ScaleParams, s: S
   const pinned = (i: number): Record<string, string> =>
     p.pin ? { WORKER_COUNTRIES: countries.filter((_, j) => j % s.workers === i).join(',') || countries[0]! } : {};
   const workers = Array.from({ length: s.workers }, (_, i) =>
-    spawnCli(`worker-${i + 1}`, ['worker'], { ...env, ...pinned(i), SIMULATOR_URL: simUrl, METRICS_PORT: '0' }),
+    spawnCli(
+      `worker-${i + 1}`,
+      ['worker'],
+      { ...env, ...pinned(i), SIMULATOR_URL: simUrl, METRICS_PORT: '0' },
+      process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [],
+    ),
   );
   // Both lines are waited for at once: a child's lines are only matched while someone waits.
   const metricsUrls = await Promise.all(
