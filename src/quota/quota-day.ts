@@ -17,8 +17,19 @@ export interface QuotaDay {
   readonly end: number;
 }
 
+/** The last day found per zone: every permit asks, and the answer changes once a day. */
+const lastDay = new Map<string, QuotaDay>();
+
 /** The quota day that holds `at` (epoch ms) in `tz`. */
 export function quotaDayOf(at: number, tz: string): QuotaDay {
+  const last = lastDay.get(tz);
+  if (last && at >= last.start && at < last.end) return last;
+  const day = dayOf(at, tz);
+  lastDay.set(tz, day);
+  return day;
+}
+
+function dayOf(at: number, tz: string): QuotaDay {
   const w = wallClock(at, tz);
   const key = `${w.year}-${String(w.month).padStart(2, '0')}-${String(w.day).padStart(2, '0')}`;
   const start = midnight(w.year, w.month, w.day, tz);

@@ -49,6 +49,16 @@ describe('quotaDayOf', () => {
     expect(quotaDayOf(at('2028-02-29T12:00:00Z'), 'UTC').key).toBe('2028-02-29');
   });
 
+  it('answers the day it found last from memory while `at` is in it, and finds the next afresh', () => {
+    const day = quotaDayOf(at('2026-11-01T12:00:00Z'), 'America/New_York');
+    expect(quotaDayOf(at('2026-11-01T20:00:00Z'), 'America/New_York')).toBe(day);
+    // The day the clocks go back is 25 hours long in the zone.
+    expect(day.end - day.start).toBe(25 * H);
+    const next = quotaDayOf(day.end, 'America/New_York');
+    expect(next).toEqual({ key: '2026-11-02', start: day.end, end: day.end + 24 * H });
+    expect(quotaDayOf(day.start, 'America/New_York')).toEqual(day);
+  });
+
   it('holds its own start and not its end: start ≤ at < end', () => {
     const day = quotaDayOf(at('2026-07-01T12:00:00Z'), 'America/New_York');
     expect(quotaDayOf(day.start, 'America/New_York')).toEqual(day);
