@@ -106,7 +106,7 @@ export function permitBeforeSend(
     } finally {
       scope.state.waiting = false;
     }
-    governor.sending(country, permit);
+    void governor.sending(country, permit);
     scope.state.sentAt = performance.now();
     if (scope.fair && !scope.state.started) onStarted(scope.fair);
     scope.state.started = true;

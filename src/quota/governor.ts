@@ -440,16 +440,17 @@ export class QuotaGovernor {
    * was confirmed; if this process's event loop was busy from then to now, the call reaches the
    * upstream that much later, and the next caller (in another process, on time) would reach a
    * one-call bucket less than an interval after it. So a call that goes late moves the next start
-   * on by as much. Best effort, and off the call's path: the next start is an interval away.
+   * on by as much. Best effort, and off the call's path (the caller need not wait for it): the next
+   * start is an interval away.
    */
-  sending(country: Country, permit: Permit): void {
+  async sending(country: Country, permit: Permit): Promise<void> {
     if (permit.sentAt === undefined || this.opts.clock) return;
     const now = this.#serverClock.at();
     if (now === undefined || now - permit.sentAt < LATE_SEND_MS) return;
     const q = this.#quota(country);
     const k = this.#keys(country);
     this.opts.metrics?.lateSends.observe({ country }, (now - permit.sentAt) / 1_000);
-    void evalScript(
+    await evalScript(
       this.redis,
       SENT_LATE,
       2,
