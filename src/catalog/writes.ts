@@ -2,14 +2,13 @@ import mongoose, { type Connection } from 'mongoose';
 import type { Config } from '../../config/env.js';
 import type { Country } from '../core/identifiers.js';
 import type { ItemOutcome, UpstreamItem } from '../core/product.js';
-import { productModel, type ProductFields, type ProductModel } from '../models/product.js';
+import { productModel, type ProductFields } from '../models/product.js';
 import { orderedSearchKeys } from '../search/ordered-keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
 import { estimateRate, nextRefreshAt, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
 import { dayNumber, dealFigures, withDayPrice, type PriceDay } from '../core/price-levels.js';
-
-type BulkOps = Parameters<ProductModel['bulkWrite']>[0];
+import { upsertProducts, type ProductUpsert } from './product-upserts.js';
 
 export interface WriteResult {
   readonly found: number;
@@ -54,7 +53,7 @@ function dataOf(item: UpstreamItem): Partial<ProductFields> {
     availability: item.availability,
     buybox: item.buyBox,
     sales_rank: item.salesRank,
-    browse_nodes: item.browseNodes.map((n) => ({ id: n.id, name: n.name })),
+    browse_nodes: item.browseNodes.map((n) => ({ id: n.id, name: n.name ?? null })),
     raw: item.raw,
     search_keys: orderedSearchKeys(item.title, item.brand),
   };
@@ -187,7 +186,7 @@ export async function writeOutcomes(
   let notAccessible = 0;
   let seen = 0;
 
-  const ops: BulkOps = asins.map((asin) => {
+  const upserts = asins.map((asin): ProductUpsert => {
     const outcome = outcomes[asin]!;
     const priority = prior.get(asin)?.priority ?? null;
     // The refresh ends every claim on the product: a batch still queued with it skips the product.
@@ -229,15 +228,9 @@ export async function writeOutcomes(
       notFound++;
       set = { ...schedule, status: 'not_found', last_error: 'the upstream does not know this ASIN in this country', drop: {} };
     }
-    return {
-      updateOne: {
-        filter: { country, asin },
-        update: { $set: set, $setOnInsert: { created_at: now, priority: null } },
-        upsert: true,
-      },
-    };
+    return { country, asin, set, setOnInsert: { created_at: now, priority: null } };
   });
-  if (ops.length) await productModel(conn).bulkWrite(ops, { ordered: false });
+  await upsertProducts(conn, upserts);
   return { found, notFound, notAccessible, changes, moved: seen };
 }
 
@@ -256,24 +249,22 @@ export async function writeFoundItems(
     now,
   });
   const mark = historyMark(changes, now);
-  const ops: BulkOps = items.map((item) => ({
-    updateOne: {
-      filter: { country, asin: item.asin },
-      update: {
-        $set: {
-          ...dataOf(item),
-          ...dealFieldsOf(prior.get(item.asin)?.price_days, item.price?.amount ?? null, now),
-          ...mark(item.asin),
-          status: 'ok',
-          last_error: null,
-          updated_at: now,
-          last_attempt_at: now,
-        },
-        $setOnInsert: { created_at: now, priority: null, next_refresh_at: nextRefreshAt({ why: 'unwatched' }) },
+  await upsertProducts(
+    conn,
+    items.map((item) => ({
+      country,
+      asin: item.asin,
+      set: {
+        ...dataOf(item),
+        ...dealFieldsOf(prior.get(item.asin)?.price_days, item.price?.amount ?? null, now),
+        ...mark(item.asin),
+        status: 'ok',
+        last_error: null,
+        updated_at: now,
+        last_attempt_at: now,
       },
-      upsert: true,
-    },
-  }));
-  await productModel(conn).bulkWrite(ops, { ordered: false });
+      setOnInsert: { created_at: now, priority: null, next_refresh_at: nextRefreshAt({ why: 'unwatched' }) },
+    })),
+  );
   return changes;
 }
