@@ -180,7 +180,12 @@ describe.skipIf(!haveBrowser)('/docs in a real browser', () => {
       await page.goto(`${server.url}/docs`);
       // Swagger UI draws the document's webhooks (the deliveries to receivers) as operations too.
       const operations = documentedOperations(doc).length + Object.keys(doc.webhooks ?? {}).length;
-      await page.waitForFunction(`document.querySelectorAll('.opblock').length >= ${operations}`, undefined, { timeout: 30_000 });
+      // A locator, not waitForFunction with a string: Playwright polls a string with eval, which
+      // the page's CSP refuses once the first check comes too early.
+      await page
+        .locator('.opblock')
+        .nth(operations - 1)
+        .waitFor({ state: 'attached', timeout: 30_000 });
       expect(await page.locator('.opblock').count()).toBe(operations);
       expect(await page.locator('.opblock-summary-path', { hasText: '/api/world/update' }).count()).toBe(2);
       expect(await page.locator('.info .title').first().textContent()).toContain('shelfwatch');
