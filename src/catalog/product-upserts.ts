@@ -33,7 +33,7 @@ function insertDefaults(conn: Connection): Readonly<Record<string, unknown>> {
 }
 
 /** The driver's update of one upsert: its own $setOnInsert, then the defaults of the fields no part names. */
-export function upsertOperation(defaults: Readonly<Record<string, unknown>>, u: ProductUpsert): AnyBulkWriteOperation<Document> {
+function upsertOperation(defaults: Readonly<Record<string, unknown>>, u: ProductUpsert): AnyBulkWriteOperation<Document> {
   const set = u.set as Record<string, unknown>;
   const own = u.setOnInsert as Record<string, unknown>;
   const setOnInsert: Record<string, unknown> = {};

@@ -1,7 +1,7 @@
 import type { Country } from '../core/identifiers.js';
 import { UpstreamCountryError, UpstreamRateLimitedError } from '../core/errors.js';
 import type { UpstreamPort } from '../upstream/port.js';
-import type { QuotaGovernor } from './governor.js';
+import type { Permit, QuotaGovernor } from './governor.js';
 import type { PermitScope, PermitScopes } from './permit-scope.js';
 import { kindOf, type CountryBreakers, type ProbeCall } from './breaker.js';
 import { slowedWellUnderQ, soonAfterSlotMs } from './pace-margin.js';
@@ -100,7 +100,7 @@ export function permitBeforeSend(
     scope.state.waiting = true;
     const rank = scope.state.retry ? -1 : scope.rank;
     scope.state.retry = false;
-    let permit;
+    let permit: Permit;
     try {
       permit = await governor.permit(country, scope.cls, rank, scope.signal, { probe: scope.probe === true });
     } finally {

@@ -318,6 +318,7 @@ if to then
   if tonumber(to) > now then return {'moved', tostring(tonumber(to) - now), to} end
 end
 local margin = math.max(tonumber(redis.call('HGET', KEYS[4], 'm') or '0'), tonumber(ARGV[6]))
+local counted
 local interval = tonumber(ARGV[3]) + margin
 local burst = tonumber(ARGV[4])
 if tonumber(ARGV[3]) >= tonumber(ARGV[5]) or margin > 0 then
@@ -328,13 +329,11 @@ if tonumber(ARGV[3]) >= tonumber(ARGV[5]) or margin > 0 then
     return {'moved', tostring(earliest - now), string.format('%.4f', earliest)}
   end
   redis.call('SET', KEYS[3], string.format('%.4f', math.max(sent, now) + interval), 'PX', math.ceil(burst * interval + 60000))
-  redis.call('ZREM', KEYS[1], ARGV[2])
-  redis.call('HDEL', KEYS[2], ARGV[2] .. '#')
-  return {'go', string.format('%.4f', now)}
+  counted = string.format('%.4f', now)
 end
 redis.call('ZREM', KEYS[1], ARGV[2])
 redis.call('HDEL', KEYS[2], ARGV[2] .. '#')
-return {'go'}
+return {'go', counted}
 `;
 
 /**

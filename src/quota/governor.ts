@@ -6,7 +6,7 @@ import type { Metrics } from '../core/metrics.js';
 import type { DailyUsage } from './daily-usage.js';
 import { DayQuotaSpentError, GovernorClosedError, UpstreamRefusingError } from '../core/errors.js';
 import { CONFIRM_START, HOLD, SENT_LATE, TAKE_PERMIT } from './governor-scripts.js';
-import { marginSteps, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
+import { marginSteps, STRICT_FROM_INTERVAL_MS, strictPace } from './pace-margin.js';
 import { breakerKey, untilProbeMs } from './breaker-keys.js';
 import { DAY_FIELD, QUOTA_CLASSES, type ClassShares, type QuotaClass } from '../core/quota-classes.js';
 import { isFairClass } from '../fairness/fair-classes.js';
@@ -310,8 +310,7 @@ export class QuotaGovernor {
     // The start is reserved: resolve when it comes, while the line goes on to the next waiter.
     const permit: Permit = { bookedAt: answer.start, grantedAt: answer.start - answer.delay };
     if (answer.delay < 1) {
-      const strict = this.intervalMs(country) >= STRICT_FROM_INTERVAL_MS || answer.margin > 0;
-      head.resolve(strict ? { ...permit, sentAt: permit.grantedAt } : permit);
+      head.resolve(strictPace(this.intervalMs(country), answer.margin) ? { ...permit, sentAt: permit.grantedAt } : permit);
     } else this.#sleepUntilStart(country, head, answer.delay, permit, answer.reservation);
   }
 

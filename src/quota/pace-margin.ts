@@ -27,6 +27,11 @@
  */
 export const STRICT_FROM_INTERVAL_MS = 200;
 
+/** Whether the pace counts starts from when calls went (the scripts' `strict`, which this mirrors). */
+export function strictPace(intervalMs: number, marginMs: number): boolean {
+  return intervalMs >= STRICT_FROM_INTERVAL_MS || marginMs > 0;
+}
+
 /**
  * The margin a country is paced at when it has learnt less: the median of what its peers (the
  * other countries this process paces strictly) have learnt, those with none left out. The jitter

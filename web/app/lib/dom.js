@@ -57,6 +57,23 @@ export function showFormError(form, err) {
   focusOn(firstBad ?? box);
 }
 
+/**
+ * Runs a form's submission: its errors cleared, its submit button disabled while `work` runs, and
+ * an API error shown in the form (showFormError).
+ */
+export async function submitting(form, work) {
+  clearFormError(form);
+  const submit = form.querySelector('button[type="submit"]');
+  submit.disabled = true;
+  try {
+    await work();
+  } catch (err) {
+    showFormError(form, err);
+  } finally {
+    submit.disabled = false;
+  }
+}
+
 export function clearFormError(form) {
   const box = form.querySelector('.form-error');
   if (box) box.textContent = '';

@@ -2,21 +2,21 @@
 
 /* global document */
 import { api, setToken } from '../lib/api.js';
-import { $, focusOn, setStatus, showFormError, clearFormError } from '../lib/dom.js';
+import { $, focusOn, setStatus, showFormError, submitting } from '../lib/dom.js';
 import { formatDateTime } from '../lib/format.js';
 
-/** GET /api/me, once a sign-in: the time zone and the feed address are not in the summary. */
-let me = null;
+/** Whether GET /api/me was read since the sign-in: the time zone and the feed address are not in the summary. */
+let loaded = false;
 
 function showMe(data) {
-  me = data;
+  loaded = true;
   $('time-zone').value = data.time_zone;
   $('feed-url').value = data.deals_feed_url;
 }
 
 export async function render(_app, summary) {
   $('account-facts').textContent = `${summary.account.name}, since ${formatDateTime(summary.account.created_at)}.`;
-  if (me) return;
+  if (loaded) return;
   try {
     showMe((await api('me')).data);
   } catch (err) {
@@ -25,7 +25,7 @@ export async function render(_app, summary) {
 }
 
 export function clear() {
-  me = null;
+  loaded = false;
   $('time-zone').value = '';
   $('feed-url').value = '';
   $('account-facts').textContent = '';
@@ -34,15 +34,12 @@ export function clear() {
   $('token-form').reset();
 }
 
-async function rotate(form) {
-  clearFormError(form);
+function rotate(form) {
   if (!$('token-confirm').checked) {
     showFormError(form, { message: 'Tick the box first: the old token stops working.', errors: { confirm: ['Required.'] } });
     return;
   }
-  const submit = form.querySelector('button[type="submit"]');
-  submit.disabled = true;
-  try {
+  void submitting(form, async () => {
     const { data } = await api('me/token', { method: 'POST' });
     setToken(data.api_token);
     $('new-token').value = data.api_token;
@@ -51,27 +48,16 @@ async function rotate(form) {
     setStatus('Rotated the token: copy the new one into your scripts; the old one no longer works.');
     focusOn($('new-token'));
     $('new-token').select();
-  } catch (err) {
-    showFormError(form, err);
-  } finally {
-    submit.disabled = false;
-  }
+  });
 }
 
 /** Sends a form's change and shows the account as the API answers it. */
-async function save(form, call, status, focus) {
-  clearFormError(form);
-  const submit = form.querySelector('button[type="submit"]');
-  submit.disabled = true;
-  try {
+function save(form, call, status, focus) {
+  void submitting(form, async () => {
     showMe((await call()).data);
     setStatus(status);
     focusOn(focus);
-  } catch (err) {
-    showFormError(form, err);
-  } finally {
-    submit.disabled = false;
-  }
+  });
 }
 
 export function init() {
@@ -82,21 +68,16 @@ export function init() {
   zoneForm.addEventListener('submit', (event) => {
     event.preventDefault();
     const zone = $('time-zone').value.trim();
-    void save(zoneForm, () => api('me', { method: 'PATCH', body: { time_zone: zone } }), `Saved the time zone: ${zone}.`, $('time-zone'));
+    save(zoneForm, () => api('me', { method: 'PATCH', body: { time_zone: zone } }), `Saved the time zone: ${zone}.`, $('time-zone'));
   });
   const feedForm = $('feed-form');
   feedForm.addEventListener('submit', (event) => {
     event.preventDefault();
-    void save(
-      feedForm,
-      () => api('me/feed-token', { method: 'POST' }),
-      'Made a new feed address: the old one no longer works.',
-      $('feed-url'),
-    );
+    save(feedForm, () => api('me/feed-token', { method: 'POST' }), 'Made a new feed address: the old one no longer works.', $('feed-url'));
   });
   const form = $('token-form');
   form.addEventListener('submit', (event) => {
     event.preventDefault();
-    void rotate(form);
+    rotate(form);
   });
 }

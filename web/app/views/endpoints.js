@@ -2,7 +2,7 @@
 // an e-mail address's confirmation), re-enabled or deleted here.
 
 import { api, enc } from '../lib/api.js';
-import { $, el, button, clearFormError, showFormError } from '../lib/dom.js';
+import { $, el, button, submitting } from '../lib/dom.js';
 import { formatDateTime } from '../lib/format.js';
 import { partOf } from './products.js';
 
@@ -80,23 +80,17 @@ function deliveryForm(app, endpoint, name) {
     el('p', '', { class: 'form-error error', role: 'alert' }),
     el('button', 'Save delivery', { type: 'submit' }),
   );
-  form.addEventListener('submit', async (event) => {
+  form.addEventListener('submit', (event) => {
     event.preventDefault();
-    clearFormError(form);
     const body = {
       delivery: delivery.value,
       digest_at: delivery.value === 'daily' ? at.value || null : null,
       quiet_hours: quiet.checked ? { start: start.value, end: end.value } : null,
     };
-    const submit = form.querySelector('button[type="submit"]');
-    submit.disabled = true;
-    try {
+    void submitting(form, async () => {
       await api(`webhooks/${enc(endpoint.id)}`, { method: 'PATCH', body });
       await app.reload({ status: `Saved how ${name} takes its alerts.`, focus: () => $(`endpoint-${endpoint.id}`) });
-    } catch (err) {
-      submit.disabled = false;
-      showFormError(form, err);
-    }
+    });
   });
   return el('details', null, { class: 'delivery' }, el('summary', `Delivery: ${deliveryText(endpoint)}`), form);
 }
