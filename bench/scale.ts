@@ -16,7 +16,8 @@
  * Flags: --series --redis --workers --asins --seconds --warmup --quota --latency --p1-share --pin,
  * --product-quota (the product's QUOTA_RPS when it should differ from the simulator's Q), --burst
  * (the simulator's bucket depth; a second's worth unless set, so one call at Q = 1) and --jitter
- * (ms each call may reach the simulator's bucket late). Each run reports the pace margin each
+ * (ms each call may reach the simulator's bucket late), --sim-nice (the simulator's scheduling
+ * priority, -10 unless set: see lib/scale-params.ts). Each run reports the pace margin each
  * country's governor settled at (src/quota/pace-margin.ts).
  */
 import { pathToFileURL } from 'node:url';
@@ -217,6 +218,7 @@ function runDetails(d: Done): Record<string, unknown> {
     windowSeconds: round(m.windowS, 2),
     firstCallAfterSchedulerS: round((run.firstCall - run.tSched) / 1000, 1),
     timings: run.timings,
+    simulatorPriority: run.simPriority,
     asinsInWindow: m.asinsInWindow,
     callsInWindow: m.calls,
     asinsPerSecondCounted: round(m.countedRate, 2),
@@ -313,6 +315,10 @@ async function measureScale(p: ScaleParams, inf: Infra): Promise<{ result: Bench
     notes.push(
       `429s in ${throttled.length} of ${done.length} runs: the simulator's bucket holds ${bucketOf(p)} call(s) at Q = ${p.quota}, so a call that reaches it less than 1/Q after the one before (timers, the event loop, the HTTP path${p.jitterMs ? `, ${p.jitterMs} ms of simulated jitter` : ''}) is answered 429 and tried again at the next start; each such 429 grows the country's pace margin, which then shrinks by 0.2 % of a step per start (the settled margins are in the figures; longest gap ${fmt(Math.max(...throttled.map((d) => d.m.maxGapS)), 1)} s)`,
     );
+  const priorities = [...new Set(done.map((d) => d.run.simPriority))];
+  notes.push(
+    `the simulator's scheduling priority (nice): ${priorities.join('; ')}. It stands for a service on hosts of its own; ahead of the product's processes, a call that reaches it is read when it arrives, not when a core comes free (--sim-nice 0 leaves it as started)`,
+  );
   if (inf.mongoIsEmulator)
     notes.push(`MongoDB is the wire-protocol stand-in (${inf.mongoVersion}): every process's commands run on its one JavaScript thread`);
   notes.push(
@@ -338,6 +344,7 @@ async function measureScale(p: ScaleParams, inf: Infra): Promise<{ result: Bench
       simulatorLatencyMs: p.latencyMs,
       simulatorBucketCalls: bucketOf(p),
       simulatorJitterMs: p.jitterMs,
+      simulatorNice: p.simNice,
       p1Share: p.p1Share,
       pinnedWorkers: p.pin,
       runs: scenarios.map((s) => s.label),

@@ -5,6 +5,7 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -187,5 +188,20 @@ export function sampleProc(pid: number): ProcSample | null {
     return { cpuS: (utime + stime) / ticksPerSecond(), peakRssMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
   } catch {
     return null;
+  }
+}
+
+/**
+ * Sets a child's scheduling priority (nice) and says what came of it: lowering nice needs root or
+ * CAP_SYS_NICE, and a benchmark without either still runs, with the refusal in its details. On Linux
+ * this sets the process's main thread, the one whose event loop reads its sockets.
+ */
+export function prioritise(pid: number, nice: number): string {
+  if (nice === 0) return 'as started (0)';
+  try {
+    setPriority(pid, nice);
+    return String(nice);
+  } catch (e) {
+    return `as started: nice ${nice} refused (${(e as NodeJS.ErrnoException).code ?? String(e)})`;
   }
 }

@@ -30,6 +30,14 @@ export interface ScaleParams {
   readonly burst: number | null;
   /** The most each call reaches the simulator's bucket late (ms): network jitter on its own clock. */
   readonly jitterMs: number;
+  /**
+   * The simulator's scheduling priority (nice, -20…19; 0 leaves it as started). It stands for a
+   * service on hosts of its own, whose clock reads a call when it arrives; here it shares two cores
+   * with the product, and a call that reaches it while it waits for a core would count late by
+   * however long that wait was. A priority ahead of the product's keeps that wait out of the
+   * jitter, which is then the product's own path (timers, event loop, HTTP) plus --jitter.
+   */
+  readonly simNice: number;
   readonly p1Share: number;
   readonly series: readonly number[];
   readonly redis: readonly RedisKind[];
@@ -56,6 +64,7 @@ const SPEC = {
   latency: { env: 'BENCH_SCALE_LATENCY_MS', def: '50' },
   burst: { env: 'BENCH_SCALE_BURST', def: '' },
   jitter: { env: 'BENCH_SCALE_JITTER_MS', def: '0' },
+  'sim-nice': { env: 'BENCH_SCALE_SIM_NICE', def: '-10' },
   'p1-share': { env: 'BENCH_SCALE_P1_SHARE', def: '0.2' },
   series: { env: 'BENCH_SCALE_SERIES', def: '2,4,8,21' },
   redis: { env: 'BENCH_SCALE_REDIS', def: 'single,cluster' },
@@ -90,6 +99,7 @@ export function parseScaleArgs(argv: readonly string[] = process.argv.slice(2), 
     latencyMs: Math.round(num('latency', get('latency'), 0, 10_000)),
     burst: get('burst') ? Math.round(num('burst', get('burst'), 1, 100_000)) : null,
     jitterMs: Math.round(num('jitter', get('jitter'), 0, 10_000)),
+    simNice: Math.round(num('sim-nice', get('sim-nice'), -20, 19)),
     p1Share: num('p1-share', get('p1-share'), 0, 1),
     series: list('series').map((s) => Math.round(num('series', s, 1, COUNTRY_CODES.length))),
     redis,

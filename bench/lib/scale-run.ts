@@ -15,7 +15,7 @@ import { countryTag, sharedTag } from '../../src/db/redis-keys.js';
 import type { Country } from '../../src/core/identifiers.js';
 import { onCleanup, ownDatabase, productEnv, uniqueName, type Infra } from './infra.js';
 import { metricsText } from './metrics-text.js';
-import { sampleProc, spawnCli, type Child, type ProcSample } from './proc.js';
+import { prioritise, sampleProc, spawnCli, type Child, type ProcSample } from './proc.js';
 import type { RedisNodeRef, RedisSide } from './scale-redis.js';
 import type { ScaleParams, Scenario } from './scale-params.js';
 import { asinOf, insertChunks, priorityOf, productDoc, watchDoc } from './seed.js';
@@ -128,6 +128,8 @@ export interface RunData {
   readonly watched: readonly Watched[];
   readonly warnings: Record<string, Record<string, number>>;
   readonly timings: Record<string, number>;
+  /** The simulator's scheduling priority as set, or why it was left as started. */
+  readonly simPriority: string;
 }
 
 /** Seeds, starts the product, measures one window and stops the product; cleanups are registered with lib/infra.ts. */
@@ -172,6 +174,7 @@ export async function runScale(inf: Infra, side: RedisSide, p: ScaleParams, s: S
     SIMULATOR_JITTER_MS: String(p.jitterMs),
     SIMULATOR_FAULTS: JSON.stringify({ latencyMs: p.latencyMs }),
   });
+  const simPriority = prioritise(sim.pid, p.simNice);
   const simUrl = String((await sim.waitForLog((l) => l.msg === 'upstream simulator listening')).url);
   const pinned = (i: number): Record<string, string> =>
     p.pin ? { WORKER_COUNTRIES: countries.filter((_, j) => j % s.workers === i).join(',') || countries[0]! } : {};
@@ -293,5 +296,6 @@ export async function runScale(inf: Infra, side: RedisSide, p: ScaleParams, s: S
     watched,
     warnings,
     timings,
+    simPriority,
   };
 }
