@@ -67,6 +67,11 @@ export const upstreamEnvSchema = z.object({
       description:
         "The mean interval (ms), over products, between a product's changes of price, availability and rank (each product has its own).",
     }),
+  /** How far a product's change rate follows its rank, category and offers (src/simulator/rate-features.ts). */
+  SIMULATOR_FEATURES: z.enum(['none', 'weak', 'strong']).default('none').meta({
+    description:
+      "How strongly a product's change rate follows what the simulator reports of it (sales rank, category, offers): none, weak or strong.",
+  }),
   /** Share of products that never change (src/simulator/catalog.ts). */
   SIMULATOR_STILL_SHARE: fraction.default(0).meta({ description: 'The share of products that never change.' }),
   /** How far a product's change activity swings over the day and over 1 to 4 weeks (together below 1). */
@@ -154,6 +159,7 @@ export interface SimulatorConfig {
   readonly notAccessibleRate: number;
   readonly driftMs: number;
   readonly stillShare: number;
+  readonly features: 'none' | 'weak' | 'strong';
   readonly dailySwing: number;
   readonly weeklySwing: number;
   readonly clientId: string;
@@ -266,6 +272,7 @@ export function parseUpstreamConfig(
         notAccessibleRate: e.SIMULATOR_NOT_ACCESSIBLE_RATE,
         driftMs: e.SIMULATOR_DRIFT_MS,
         stillShare: e.SIMULATOR_STILL_SHARE,
+        features: e.SIMULATOR_FEATURES,
         dailySwing: e.SIMULATOR_DAILY_SWING,
         weeklySwing: e.SIMULATOR_WEEKLY_SWING,
         clientId: e.SIMULATOR_CLIENT_ID,

@@ -11,6 +11,7 @@ import { readItems } from '../upstream/creators/read.js';
 import { currencyDigits, MARKETPLACES } from '../upstream/marketplaces.js';
 import { CodeMap, eanCheckDigit } from './codes.js';
 import { between, pick, unit } from './hash.js';
+import { categoryScores, offerCount, paceDraw, type FeatureStrength } from './rate-features.js';
 import { EN, JA, type Vocabulary } from './vocabulary.js';
 
 export interface CatalogOptions {
@@ -30,6 +31,11 @@ export interface CatalogOptions {
    * change raises it, since the fastest products hold most of the changes.
    */
   readonly fastestMs?: number;
+  /**
+   * How far a product's rate follows its sales rank, category and offers (rate-features.ts):
+   * none (the default), weak or strong.
+   */
+  readonly features?: FeatureStrength;
 }
 
 export type Lookup = { readonly kind: 'found'; readonly item: Record<string, unknown> } | { readonly kind: 'not_found' | 'not_accessible' };
@@ -183,6 +189,7 @@ function formatMoney(country: Country, amount: number): string {
 
 export class SyntheticCatalog {
   readonly #maps = new Map<Country, CodeMap>();
+  readonly #categoryScores = new Map<Country, Map<string, number>>();
   readonly #lo: number;
 
   readonly #stillShare: number;
@@ -236,10 +243,24 @@ export class SyntheticCatalog {
   schedule(country: Country, asin: string): Schedule {
     const { seed, driftMs } = this.opts;
     if (this.#still(country, asin)) return { intervalMs: NEVER_MS, slotMs: NEVER_MS, phaseMs: 0 };
-    const u = unit(seed, country, asin, 'pace');
+    const u = paceDraw(this.opts.features ?? 'none', unit(seed, country, asin, 'pace'), {
+      rank: unit(seed, country, asin, 'rank'),
+      category: this.#categoryScore(country, pick(this.#words(country).categories, seed, country, asin, 'category')),
+      offers: unit(seed, country, asin, 'offers-level'),
+    });
     const intervalMs = Math.max(MIN_INTERVAL_MS, Math.round(driftMs * Math.max(this.#lo, 3 * u * u)));
     const slotMs = Math.max(1, Math.round(intervalMs / SLOTS_PER_CHANGE));
     return { intervalMs, slotMs, phaseMs: Math.floor(unit(seed, country, asin, 'phase') * slotMs) };
+  }
+
+  /** The category's normal score for the rate features (rate-features.ts), kept per marketplace. */
+  #categoryScore(country: Country, category: string): number {
+    let scores = this.#categoryScores.get(country);
+    if (!scores) {
+      scores = categoryScores(this.#words(country).categories, (c) => unit(this.opts.seed, country, 'category-pace', c));
+      this.#categoryScores.set(country, scores);
+    }
+    return scores.get(category) ?? 0;
   }
 
   /** Whether the product never changes (see `stillShare`). */
@@ -524,7 +545,7 @@ export class SyntheticCatalog {
     const digits = currencyDigits(currency);
     const base = Math.exp(Math.log(digits ? 2 : 300) + s('price') * Math.log(100));
     const factor = 0.85 + 0.3 * s('price', epoch);
-    const count = between(1, 3, seed, country, asin, 'listings', epoch);
+    const count = offerCount(this.opts.features ?? 'none', s('listings', epoch), s('offers-level'));
     const winner = s('buybox', epoch) < 0.85 ? between(0, count - 1, seed, country, asin, 'winner', epoch) : -1;
     const unpriced = s('unpriced') < UNPRICED_SHARE ? between(0, count - 1, seed, country, asin, 'unpriced', epoch) : -1;
     const listings = Array.from({ length: count }, (_, k) => {

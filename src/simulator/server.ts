@@ -39,6 +39,7 @@ export async function startSimulator(config: SimulatorConfig, logger: Logger, op
       notAccessibleRate: config.notAccessibleRate,
       driftMs: config.driftMs,
       stillShare: config.stillShare,
+      features: config.features,
       dailySwing: config.dailySwing,
       weeklySwing: config.weeklySwing,
     }),
