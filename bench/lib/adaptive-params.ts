@@ -3,6 +3,7 @@
  * variables, which win over the defaults. `--drift` and `--seed` take lists (one run each);
  * `--sweep` (a bare flag, or `--sweep yes`) adds the frontier.
  */
+import { FEATURE_STRENGTHS, type FeatureStrength } from '../../src/simulator/rate-features.js';
 import { flagReader, num } from './args.js';
 
 export interface AdaptiveParams {
@@ -29,6 +30,10 @@ export interface AdaptiveParams {
   readonly hours: number;
   /** One run per seed and drift. */
   readonly seeds: readonly string[];
+  /** How far the catalogue's rates follow the features its answers report (the simulator's SIMULATOR_FEATURES). */
+  readonly features: FeatureStrength;
+  /** Whether the scheduler's tuning learns priors from those features (`--groups no`: the country's prior alone). */
+  readonly groups: boolean;
   /** `--sweep`: the frontier of freshness against changes seen, for the first drift and seed. */
   readonly sweep: boolean;
 }
@@ -45,6 +50,8 @@ const SPEC = {
   'weekly-swing': { env: 'BENCH_ADAPTIVE_WEEKLY_SWING', def: '0.3' },
   fastest: { env: 'BENCH_ADAPTIVE_FASTEST', def: '1m' },
   sweep: { env: 'BENCH_ADAPTIVE_SWEEP', def: 'no' },
+  features: { env: 'BENCH_ADAPTIVE_FEATURES', def: 'weak' },
+  groups: { env: 'BENCH_ADAPTIVE_GROUPS', def: 'yes' },
   rate: { env: 'BENCH_ADAPTIVE_RATE', def: '0.025' },
   step: { env: 'BENCH_ADAPTIVE_STEP', def: '120' },
   hours: { env: 'BENCH_ADAPTIVE_HOURS', def: '24' },
@@ -87,7 +94,11 @@ export function parseAdaptiveArgs(argv: readonly string[] = process.argv.slice(2
       .map((x) => x.trim())
       .filter(Boolean),
     sweep: ['yes', 'true', '1', ''].includes(get('sweep')),
+    features: get('features') as FeatureStrength,
+    groups: ['yes', 'true', '1'].includes(get('groups')),
   };
+  if (!FEATURE_STRENGTHS.includes(p.features)) throw new Error(`--features takes ${FEATURE_STRENGTHS.join(', ')} (got ${p.features})`);
+  if (!['yes', 'true', '1', 'no', 'false', '0'].includes(get('groups'))) throw new Error(`--groups takes yes or no (got ${get('groups')})`);
   if (p.dailySwing + p.weeklySwing >= 1) throw new Error('--daily-swing + --weekly-swing must be below 1');
   if (p.seeds.length === 0) throw new Error('--seed needs at least one seed');
   for (const k of ['p0-interval', 'p1-interval', 'min-interval'] as const) durationMs(k, get(k));

@@ -17,6 +17,7 @@ import {
   withObservation,
   type Observation,
 } from '../../src/scheduling/change-rate.js';
+import { FIT_MIN_LOOKS, fitGroupModel, groupPrior, type RateCell, type RateLevels } from '../../src/scheduling/rate-groups.js';
 import { chooseP0, LATE_SHARE, windowSize, type DueProduct } from '../../src/scheduling/due.js';
 import type { RefreshPolicy } from '../../src/scheduling/refresh-objective.js';
 import { TUNE_EVERY_MS, tuneInputOf } from '../../src/scheduling/tune-country.js';
@@ -37,6 +38,8 @@ export interface SimRun extends RefreshLog {
   /** Product slots the steps left unused (fewer due than their calls hold), in all and in each step. */
   readonly unusedSlots: number;
   readonly unusedByStep: number[];
+  /** The rates the schedule went by at the end (the posterior where there was one, else the estimate). */
+  readonly scheduled: Map<string, number | null>;
   /** The last tuning (null under fixed scheduling). */
   readonly policy: TunedPolicy | null;
   readonly wallS: number;
@@ -49,6 +52,8 @@ export interface SimOptions {
   readonly stepMs: number;
   /** Calls a second (Q). */
   readonly rate: number;
+  /** Whether the tuning learns what the products' features say of their rates (rate-groups.ts). */
+  readonly groups: boolean;
 }
 
 /** The value (valueKey) the truth holds at `t`. */
@@ -66,6 +71,7 @@ function valueAt(tr: ProductTruth, t: number): string {
 interface State {
   readonly asin: string;
   readonly priority: 0 | 1;
+  readonly levels: RateLevels;
   next: number;
   last: number | null;
   /** change_rate (the estimate) and sched_rate (what the schedule goes by). */
@@ -85,6 +91,22 @@ const asDue = (s: State): DueProduct => ({
   sched_rate: s.sched,
 });
 
+/** Priority 0's estimates by their levels, as tune-country.ts groups them. */
+function cellsOf(states: readonly State[]): RateCell[] {
+  const cells = new Map<string, { levels: RateLevels; n: number; sum: number; sumSq: number }>();
+  for (const s of states) {
+    if (s.priority !== 0 || s.rate === null || !(s.rate > 0) || s.obs.length < FIT_MIN_LOOKS) continue;
+    const key = JSON.stringify(s.levels);
+    const c = cells.get(key) ?? { levels: s.levels, n: 0, sum: 0, sumSq: 0 };
+    const l = Math.log(s.rate);
+    c.n += 1;
+    c.sum += l;
+    c.sumSq += l * l;
+    cells.set(key, c);
+  }
+  return [...cells.values()];
+}
+
 /** Runs the scheduler over the products (every one due at the start) and logs what each refresh saw. */
 export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): SimRun {
   const wall = performance.now();
@@ -93,6 +115,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
   const states: State[] = truths.map((t) => ({
     asin: t.asin,
     priority: t.priority,
+    levels: t.levels,
     next: o.start,
     last: null,
     rate: null,
@@ -161,7 +184,8 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
       if (s.last !== null)
         s.obs = withObservation(s.obs, { hours: (t - s.last) / HOUR_MS, changed: s.value !== null && s.value !== value });
       s.rate = estimateRate(s.obs, priorHours(config, s.priority));
-      const posterior = adaptive && s.priority === 0 && policy?.prior ? posteriorRate(s.obs, policy.prior) : null;
+      const posterior =
+        adaptive && s.priority === 0 && policy?.prior ? posteriorRate(s.obs, groupPrior(policy.groups, s.levels, policy.prior)) : null;
       s.sched = posterior ?? s.rate;
       s.value = value;
       s.last = t;
@@ -190,7 +214,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
       boost = policy === null ? FIRST_BOOST : nextBoost(boost, (plannedP0 * HOUR_MS) / Math.max(1, t - tunedAt), input.budgetPerHour);
       const tuned = tunePolicy({ ...input, boost });
       if (tuned) {
-        policy = tuned;
+        policy = o.groups ? { ...tuned, groups: fitGroupModel(cellsOf(states)) } : tuned;
         plannedP0 = 0;
         tunedAt = t;
       }
@@ -201,6 +225,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
     refreshValue,
     callsByStep,
     estimates: new Map(states.map((s) => [s.asin, s.rate])),
+    scheduled: new Map(states.map((s) => [s.asin, s.sched])),
     calls,
     unusedSlots,
     unusedByStep,

@@ -7,6 +7,7 @@ import type { Availability, Price, UpstreamItem } from '../../src/core/product.j
 import type { SyntheticCatalog } from '../../src/simulator/catalog.js';
 import { normalizeItem } from '../../src/upstream/creators/normalize.js';
 import { readItems } from '../../src/upstream/creators/read.js';
+import { rateLevelsOf, type RateLevels } from '../../src/scheduling/rate-groups.js';
 import { percentile } from './stats.js';
 import { round } from './result.js';
 
@@ -44,6 +45,8 @@ export interface ProductTruth {
   readonly priority: 0 | 1;
   /** The product's change interval in the catalogue (ms). */
   readonly intervalMs: number;
+  /** What the first answer told of it that may predict its rate (src/scheduling/rate-groups.ts). */
+  readonly levels: RateLevels;
   /** The value at the start, then each change in [start, end) with its new value. */
   readonly v0: string;
   readonly at: number[];
@@ -61,6 +64,7 @@ export function truthOf(catalog: SyntheticCatalog, asin: string, priority: 0 | 1
     asin,
     priority,
     intervalMs: t.meanIntervalMs,
+    levels: rateLevelsOf(it),
     v0: valueKey(it.price, it.availability),
     at: t.changes.map((c) => c.at),
     values: t.changes.map((c) => valueKey(c.price, c.availability)),

@@ -5,6 +5,7 @@ import type { ItemOutcome, UpstreamItem } from '../core/product.js';
 import { productModel, type ProductFields } from '../models/product.js';
 import { orderedSearchKeys } from '../search/ordered-keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
+import { groupPrior, rateLevelsOf } from '../scheduling/rate-groups.js';
 import { estimateRate, nextRefreshAt, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
 import { dayNumber, dealFigures, withDayPrice, type PriceDay } from '../core/price-levels.js';
@@ -56,6 +57,7 @@ function dataOf(item: UpstreamItem): Partial<ProductFields> {
     browse_nodes: item.browseNodes.map((n) => ({ id: n.id, name: n.name ?? null })),
     raw: item.raw,
     search_keys: orderedSearchKeys(item.title, item.brand),
+    rate_levels: rateLevelsOf(item),
   };
 }
 
@@ -106,7 +108,8 @@ function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, it
     ? withObservation(window, { hours: (now.getTime() - prior.updated_at.getTime()) / 3_600_000, changed: seen })
     : window;
   const estimate = estimateRate(next, priorHours(config, prior?.priority ?? 0));
-  const posterior = prior?.priority === 0 && policy?.prior ? posteriorRate(next, policy.prior) : null;
+  const posterior =
+    prior?.priority === 0 && policy?.prior ? posteriorRate(next, groupPrior(policy.groups, rateLevelsOf(item), policy.prior)) : null;
   return { rate_obs: next, change_rate: estimate, sched_rate: posterior ?? estimate, seen };
 }
 

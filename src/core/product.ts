@@ -40,6 +40,8 @@ export const upstreamItemSchema = z.object({
   buyBox: z.boolean(),
   salesRank: z.number().int().positive().nullable(),
   browseNodes: z.array(browseNodeRefSchema),
+  /** Offers the answer listed (0 in the "no offer" state). */
+  offers: z.number().int().nonnegative(),
   /** The upstream's own item object, kept for debugging and later fields. */
   raw: z.unknown(),
 });

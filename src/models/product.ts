@@ -2,6 +2,7 @@ import { Schema, type Connection, type HydratedDocument, type Model, type Types 
 import { AVAILABILITY, REFRESH_STATUSES, type Availability, type Price, type RefreshStatus } from '../core/product.js';
 import type { Country } from '../core/identifiers.js';
 import { DEAL_FIELDS, type DealField } from '../core/price-levels.js';
+import { RATE_FEATURES, type RateLevels } from '../scheduling/rate-groups.js';
 
 /**
  * One document per (country, ASIN): the catalogue ("world") shared by every user, and the refresh
@@ -41,6 +42,8 @@ export interface ProductFields {
   sched_rate: number | null;
   /** The estimate's evidence: the last observations (hours between two refreshes, moved or not). */
   rate_obs: { hours: number; changed: boolean }[];
+  /** What the last answer told of it that may predict its rate (src/scheduling/rate-groups.ts); null before. */
+  rate_levels: RateLevels | null;
   /** The time of the product's last history point; null before its first. */
   history_at: Date | null;
   /**
@@ -91,6 +94,10 @@ export const productSchema = new Schema<ProductFields>(
     change_rate: { type: Number, default: null },
     sched_rate: { type: Number, default: null },
     rate_obs: { type: [new Schema({ hours: Number, changed: Boolean }, { _id: false })], default: [] },
+    rate_levels: {
+      type: new Schema(Object.fromEntries(RATE_FEATURES.map((f) => [f, String])), { _id: false }),
+      default: null,
+    },
     price_days: { type: [priceDaySchema], default: undefined, select: false },
     price_levels: { type: new Schema(dayFields, { _id: false }), default: undefined },
     drop: { type: new Schema(dayFields, { _id: false }), default: undefined },

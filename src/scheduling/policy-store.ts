@@ -3,6 +3,7 @@ import { jsonText } from '../../config/parsers.js';
 import type { Country } from '../core/identifiers.js';
 import type { Redis } from '../db/redis.js';
 import { countryTag } from '../db/redis-keys.js';
+import { groupModelSchema } from './rate-groups.js';
 import type { RefreshPolicy } from './refresh-objective.js';
 
 /** How long a process reuses a country's policy it read: the planner tunes it every few minutes. */
@@ -20,6 +21,8 @@ const stored = z.object({
   prior: jsonText('not JSON')
     .pipe(z.array(z.object({ rate: z.number().positive(), count: z.number().positive() })).max(400))
     .optional(),
+  // A model this process cannot read leaves the products' priors at the country's, not the policy unread.
+  groups: jsonText('not JSON').pipe(groupModelSchema).optional().catch(undefined),
 });
 
 export interface StoredPolicy extends RefreshPolicy {
@@ -82,6 +85,7 @@ export class RefreshPolicies {
       at: now,
       planned: 0,
       ...(policy.prior ? { prior: policy.prior } : {}),
+      ...(policy.groups ? { groups: policy.groups } : {}),
     };
     await this.redis
       .multi()

@@ -29,6 +29,7 @@
  * and kept in a RefreshPolicy; without one (not tuned yet), a product is due when one change is
  * expected since its last refresh.
  */
+import type { GroupModel } from './rate-groups.js';
 export const REFRESH_OBJECTIVES = ['freshness', 'changes', 'balanced'] as const;
 export type RefreshObjective = (typeof REFRESH_OBJECTIVES)[number];
 
@@ -67,6 +68,8 @@ export interface RefreshPolicy {
   readonly evenHours: number;
   /** Priority 0's estimates when it was tuned, by rate: the prior of posteriorRate (change-rate.ts). */
   readonly prior?: readonly { readonly rate: number; readonly count: number }[];
+  /** What the products' features say of their rates: each product's prior is moved by it (rate-groups.ts). */
+  readonly groups?: GroupModel | null;
 }
 
 /** Freshness's weight of an objective: `balanced` takes REFRESH_BALANCE (null: `auto`). */

@@ -7,6 +7,7 @@ import { userModel } from '../models/user.js';
 import { overAllowances, type AccountDemand } from './account-allowances.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import { refreshIntervalMs } from './change-rate.js';
+import { FIT_MIN_LOOKS, fitGroupModel, RATE_FEATURES, type RateCell, type RateLevels } from './rate-groups.js';
 import type { RefreshPolicies, StoredPolicy } from './policy-store.js';
 import { weightOf } from './refresh-objective.js';
 import {
@@ -59,6 +60,34 @@ async function rateHistogram(mongo: Connection, country: Country): Promise<RateH
   const out = { p0: [] as RateCount[], p1: [] as RateCount[] };
   for (const r of rows) (r._id.p === 1 ? out.p1 : out.p0).push({ rate: rateOfBucket(r._id.b), count: r.n });
   return out;
+}
+
+/**
+ * Priority 0's estimates that rest on FIT_MIN_LOOKS looks or more, by what the products' answers
+ * told of them (rate-groups.ts): one grouped pass, at most a cell per combination of levels.
+ * Products written before their levels were kept are one cell of unknowns.
+ */
+async function rateCells(mongo: Connection, country: Country): Promise<RateCell[]> {
+  const rows = await productModel(mongo)
+    .aggregate<{ _id: Partial<RateLevels> | null; n: number; sum: number; sumSq: number }>([
+      {
+        $match: {
+          country,
+          priority: 0,
+          change_rate: mongoose.trusted({ $gt: 0 }),
+          [`rate_obs.${FIT_MIN_LOOKS - 1}`]: mongoose.trusted({ $exists: true }),
+        },
+      },
+      { $project: { rate_levels: 1, l: { $ln: '$change_rate' } } },
+      { $group: { _id: '$rate_levels', n: { $sum: 1 }, sum: { $sum: '$l' }, sumSq: { $sum: { $multiply: ['$l', '$l'] } } } },
+    ])
+    .hint('plan_rate');
+  return rows.map((r) => ({
+    levels: Object.fromEntries(RATE_FEATURES.map((f) => [f, r._id?.[f] ?? '?'])) as RateLevels,
+    n: r.n,
+    sum: r.sum,
+    sumSq: r.sumSq,
+  }));
 }
 
 /** Products with an estimate, by effective priority and rate. */
@@ -172,6 +201,7 @@ export async function tuneCountry(
   const capped = input.budgetPerHour > 0 ? await cappedAccounts(ctx, country, input.budgetPerHour * boost) : [];
   const tuned = tunePolicy({ ...input, boost, capped });
   if (!tuned) return last;
-  await ctx.policies.write(country, { ...tuned, boost }, now);
-  return tuned;
+  const policy = { ...tuned, groups: fitGroupModel(await rateCells(ctx.mongo, country)) };
+  await ctx.policies.write(country, { ...policy, boost }, now);
+  return policy;
 }

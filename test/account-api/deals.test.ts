@@ -125,6 +125,7 @@ describe('a refresh keeps the figures', () => {
     buyBox: true,
     salesRank: 5,
     browseNodes: [],
+    offers: 1,
     raw: null,
   });
 

@@ -267,6 +267,7 @@ describe('changeOf', () => {
     buyBox: true,
     salesRank: 100,
     browseNodes: [],
+    offers: 1,
     raw: null,
     ...patch,
   });

@@ -204,6 +204,7 @@ describe('requests on the wire', () => {
       salesRank: 42,
       eans: ['0012345678905'],
       browseNodes: [{ id: '77', name: 'Widgets' }],
+      offers: 2,
     });
     expect(c).toMatchObject({ price: { amount: 1234, currency: 'USD' }, availability: 'in_stock', title: null, eans: [] });
     expect(e).toMatchObject({ price: null, availability: 'out_of_stock', url: `https://www.amazon.com/dp/${E}` });

@@ -4,6 +4,8 @@ import { writeOutcomes } from '../../src/catalog/writes.js';
 import { productModel } from '../../src/models/product.js';
 import { pickDue } from '../../src/scheduling/due.js';
 import { tuneCountry } from '../../src/scheduling/tune-country.js';
+import { RefreshPolicies } from '../../src/scheduling/policy-store.js';
+import { countryTag } from '../../src/db/redis-keys.js';
 import { posteriorRate } from '../../src/scheduling/change-rate.js';
 import { hoursToPrice } from '../../src/scheduling/refresh-objective.js';
 import type { UpstreamItem } from '../../src/core/product.js';
@@ -41,6 +43,7 @@ const item = (asin: string, amount: number): UpstreamItem => ({
   buyBox: true,
   salesRank: 10,
   browseNodes: [],
+  offers: 1,
   raw: null,
 });
 
@@ -217,5 +220,68 @@ describe('SCHEDULING=adaptive', () => {
       const wanted = Math.round(Math.min(24 * HOUR, Math.max(5 * MIN, hoursToPrice(stored, p.sched_rate!) * HOUR)));
       expect(p.next_refresh_at!.getTime() - now).toBe(wanted);
     }
+  });
+
+  it('learns what sales rank says of the rate, and a best seller’s posterior starts faster', async () => {
+    const t = adaptive;
+    const products = productModel(t.ctx.mongo);
+    await products.deleteMany({});
+    const now = T0 + 40 * 24 * HOUR;
+    // Best sellers (rank 10–99) change every 20 min to 2 h, the long tail (100,000+) every 1 to 5 days;
+    // category says nothing (both halves in each).
+    const levels = (i: number) => ({ rank: i % 2 ? 'r1' : 'r5', category: i % 4 < 2 ? 'Toys' : 'Books', offers: 'o2', price: 'p6' });
+    await products.insertMany(
+      Array.from({ length: 400 }, (_, i) => ({
+        country: 'JP',
+        asin: `B0RANK${String(i).padStart(4, '0')}`,
+        priority: 0,
+        change_rate: i % 2 ? 3 / (1 + (i % 37) / 6) : 1 / (24 + (i % 41) * 2.4),
+        // Estimates that rest on enough looks to be learnt from (FIT_MIN_LOOKS).
+        rate_obs: Array.from({ length: 6 }, () => ({ hours: 1, changed: false })),
+        rate_levels: levels(i),
+        last_attempt_at: new Date(now - HOUR),
+        updated_at: new Date(now - HOUR),
+        price: { amount: 1000, currency: 'JPY' },
+        availability: 'in_stock',
+        next_refresh_at: new Date(now + HOUR),
+        created_at: new Date(T0),
+      })),
+    );
+    const tuned = (await tuneCountry(t.ctx, 'JP', 0.001, now))!;
+    const stored = (await t.ctx.policies.read('JP', now))!;
+    expect(stored.groups).toEqual(tuned.groups);
+    const { effects, explained } = stored.groups!;
+    expect(effects.rank.r1!).toBeGreaterThan(1);
+    expect(effects.rank.r5!).toBeLessThan(-1);
+    expect(explained.rank).toBeGreaterThan(0.5);
+    expect(explained.category).toBeLessThan(0.05);
+
+    // Two new products, one a best seller, each seen once unchanged an hour after its first look.
+    const rates: number[] = [];
+    for (const [asin, salesRank] of [
+      ['B0NEWBEST1', 42],
+      ['B0NEWTAIL1', 420_000],
+    ] as const) {
+      const answer = { ...item(asin, 1000), salesRank, browseNodes: [{ id: '1', name: 'Toys' }], offers: 2 };
+      await products.create({ country: 'JP', asin, priority: 0, next_refresh_at: new Date(now), created_at: new Date(now) });
+      await writeOutcomes(t.ctx.mongo, t.ctx.config, 'JP', [answer], { [asin]: 'found' }, { now: new Date(now), policy: stored });
+      await writeOutcomes(t.ctx.mongo, t.ctx.config, 'JP', [answer], { [asin]: 'found' }, { now: new Date(now + HOUR), policy: stored });
+      const p = (await products.findOne({ country: 'JP', asin }).lean())!;
+      expect(p.rate_levels).toMatchObject({ rank: salesRank < 100 ? 'r1' : 'r5', category: 'Toys', offers: 'o2' });
+      rates.push(p.sched_rate!);
+    }
+    // The same looks, different answers: the best seller's schedule goes by a rate many times the tail's.
+    expect(rates[0]! / rates[1]!).toBeGreaterThan(5);
+
+    // A model a process cannot read leaves the rest of the policy standing.
+    const prefix = `swt_groups_${Date.now().toString(36)}`;
+    const own = new RefreshPolicies(t.ctx.redis, prefix);
+    await own.write('JP', { ...tuned, boost: 1 }, now);
+    const key = `${countryTag(prefix, 'JP')}:refresh:policy`;
+    await t.ctx.redis.hset(key, 'groups', JSON.stringify({ mean: 'fast' }));
+    const read = (await own.read('JP', now, true))!;
+    await t.ctx.redis.del(key);
+    expect(read.price).toBe(tuned.price);
+    expect(read.groups).toBeUndefined();
   });
 });

@@ -89,6 +89,7 @@ export function normalizeItem(item: ReadItem): UpstreamItem {
     browseNodes: (item.browseNodeInfo?.browseNodes ?? []).flatMap((n) =>
       n.id ? [{ id: n.id, name: n.displayName ?? n.contextFreeName ?? null }] : [],
     ),
+    offers: listings.length,
     raw: item,
   };
 }
