@@ -15,7 +15,9 @@
  *
  * Flags (BENCH_ADAPTIVE_* variables under `npm run bench`): --p0, --p1, --p0-interval,
  * --p1-interval, --min-interval, --drift (a list), --still, --daily-swing, --weekly-swing, --fastest, --rate,
- * --step, --hours, --seed (a list), --sweep.
+ * --step, --hours, --seed (a list), --sweep, --features (none, weak, strong: how far the catalogue's
+ * rates follow its products' rank, category and offers) and --groups (yes: the priors learn from
+ * those features, src/scheduling/rate-groups.ts).
  */
 import { writeFile, mkdir } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
