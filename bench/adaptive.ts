@@ -114,6 +114,8 @@ interface Bounds {
   readonly freshness: number;
   readonly changes: number;
   readonly balanced: { readonly weight: number; readonly changes: number } | null;
+  /** At freshness's weights 0, 0.1, …, 1: the freshness gain over fixed and the changes ÷ fixed's. */
+  readonly frontier: readonly { readonly weight: number; readonly freshnessGain: number; readonly changes: number }[];
 }
 
 function boundsOf(truths: readonly ProductTruth[], p: AdaptiveParams, budgetPerHour: number, maxMs: number): Bounds | null {
@@ -130,10 +132,22 @@ function boundsOf(truths: readonly ProductTruth[], p: AdaptiveParams, budgetPerH
     const t = at(i / 100)!;
     if (t.predicted.freshness >= even.freshness) balanced = { weight: i / 100, changes: t.predicted.changesPerHour / even.changesPerHour };
   }
+  const frontier = Array.from({ length: 11 }, (_, i) => at(i / 10)).flatMap((t, i) =>
+    t
+      ? [
+          {
+            weight: i / 10,
+            freshnessGain: t.predicted.freshness - even.freshness,
+            changes: t.predicted.changesPerHour / even.changesPerHour,
+          },
+        ]
+      : [],
+  );
   return {
     freshness: fresh.predicted.freshness - even.freshness,
     changes: changes.predicted.changesPerHour / even.changesPerHour,
     balanced,
+    frontier,
   };
 }
 
@@ -213,6 +227,7 @@ async function runCase(
     const run = sim(configOf(p, mode, maxMs));
     modes.push(figuresOf(mode, run, truths, p, lateMs, run.policy?.weight ?? null));
   }
+  const bounds = boundsOf(truths, p, budgetPerHour, maxMs);
   const frontier: FrontierPoint[] = [];
   if (sweep) {
     const fixed = modes[0]!;
@@ -224,6 +239,14 @@ async function runCase(
     });
     frontier.push(point('fixed', fixed));
     for (const f of modes.slice(1)) frontier.push(point(f.mode === 'balanced' ? 'balanced (auto)' : f.mode, f));
+    for (const b of bounds?.frontier ?? [])
+      frontier.push({
+        name: `knowing the rates, w = ${b.weight}`,
+        weight: b.weight,
+        freshness: round(fixed.second.currentShare + b.freshnessGain, 4),
+        changes: round(b.changes, 4),
+        bound: true,
+      });
     for (let w = 0; w <= 1.0001; w += 0.1) {
       const weight = round(w, 1);
       const run = sim(configOf(p, 'balanced', maxMs, weight));
@@ -236,7 +259,7 @@ async function runCase(
       drift: label(driftMs),
       seed,
       modes,
-      bounds: boundsOf(truths, p, budgetPerHour, maxMs),
+      bounds,
       truthS,
       changes,
       error: estimateError(truths, modes.find((m) => m.mode === 'balanced')!.run.scheduled),
@@ -438,7 +461,7 @@ export async function benchAdaptive(_opts: BenchOptions, _inf?: Infra, params: A
   let svgPath: string | null = null;
   if (frontier.length) {
     console.log(`\nfrontier, drift ${cases[0]!.drift}, seed ${cases[0]!.seed} (second half): freshness, changes seen ÷ fixed's`);
-    for (const f of frontier) console.log(`  ${f.name.padEnd(16)} ${f.freshness.toFixed(3)}  ${f.changes.toFixed(2)}×`);
+    for (const f of frontier) console.log(`  ${f.name.padEnd(28)} ${f.freshness.toFixed(3)}  ${f.changes.toFixed(2)}×`);
     await mkdir(RESULTS_DIR, { recursive: true });
     svgPath = `${RESULTS_DIR}adaptive-frontier.svg`;
     await writeFile(svgPath, await frontierSvg(frontier, `drift ${cases[0]!.drift}, seed ${cases[0]!.seed}, ${p.hours / 2}-${p.hours} h`));
