@@ -15,7 +15,8 @@
  *
  * Flags (BENCH_ADAPTIVE_* variables under `npm run bench`): --p0, --p1, --p0-interval,
  * --p1-interval, --min-interval, --drift (a list), --still, --daily-swing, --weekly-swing, --fastest, --rate,
- * --step, --hours, --seed (a list), --sweep, --features (none, weak, strong: how far the catalogue's
+ * --step, --hours, --seed (a list), --sweep, --error-days (a list: the posteriors' error after
+ * each, on one longer balanced run of the 24 h drift and the first seed; empty to skip), --features (none, weak, strong: how far the catalogue's
  * rates follow its products' rank, category and offers) and --groups (yes: the priors learn from
  * those features, src/scheduling/rate-groups.ts).
  */
@@ -192,15 +193,8 @@ function label(ms: number): string {
   return ms % HOUR_MS === 0 ? `${ms / HOUR_MS}h` : `${ms / 60_000}m`;
 }
 
-async function runCase(
-  p: AdaptiveParams,
-  driftMs: number,
-  seed: string,
-  sweep: boolean,
-): Promise<{ res: CaseResult; frontier: FrontierPoint[] }> {
-  const end = START + p.hours * HOUR_MS;
-  const stepMs = p.stepS * 1_000;
-  const catalog = new SyntheticCatalog({
+function catalogOf(p: AdaptiveParams, driftMs: number, seed: string): SyntheticCatalog {
+  return new SyntheticCatalog({
     seed,
     notFoundRate: 0,
     notAccessibleRate: 0,
@@ -211,6 +205,44 @@ async function runCase(
     fastestMs: p.fastestMs,
     features: p.features,
   });
+}
+
+/**
+ * The posteriors' error after each of --error-days, on one balanced run of that many days (one
+ * drift and seed: a week's truth of the fastest catalogues would take minutes).
+ */
+function errorOverDays(p: AdaptiveParams, driftMs: number, seed: string): { days: number; median: number; p90: number }[] {
+  const days = [...p.errorDays].sort((a, b) => a - b);
+  const stepMs = p.stepS * 1_000;
+  const last = START + days.at(-1)! * 24 * HOUR_MS;
+  const catalog = catalogOf(p, driftMs, seed);
+  const truths: ProductTruth[] = [];
+  for (let i = 0; i < p.p1 + p.p0; i++) truths.push(truthOf(catalog, asinOf(i), i < p.p1 ? 1 : 0, START, last + stepMs));
+  const at = days.map((d) => START + d * 24 * HOUR_MS);
+  const run = simulatePolicy(truths, {
+    config: configOf(p, 'balanced', durationMs('p0-interval', p.p0Interval)),
+    start: START,
+    end: last + stepMs,
+    stepMs,
+    rate: p.rate,
+    groups: p.groups,
+    snapshotsAt: at,
+  });
+  return days.flatMap((d, i) => {
+    const e = estimateError(truths, run.snapshots.get(at[i]!) ?? new Map());
+    return e ? [{ days: d, ...e }] : [];
+  });
+}
+
+async function runCase(
+  p: AdaptiveParams,
+  driftMs: number,
+  seed: string,
+  sweep: boolean,
+): Promise<{ res: CaseResult; frontier: FrontierPoint[] }> {
+  const end = START + p.hours * HOUR_MS;
+  const stepMs = p.stepS * 1_000;
+  const catalog = catalogOf(p, driftMs, seed);
   const t0 = performance.now();
   const truths: ProductTruth[] = [];
   for (let i = 0; i < p.p1 + p.p0; i++) truths.push(truthOf(catalog, asinOf(i), i < p.p1 ? 1 : 0, START, end));
@@ -456,6 +488,26 @@ export async function benchAdaptive(_opts: BenchOptions, _inf?: Infra, params: A
         `max(estimate ÷ truth, truth ÷ estimate) over priority 0's changing products, balanced: ${each((x) => x.errorP90, 2)}`,
       ),
     );
+  }
+
+  if (p.errorDays.length) {
+    const driftMs = p.driftsMs.includes(24 * HOUR_MS) ? 24 * HOUR_MS : p.driftsMs[0]!;
+    const t = performance.now();
+    const errors = errorOverDays(p, driftMs, p.seeds[0]!);
+    console.log(
+      `adaptive: the posteriors' error over ${Math.max(...p.errorDays)} days, drift ${label(driftMs)}: ${round((performance.now() - t) / 1_000, 1)} s`,
+    );
+    for (const e of errors)
+      figures.push(
+        figure(`${label(driftMs)} ${p.seeds[0]} estimate ÷ true rate after ${e.days} d: median`, e.median, '', null, 'balanced, one run'),
+        figure(
+          `${label(driftMs)} ${p.seeds[0]} estimate ÷ true rate after ${e.days} d: 90th percentile of the error factor`,
+          e.p90,
+          '×',
+          null,
+          'balanced, one run',
+        ),
+      );
   }
 
   let svgPath: string | null = null;

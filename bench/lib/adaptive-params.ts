@@ -34,6 +34,8 @@ export interface AdaptiveParams {
   readonly features: FeatureStrength;
   /** Whether the scheduler's tuning learns priors from those features (`--groups no`: the country's prior alone). */
   readonly groups: boolean;
+  /** Days after which the posteriors' error is read, on a longer balanced run of one drift and seed (none: skipped). */
+  readonly errorDays: readonly number[];
   /** `--sweep`: the frontier of freshness against changes seen, for the first drift and seed. */
   readonly sweep: boolean;
 }
@@ -52,6 +54,7 @@ const SPEC = {
   sweep: { env: 'BENCH_ADAPTIVE_SWEEP', def: 'no' },
   features: { env: 'BENCH_ADAPTIVE_FEATURES', def: 'weak' },
   groups: { env: 'BENCH_ADAPTIVE_GROUPS', def: 'yes' },
+  'error-days': { env: 'BENCH_ADAPTIVE_ERROR_DAYS', def: '1,3,7' },
   rate: { env: 'BENCH_ADAPTIVE_RATE', def: '0.025' },
   step: { env: 'BENCH_ADAPTIVE_STEP', def: '120' },
   hours: { env: 'BENCH_ADAPTIVE_HOURS', def: '24' },
@@ -96,6 +99,11 @@ export function parseAdaptiveArgs(argv: readonly string[] = process.argv.slice(2
     sweep: ['yes', 'true', '1', ''].includes(get('sweep')),
     features: get('features') as FeatureStrength,
     groups: ['yes', 'true', '1'].includes(get('groups')),
+    errorDays: get('error-days')
+      .split(',')
+      .map((d) => d.trim())
+      .filter(Boolean)
+      .map((d) => num('error-days', d, 0.5, 30)),
   };
   if (!FEATURE_STRENGTHS.includes(p.features)) throw new Error(`--features takes ${FEATURE_STRENGTHS.join(', ')} (got ${p.features})`);
   if (!['yes', 'true', '1', 'no', 'false', '0'].includes(get('groups'))) throw new Error(`--groups takes yes or no (got ${get('groups')})`);

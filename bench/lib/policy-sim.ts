@@ -40,6 +40,8 @@ export interface SimRun extends RefreshLog {
   readonly unusedByStep: number[];
   /** The rates the schedule went by at the end (the posterior where there was one, else the estimate). */
   readonly scheduled: Map<string, number | null>;
+  /** The same at each of SimOptions.snapshotsAt reached, by instant. */
+  readonly snapshots: Map<number, Map<string, number | null>>;
   /** The last tuning (null under fixed scheduling). */
   readonly policy: TunedPolicy | null;
   readonly wallS: number;
@@ -54,6 +56,8 @@ export interface SimOptions {
   readonly rate: number;
   /** Whether the tuning learns what the products' features say of their rates (rate-groups.ts). */
   readonly groups: boolean;
+  /** Instants at which to keep the rates the schedule goes by (SimRun.snapshots). */
+  readonly snapshotsAt?: readonly number[];
 }
 
 /** The value (valueKey) the truth holds at `t`. */
@@ -135,7 +139,10 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
   let calls = 0;
   let unusedSlots = 0;
   const unusedByStep: number[] = [];
+  const snapshots = new Map<number, Map<string, number | null>>();
+  const pending = [...(o.snapshotsAt ?? [])].sort((a, b) => a - b);
   for (let t = o.start; t < o.end; t += o.stepMs) {
+    while (pending.length && pending[0]! <= t) snapshots.set(pending.shift()!, new Map(states.map((s) => [s.asin, s.sched])));
     const now = new Date(t);
     const dueP1: State[] = [];
     const dueP0: State[] = [];
@@ -226,6 +233,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
     callsByStep,
     estimates: new Map(states.map((s) => [s.asin, s.rate])),
     scheduled: new Map(states.map((s) => [s.asin, s.sched])),
+    snapshots,
     calls,
     unusedSlots,
     unusedByStep,
