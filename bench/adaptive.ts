@@ -27,7 +27,7 @@ import { generateAppKey } from '../config/app-key.js';
 import { NEVER_MS, SyntheticCatalog } from '../src/simulator/catalog.js';
 import { tunePolicy, type RateCount } from '../src/scheduling/tune-policy.js';
 import { MAX_ITEMS_PER_CALL } from '../src/upstream/port.js';
-import { RATE_FEATURES } from '../src/scheduling/rate-groups.js';
+import { RATE_FEATURES } from '../src/core/rate-levels.js';
 import { parseBenchArgs, type BenchOptions } from './lib/args.js';
 import { runMain, type Infra } from './lib/infra.js';
 import { figure, report, round, RESULTS_DIR, type BenchResult, type Figure } from './lib/result.js';

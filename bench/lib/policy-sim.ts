@@ -17,7 +17,8 @@ import {
   withObservation,
   type Observation,
 } from '../../src/scheduling/change-rate.js';
-import { FIT_MIN_LOOKS, fitGroupModel, groupPrior, type RateCell, type RateLevels } from '../../src/scheduling/rate-groups.js';
+import { FIT_MIN_LOOKS, fitGroupModel, groupPrior, type RateCell } from '../../src/scheduling/rate-groups.js';
+import type { RateLevels } from '../../src/core/rate-levels.js';
 import { chooseP0, LATE_SHARE, windowSize, type DueProduct } from '../../src/scheduling/due.js';
 import type { RefreshPolicy } from '../../src/scheduling/refresh-objective.js';
 import { TUNE_EVERY_MS, tuneInputOf } from '../../src/scheduling/tune-country.js';

@@ -7,7 +7,7 @@ import type { Availability, Price, UpstreamItem } from '../../src/core/product.j
 import type { SyntheticCatalog } from '../../src/simulator/catalog.js';
 import { normalizeItem } from '../../src/upstream/creators/normalize.js';
 import { readItems } from '../../src/upstream/creators/read.js';
-import { rateLevelsOf, type RateLevels } from '../../src/scheduling/rate-groups.js';
+import { rateLevelsOf, type RateLevels } from '../../src/core/rate-levels.js';
 import { percentile } from './stats.js';
 import { round } from './result.js';
 

@@ -2,7 +2,7 @@ import { Schema, type Connection, type HydratedDocument, type Model, type Types 
 import { AVAILABILITY, REFRESH_STATUSES, type Availability, type Price, type RefreshStatus } from '../core/product.js';
 import type { Country } from '../core/identifiers.js';
 import { DEAL_FIELDS, type DealField } from '../core/price-levels.js';
-import { RATE_FEATURES, type RateLevels } from '../scheduling/rate-groups.js';
+import { RATE_FEATURES, type RateLevels } from '../core/rate-levels.js';
 
 /**
  * One document per (country, ASIN): the catalogue ("world") shared by every user, and the refresh

@@ -13,17 +13,8 @@
  * estimates moved by its levels' effects and narrowed by the share of the spread they explain.
  */
 import { z } from 'zod';
-import type { UpstreamItem } from '../core/product.js';
+import { RATE_FEATURES, type RateFeature, type RateLevels } from '../core/rate-levels.js';
 
-export const RATE_FEATURES = ['rank', 'category', 'offers', 'price'] as const;
-export type RateFeature = (typeof RATE_FEATURES)[number];
-
-/** A product's level of each feature ('?' where the answer did not say). */
-export type RateLevels = Readonly<Record<RateFeature, string>>;
-
-const UNKNOWN = '?';
-/** Offer counts past this are one level. */
-const MANY_OFFERS = 5;
 /** Backfitting passes: the effects settle within a few when the features are nearly independent. */
 const PASSES = 4;
 /** The narrowest a product's prior gets against the country's, however much the features explain. */
@@ -38,9 +29,10 @@ export const FIT_MIN_LOOKS = 6;
  * A feature's levels must differ by more than chance for it to move any prior: its between-levels
  * sum of squares over σ² must pass the 99.9th percentile of χ² with (levels − 1) degrees of
  * freedom (Wilson–Hilferty's approximation): a country is tuned 144 times a day, four features
- * each time, and at the 99th a few of those would pass by chance every day. The moments' estimate of a spread alone is biased up where a
- * feature has many levels and few products, and acting on that moved priors by noise
- * (bench:adaptive without informative features: every objective a little worse with it than without).
+ * each time, and at the 99th a few of those would pass by chance every day. The moments' estimate
+ * of a spread alone is biased up where a feature has many levels and few products, and acting on
+ * that moved priors by noise (bench:adaptive without informative features: every objective a
+ * little worse with it than without).
  */
 const Z_999 = 3.09;
 function beyondChance(betweenSS: number, sigma2: number, dof: number): boolean {
@@ -49,17 +41,6 @@ function beyondChance(betweenSS: number, sigma2: number, dof: number): boolean {
 }
 /** Fewer products than this with an estimate and the country's prior is kept as it is. */
 const MIN_PRODUCTS = 50;
-
-/** The levels of what an answer says of a product: decades of rank, category, offers, half-decades of price. */
-export function rateLevelsOf(item: Pick<UpstreamItem, 'salesRank' | 'browseNodes' | 'offers' | 'price'>): RateLevels {
-  const node = item.browseNodes[0];
-  return {
-    rank: item.salesRank ? `r${Math.floor(Math.log10(item.salesRank))}` : UNKNOWN,
-    category: node ? (node.name ?? `#${node.id}`) : UNKNOWN,
-    offers: `o${Math.min(item.offers, MANY_OFFERS)}`,
-    price: item.price && item.price.amount > 0 ? `p${Math.floor(2 * Math.log10(item.price.amount))}` : UNKNOWN,
-  };
-}
 
 /** Products that share every level: their count and the sum and sum of squares of ln(rate). */
 export interface RateCell {

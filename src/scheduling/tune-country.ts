@@ -7,7 +7,8 @@ import { userModel } from '../models/user.js';
 import { overAllowances, type AccountDemand } from './account-allowances.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import { refreshIntervalMs } from './change-rate.js';
-import { FIT_MIN_LOOKS, fitGroupModel, RATE_FEATURES, type RateCell, type RateLevels } from './rate-groups.js';
+import { FIT_MIN_LOOKS, fitGroupModel, type RateCell } from './rate-groups.js';
+import { RATE_FEATURES, type RateLevels } from '../core/rate-levels.js';
 import type { RefreshPolicies, StoredPolicy } from './policy-store.js';
 import { weightOf } from './refresh-objective.js';
 import {

@@ -3,14 +3,8 @@
  * that does not gets none (so the country's prior stays), and a product's prior moves with its levels.
  */
 import { describe, expect, it } from 'vitest';
-import {
-  fitGroupModel,
-  groupModelSchema,
-  groupPrior,
-  rateLevelsOf,
-  type RateCell,
-  type RateLevels,
-} from '../../src/scheduling/rate-groups.js';
+import { rateLevelsOf, type RateLevels } from '../../src/core/rate-levels.js';
+import { fitGroupModel, groupModelSchema, groupPrior, type RateCell } from '../../src/scheduling/rate-groups.js';
 
 /** Mulberry32: a seeded uniform draw, so the synthetic catalogue is the same at every run. */
 function seeded(seed: number): () => number {
