@@ -16,9 +16,10 @@
  * Flags (BENCH_ADAPTIVE_* variables under `npm run bench`): --p0, --p1, --p0-interval,
  * --p1-interval, --min-interval, --drift (a list), --still, --daily-swing, --weekly-swing, --fastest, --rate,
  * --step, --hours, --seed (a list), --sweep, --error-days (a list: the posteriors' error after
- * each, on one longer balanced run of the 24 h drift and the first seed; empty to skip), --features (none, weak, strong: how far the catalogue's
- * rates follow its products' rank, category and offers) and --groups (yes: the priors learn from
- * those features, src/scheduling/rate-groups.ts).
+ * each, on one longer balanced run of the 24 h drift and the first seed; empty to skip),
+ * --features (none, weak, strong: how far the catalogue's rates follow its products' rank,
+ * category and offers) and --groups (yes: the priors learn from those features,
+ * src/scheduling/rate-groups.ts).
  */
 import { writeFile, mkdir } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
@@ -154,8 +155,8 @@ function boundsOf(truths: readonly ProductTruth[], p: AdaptiveParams, budgetPerH
 
 /**
  * How far the rates the schedule went by (the posteriors) are from the truth over priority 0's
- * products that change at the run's end: the median of
- * estimate ÷ true rate (its bias) and the 90th percentile of the factor either way (its spread).
+ * products that change: the median of estimate ÷ true rate (its bias) and the 90th percentile of
+ * the factor either way (its spread).
  */
 function estimateError(
   truths: readonly ProductTruth[],
@@ -207,6 +208,11 @@ function catalogOf(p: AdaptiveParams, driftMs: number, seed: string): SyntheticC
   });
 }
 
+/** Every product's truth from START to `end`: priority 1's first, as the catalogue's order. */
+function truthsOf(p: AdaptiveParams, catalog: SyntheticCatalog, end: number): ProductTruth[] {
+  return Array.from({ length: p.p1 + p.p0 }, (_, i) => truthOf(catalog, asinOf(i), i < p.p1 ? 1 : 0, START, end));
+}
+
 /**
  * The posteriors' error after each of --error-days, on one balanced run of that many days (one
  * drift and seed: a week's truth of the fastest catalogues would take minutes).
@@ -216,8 +222,7 @@ function errorOverDays(p: AdaptiveParams, driftMs: number, seed: string): { days
   const stepMs = p.stepS * 1_000;
   const last = START + days.at(-1)! * 24 * HOUR_MS;
   const catalog = catalogOf(p, driftMs, seed);
-  const truths: ProductTruth[] = [];
-  for (let i = 0; i < p.p1 + p.p0; i++) truths.push(truthOf(catalog, asinOf(i), i < p.p1 ? 1 : 0, START, last + stepMs));
+  const truths = truthsOf(p, catalog, last + stepMs);
   const at = days.map((d) => START + d * 24 * HOUR_MS);
   const run = simulatePolicy(truths, {
     config: configOf(p, 'balanced', durationMs('p0-interval', p.p0Interval)),
@@ -244,8 +249,7 @@ async function runCase(
   const stepMs = p.stepS * 1_000;
   const catalog = catalogOf(p, driftMs, seed);
   const t0 = performance.now();
-  const truths: ProductTruth[] = [];
-  for (let i = 0; i < p.p1 + p.p0; i++) truths.push(truthOf(catalog, asinOf(i), i < p.p1 ? 1 : 0, START, end));
+  const truths = truthsOf(p, catalog, end);
   const truthS = (performance.now() - t0) / 1_000;
   const p1Ms = durationMs('p1-interval', p.p1Interval);
   const maxMs = durationMs('p0-interval', p.p0Interval);
@@ -522,7 +526,7 @@ export async function benchAdaptive(_opts: BenchOptions, _inf?: Infra, params: A
   notes.push(
     `fixed: every priority-0 product every ${round(p.p0 / ((p.rate * MAX_ITEMS_PER_CALL - p.p1 / (p1Ms / 1_000)) * 3_600), 2)} h (the interval that spends the calls); adaptive: priority 0 at most every ${p.p0Interval}, priority 1 at most every ${p.p1Interval}, at least ${p.minInterval} apart`,
     `catalogue: ${p.p0} + ${p.p1} products, ${round(p.still * 100, 1)} % never change, the fastest change every ${label(p.fastestMs)} on average, activity swings ±${p.dailySwing} over the day and ±${p.weeklySwing} over 1-4 weeks; ${p.hours} h from ${new Date(START).toISOString()} in steps of ${p.stepS} s, Q = ${p.rate}`,
-    '"knowing the true rates": the steady state of the Poisson model under the Lagrangian optimum at the same calls, each product at its true mean rate (the most any scheduler sees, in expectation); the changes targets fall back to 90 % of it where 1.5× (balanced) or 2× (changes) is beyond it. "most÷fixed" in the table: min(changes, refreshes) in the window ÷ fixed\'s observed, a looser bound (a refresh observes at most one change, and no scheduler knows when one happened)',
+    '"knowing the true rates": the steady state of the Poisson model under the Lagrangian optimum at the same calls, each product at its true mean rate (the most any scheduler sees, in expectation); the targets are shares of it. "most÷fixed" in the table: min(changes, refreshes) in the window ÷ fixed\'s observed, a looser bound (a refresh observes at most one change, and no scheduler knows when one happened)',
   );
   const wallS = (performance.now() - wall) / 1_000;
   return {

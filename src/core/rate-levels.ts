@@ -12,7 +12,8 @@ export type RateFeature = (typeof RATE_FEATURES)[number];
 /** A product's level of each feature ('?' where the answer did not say). */
 export type RateLevels = Readonly<Record<RateFeature, string>>;
 
-const UNKNOWN = '?';
+/** The level of a feature the answer did not give. */
+export const UNKNOWN_LEVEL = '?';
 /** Offer counts past this are one level. */
 const MANY_OFFERS = 5;
 
@@ -20,9 +21,9 @@ const MANY_OFFERS = 5;
 export function rateLevelsOf(item: Pick<UpstreamItem, 'salesRank' | 'browseNodes' | 'offers' | 'price'>): RateLevels {
   const node = item.browseNodes[0];
   return {
-    rank: item.salesRank ? `r${Math.floor(Math.log10(item.salesRank))}` : UNKNOWN,
-    category: node ? (node.name ?? `#${node.id}`) : UNKNOWN,
+    rank: item.salesRank ? `r${Math.floor(Math.log10(item.salesRank))}` : UNKNOWN_LEVEL,
+    category: node ? (node.name ?? `#${node.id}`) : UNKNOWN_LEVEL,
     offers: `o${Math.min(item.offers, MANY_OFFERS)}`,
-    price: item.price && item.price.amount > 0 ? `p${Math.floor(2 * Math.log10(item.price.amount))}` : UNKNOWN,
+    price: item.price && item.price.amount > 0 ? `p${Math.floor(2 * Math.log10(item.price.amount))}` : UNKNOWN_LEVEL,
   };
 }

@@ -8,7 +8,7 @@ import { overAllowances, type AccountDemand } from './account-allowances.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import { refreshIntervalMs } from './change-rate.js';
 import { FIT_MIN_LOOKS, fitGroupModel, type RateCell } from './rate-groups.js';
-import { RATE_FEATURES, type RateLevels } from '../core/rate-levels.js';
+import { RATE_FEATURES, UNKNOWN_LEVEL, type RateLevels } from '../core/rate-levels.js';
 import type { RefreshPolicies, StoredPolicy } from './policy-store.js';
 import { weightOf } from './refresh-objective.js';
 import {
@@ -84,7 +84,7 @@ async function rateCells(mongo: Connection, country: Country): Promise<RateCell[
     ])
     .hint('plan_rate');
   return rows.map((r) => ({
-    levels: Object.fromEntries(RATE_FEATURES.map((f) => [f, r._id?.[f] ?? '?'])) as RateLevels,
+    levels: Object.fromEntries(RATE_FEATURES.map((f) => [f, r._id?.[f] ?? UNKNOWN_LEVEL])) as RateLevels,
     n: r.n,
     sum: r.sum,
     sumSq: r.sumSq,

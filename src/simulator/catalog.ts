@@ -243,11 +243,11 @@ export class SyntheticCatalog {
   schedule(country: Country, asin: string): Schedule {
     const { seed, driftMs } = this.opts;
     if (this.#still(country, asin)) return { intervalMs: NEVER_MS, slotMs: NEVER_MS, phaseMs: 0 };
-    const u = paceDraw(this.opts.features ?? 'none', unit(seed, country, asin, 'pace'), {
+    const u = paceDraw(this.opts.features ?? 'none', unit(seed, country, asin, 'pace'), () => ({
       rank: unit(seed, country, asin, 'rank'),
       category: this.#categoryScore(country, pick(this.#words(country).categories, seed, country, asin, 'category')),
       offers: unit(seed, country, asin, 'offers-level'),
-    });
+    }));
     const intervalMs = Math.max(MIN_INTERVAL_MS, Math.round(driftMs * Math.max(this.#lo, 3 * u * u)));
     const slotMs = Math.max(1, Math.round(intervalMs / SLOTS_PER_CHANGE));
     return { intervalMs, slotMs, phaseMs: Math.floor(unit(seed, country, asin, 'phase') * slotMs) };
@@ -545,7 +545,7 @@ export class SyntheticCatalog {
     const digits = currencyDigits(currency);
     const base = Math.exp(Math.log(digits ? 2 : 300) + s('price') * Math.log(100));
     const factor = 0.85 + 0.3 * s('price', epoch);
-    const count = offerCount(this.opts.features ?? 'none', s('listings', epoch), s('offers-level'));
+    const count = offerCount(this.opts.features ?? 'none', s('listings', epoch), () => s('offers-level'));
     const winner = s('buybox', epoch) < 0.85 ? between(0, count - 1, seed, country, asin, 'winner', epoch) : -1;
     const unpriced = s('unpriced') < UNPRICED_SHARE ? between(0, count - 1, seed, country, asin, 'unpriced', epoch) : -1;
     const listings = Array.from({ length: count }, (_, k) => {

@@ -44,11 +44,13 @@ export interface FeatureDraws {
 
 /**
  * The pace draw (low: changes often) given the product's own draw and its features' draws at this
- * strength: `own` itself when the features carry nothing.
+ * strength: `own` itself when the features carry nothing, and then `features` is never called (the
+ * simulator answers every lookup through this, and each draw is a hash).
  */
-export function paceDraw(strength: FeatureStrength, own: number, f: FeatureDraws): number {
+export function paceDraw(strength: FeatureStrength, own: number, features: () => FeatureDraws): number {
   const l = LOADINGS[strength];
   if (l.rank === 0 && l.category === 0 && l.offers === 0) return own;
+  const f = features();
   const rest = Math.sqrt(1 - l.rank ** 2 - l.category ** 2 - l.offers ** 2);
   const z = l.rank * score(f.rank) + l.category * f.category - l.offers * score(f.offers) + rest * score(own);
   return Math.min(1 - EDGE, Math.max(0, cumulativeNormal(z)));
@@ -71,8 +73,8 @@ export function categoryScores(categories: readonly string[], draw: (category: s
  * Offers listed in an epoch (1 to 3): a fresh draw per epoch, which the product's offer level
  * tilts when the features carry information, so that a contested product lists more on average.
  */
-export function offerCount(strength: FeatureStrength, epochDraw: number, offersLevel: number): number {
+export function offerCount(strength: FeatureStrength, epochDraw: number, offersLevel: () => number): number {
   if (strength === 'none') return 1 + Math.floor(epochDraw * 3);
-  const u = cumulativeNormal(0.8 * score(offersLevel) + 0.6 * score(epochDraw));
+  const u = cumulativeNormal(0.8 * score(offersLevel()) + 0.6 * score(epochDraw));
   return 1 + Math.min(2, Math.floor(u * 3));
 }

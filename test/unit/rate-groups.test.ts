@@ -5,18 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { rateLevelsOf, type RateLevels } from '../../src/core/rate-levels.js';
 import { fitGroupModel, groupModelSchema, groupPrior, type RateCell } from '../../src/scheduling/rate-groups.js';
-
-/** Mulberry32: a seeded uniform draw, so the synthetic catalogue is the same at every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+import { prng } from '../../src/seed/fake.js';
 
 /** A standard normal draw (Box–Muller). */
 const normal = (u: () => number): number => Math.sqrt(-2 * Math.log(1 - u())) * Math.cos(2 * Math.PI * u());
@@ -25,7 +14,7 @@ const RANK_EFFECT: Record<string, number> = { r1: 1.5, r3: 0, r5: -1.5 };
 
 /** Products whose ln(rate) is −2 + the rank band's effect + noise; category, offers and price say nothing. */
 function catalogue(n: number, rankMatters: boolean, seed = 1): { cells: RateCell[]; products: { levels: RateLevels; log: number }[] } {
-  const u = seeded(seed);
+  const u = prng(seed);
   const products = Array.from({ length: n }, () => {
     const rank = ['r1', 'r3', 'r5'][Math.floor(u() * 3)]!;
     const levels: RateLevels = {

@@ -51,7 +51,7 @@ describe('the simulator’s rate features', () => {
     const plain = catalog();
     const none = catalog('none');
     for (let i = 0; i < 200; i++) expect(none.schedule(COUNTRY, asinAt(i))).toEqual(plain.schedule(COUNTRY, asinAt(i)));
-    expect(paceDraw('none', 0.123, { rank: 0.9, category: 0.1, offers: 0.5 })).toBe(0.123);
+    expect(paceDraw('none', 0.123, () => ({ rank: 0.9, category: 0.1, offers: 0.5 }))).toBe(0.123);
   });
 
   it('make best sellers change faster, more so when strong, with the rates over products unchanged', () => {

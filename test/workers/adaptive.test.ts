@@ -47,6 +47,16 @@ const item = (asin: string, amount: number): UpstreamItem => ({
   raw: null,
 });
 
+/** A priority-0 product's fields for a tuning to read: refreshed an hour before `now`, due an hour after. */
+const seenAnHourAgo = (now: number) => ({
+  last_attempt_at: new Date(now - HOUR),
+  updated_at: new Date(now - HOUR),
+  price: { amount: 1000, currency: 'JPY' },
+  availability: 'in_stock',
+  next_refresh_at: new Date(now + HOUR),
+  created_at: new Date(T0),
+});
+
 async function watched(t: TestContext, asin: string, priority: 0 | 1): Promise<void> {
   await productModel(t.ctx.mongo).create({ country: 'JP', asin, priority, next_refresh_at: new Date(T0), created_at: new Date(T0) });
 }
@@ -192,12 +202,7 @@ describe('SCHEDULING=adaptive', () => {
         priority: 0,
         // Every 10 minutes to every 20 days.
         change_rate: 6 / 1.05 ** i,
-        last_attempt_at: new Date(now - HOUR),
-        updated_at: new Date(now - HOUR),
-        price: { amount: 1000, currency: 'JPY' },
-        availability: 'in_stock',
-        next_refresh_at: new Date(now + HOUR),
-        created_at: new Date(T0),
+        ...seenAnHourAgo(now),
       })),
     );
     // 0.001 calls a second: 36 refreshes an hour for 200 products, an even interval of 5.6 h.
@@ -240,12 +245,7 @@ describe('SCHEDULING=adaptive', () => {
         // Estimates that rest on enough looks to be learnt from (FIT_MIN_LOOKS).
         rate_obs: Array.from({ length: 6 }, () => ({ hours: 1, changed: false })),
         rate_levels: levels(i),
-        last_attempt_at: new Date(now - HOUR),
-        updated_at: new Date(now - HOUR),
-        price: { amount: 1000, currency: 'JPY' },
-        availability: 'in_stock',
-        next_refresh_at: new Date(now + HOUR),
-        created_at: new Date(T0),
+        ...seenAnHourAgo(now),
       })),
     );
     const tuned = (await tuneCountry(t.ctx, 'JP', 0.001, now))!;
