@@ -4,7 +4,7 @@
  * catalogue in the Creators API's camelCase shapes.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type Request, type RequestHandler, type Response, type Router } from 'express';
 import type { z } from 'zod';
 import { ASIN_RE, type Country } from '../core/identifiers.js';
 import { countryOfMarketplace, MARKETPLACES, partnerTagSuffix } from '../upstream/marketplaces.js';
@@ -162,6 +162,7 @@ async function handle(
   res: Response,
   op: string,
   country: Country | undefined,
+  arrivedAt: number,
 ): Promise<Answer | 'hold'> {
   if (!OPERATIONS.has(op)) return fail('ValidationException', `Unknown operation ${op}.`, { reason: 'UnknownOperation' });
   const auth = /^Bearer\s+(\S+?)(?:,\s*Version\s+(\d+\.\d+))?$/.exec(req.get('authorization') ?? '');
@@ -204,7 +205,7 @@ async function handle(
   // An account the service will not serve here (fresh keys, no sales, the wrong marketplace) gets
   // the same 429 as a pace too fast, naming no quota: only its persistence tells them apart.
   if (early === 'refused') return throttled(undefined, 1000);
-  const quota = state.quota.take(country, state.now());
+  const quota = state.quota.take(country, arrivedAt);
   if (!quota.ok) {
     if (quota.limit === 'day') return throttled('RequestsPerDay', quota.retryAfterMs);
     // Which per-second 429s go without Retry-After is drawn from the seed and their count, so a
@@ -232,16 +233,28 @@ async function handle(
   return answer;
 }
 
+const ARRIVED_AT = 'arrivedAt';
+
+function stampArrival(state: SimulatorState): RequestHandler {
+  return (_req, res, next) => {
+    res.locals[ARRIVED_AT] = state.now();
+    next();
+  };
+}
+
 export function catalogRoutes(state: SimulatorState): Router {
   const router = express.Router();
   /** Per-second 429s answered so far, per country. */
   const throttles = new Map<Country, number>();
-  router.post('/catalog/v1/:operation', express.json({ limit: '64kb' }), async (req, res) => {
+  // The service reads a call's time when it arrives, before anything it does with it: this
+  // process's own work (parsing, a cold code path, a busy event loop) is no jitter of the network's.
+  router.post('/catalog/v1/:operation', stampArrival(state), express.json({ limit: '64kb' }), async (req, res) => {
+    const arrivedAt = res.locals[ARRIVED_AT] as number;
     const op = String(req.params.operation);
     const country = countryOfMarketplace(req.get('x-marketplace') ?? '');
     const counted = country && OPERATIONS.has(op) ? country : undefined;
     if (counted) state.stats.call(counted, op);
-    const answer = await handle(state, throttles, req, res, op, country);
+    const answer = await handle(state, throttles, req, res, op, country, arrivedAt);
     if (answer === 'hold') {
       state.held.add(res);
       const timer = setTimeout(() => res.socket?.destroy(), HOLD_MAX_MS);

@@ -13,6 +13,7 @@ import { eanCheckDigit } from '../../src/simulator/codes.js';
 import { createUpstream } from '../../src/upstream/factory.js';
 import { MARKETPLACES } from '../../src/upstream/marketplaces.js';
 import { failureAction } from '../../jobs/failure.js';
+import { until } from '../helpers/until.js';
 import { findAsins, ManualClock, startHarness, type SimHarness } from './helpers.js';
 
 interface WireListing {
@@ -130,6 +131,24 @@ describe('429s: one answer shape per case', () => {
       waits.add((err as UpstreamRateLimitedError).retryAfterMs);
     }
     expect([...waits].sort((a, b) => a - b)).toEqual([250, 1000]);
+  });
+
+  it("reads a call's time when it arrives, not when the simulator gets round to it", async () => {
+    h = await startHarness({ SIMULATOR_QUOTA_RPS: '1' });
+    const [asin] = findAsins(h.sim, 'JP', 'found', 1);
+    const body = { partnerTag: 'shelfwatch-22', itemIds: [asin], resources: [] };
+    const getItems = () => h!.sim.stats().countries.JP?.getItems?.calls ?? 0;
+    h.sim.faults.update({ latencyMs: 1_000 });
+    const first = raw(h, 'getItems', body);
+    await until('the first call arrived', async () => getItems() === 1 || undefined);
+    // It waits in the simulator while 990 ms pass on the service's clock; the next call arrives
+    // a second after it, and the bucket (one call) has refilled by then.
+    h.clock.advance(990);
+    expect((await first).status).toBe(200);
+    h.sim.faults.update({ latencyMs: 0 });
+    h.clock.advance(10);
+    expect((await raw(h, 'getItems', body)).status).toBe(200);
+    expect((await raw(h, 'getItems', body)).status).toBe(429);
   });
 
   it('a throttle beyond the quota names no quota; the daily one names RequestsPerDay', async () => {
