@@ -1,6 +1,7 @@
 import type { Country } from '../core/identifiers.js';
 import { UpstreamCountryError, UpstreamRateLimitedError } from '../core/errors.js';
 import type { UpstreamPort } from '../upstream/port.js';
+import type { BeforeSend } from '../upstream/creators/sent-at.js';
 import type { Permit, QuotaGovernor } from './governor.js';
 import type { PermitScope, PermitScopes } from './permit-scope.js';
 import { kindOf, type CountryBreakers, type ProbeCall } from './breaker.js';
@@ -93,7 +94,7 @@ export function permitBeforeSend(
   governor: Pick<QuotaGovernor, 'permit' | 'sending'>,
   scopes: PermitScopes,
   onStarted: (fair: NonNullable<PermitScope['fair']>) => void,
-): () => Promise<void> {
+): BeforeSend {
   return async () => {
     const scope = scopes.getStore();
     if (!scope) throw new Error('an upstream call outside a job has no class to take a permit in');
@@ -106,9 +107,14 @@ export function permitBeforeSend(
     } finally {
       scope.state.waiting = false;
     }
-    void governor.sending(country, permit);
     scope.state.sentAt = performance.now();
     if (scope.fair && !scope.state.started) onStarted(scope.fair);
     scope.state.started = true;
+    // The call reaches the upstream when its headers go out, after any wait for a connection:
+    // that, not this moment, is what the next start must keep its interval from.
+    return () => {
+      scope.state.sentAt = performance.now();
+      void governor.sending(country, permit);
+    };
   };
 }

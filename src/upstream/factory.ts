@@ -11,6 +11,7 @@ import { UnrecoverableError } from '../core/errors.js';
 import { CreatorsClient } from './creators/client.js';
 import { TOKEN_PATHS, type Credential } from './creators/credentials.js';
 import { createKeepAliveAgent } from './creators/http.js';
+import type { BeforeSend } from './creators/sent-at.js';
 import { TokenSource } from './creators/token.js';
 import type { UpstreamPort } from './port.js';
 import { withTimeout } from '../db/mongo.js';
@@ -61,7 +62,7 @@ export interface CreateUpstreamOptions {
   /** Clock for token expiry (tests). */
   readonly now?: () => number;
   /** Awaited before every catalog request goes on the wire (the quota governor's permit). */
-  readonly beforeSend?: () => Promise<void>;
+  readonly beforeSend?: BeforeSend;
 }
 
 /**

@@ -28,6 +28,7 @@ import {
 import { checkAsinBatch, checkBrowseNodeId, checkBrowseNodeIds, checkEan, checkPage } from '../validate.js';
 import type { CredentialVersion } from './credentials.js';
 import { post, retryAfterMs, type HttpAnswer } from './http.js';
+import type { BeforeSend } from './sent-at.js';
 import { normalizeItem } from './normalize.js';
 import { readBrowseNodes, readErrors, readItems } from './read.js';
 import type { TokenSource } from './token.js';
@@ -69,9 +70,9 @@ export interface CreatorsClientOptions {
   readonly now?: () => number;
   /**
    * Awaited right before every catalog request goes on the wire, the re-send after a 401 included:
-   * where the quota governor hands out its permit.
+   * where the quota governor hands out its permit; what it returns hears when the request went.
    */
-  readonly beforeSend?: () => Promise<void>;
+  readonly beforeSend?: BeforeSend;
 }
 
 export class CreatorsClient implements UpstreamPort {
@@ -239,7 +240,7 @@ export class CreatorsClient implements UpstreamPort {
   }
 
   async #send(op: Operation, body: object, token: string): Promise<HttpAnswer> {
-    await this.opts.beforeSend?.();
+    const onSent = await this.opts.beforeSend?.();
     const v = this.opts.credentialVersion;
     return post(
       this.opts.dispatcher,
@@ -253,6 +254,7 @@ export class CreatorsClient implements UpstreamPort {
       },
       JSON.stringify(body),
       this.opts.timeoutMs,
+      onSent,
     );
   }
 

@@ -5,6 +5,7 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { UpstreamUnavailableError } from '../../core/errors.js';
 import { VERSION } from '../../version.js';
+import { tellWhenSent, type OnSent } from './sent-at.js';
 
 /**
  * Sent on every request, token and catalog alike: it tells the operators of the service (and of any
@@ -31,10 +32,13 @@ export async function post(
   headers: Record<string, string>,
   body: string,
   timeoutMs: number,
+  onSent?: OnSent,
 ): Promise<HttpAnswer> {
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    const res = await request(url, { method: 'POST', headers: { ...headers, 'user-agent': USER_AGENT }, body, dispatcher, signal });
+    const res = await tellWhenSent(onSent, () =>
+      request(url, { method: 'POST', headers: { ...headers, 'user-agent': USER_AGENT }, body, dispatcher, signal }),
+    );
     const text = await res.body.text();
     let json: unknown;
     try {
