@@ -237,7 +237,7 @@ const ARRIVED_AT = 'arrivedAt';
 
 function stampArrival(state: SimulatorState): RequestHandler {
   return (_req, res, next) => {
-    res.locals[ARRIVED_AT] = state.now();
+    res.locals[ARRIVED_AT] = state.arrivalNow();
     next();
   };
 }

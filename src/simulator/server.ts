@@ -33,6 +33,7 @@ export async function startSimulator(config: SimulatorConfig, logger: Logger, op
     config,
     logger,
     now: opts.now ?? Date.now,
+    arrivalNow: opts.now ?? (() => performance.timeOrigin + performance.now()),
     catalog: new SyntheticCatalog({
       seed: config.seed,
       notFoundRate: config.notFoundRate,

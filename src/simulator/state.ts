@@ -12,6 +12,11 @@ export interface SimulatorState {
   readonly config: SimulatorConfig;
   readonly logger: Logger;
   readonly now: () => number;
+  /**
+   * The clock calls are judged by when they arrive (epoch ms): `now` to the microsecond. Whole
+   * milliseconds would read two calls 1,000.3 ms apart as 999 ms apart a third of the time.
+   */
+  readonly arrivalNow: () => number;
   readonly catalog: SyntheticCatalog;
   readonly tokens: TokenIssuer;
   readonly quota: QuotaKeeper;
