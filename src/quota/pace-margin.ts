@@ -47,6 +47,14 @@ export function peerMarginMs(learnt: ReadonlyMap<string, number>, country: strin
   return others.length % 2 ? others[mid]! : (others[mid - 1]! + others[mid]!) / 2;
 }
 
+/**
+ * The least margin a strictly paced country keeps, in intervals (1 ms at Q = 1): the processes'
+ * clocks and timers agree to a fraction of a millisecond, not to nothing, so a pace of exactly 1/Q
+ * meets a one-call bucket early now and then on that error alone, and each such 429 would cost a
+ * whole step of margin for hundreds of calls.
+ */
+export const LEAST_MARGIN_INTERVALS = 0.001;
+
 /** The share of calls answered 429 the margin settles at. */
 export const TARGET_THROTTLED_SHARE = 0.002;
 

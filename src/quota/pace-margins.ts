@@ -2,7 +2,7 @@ import type { Redis } from '../db/redis.js';
 import { evalScript } from '../db/redis.js';
 import type { Country } from '../core/identifiers.js';
 import { PACE_THROTTLED } from './governor-scripts.js';
-import { marginSteps, peerMarginMs, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
+import { LEAST_MARGIN_INTERVALS, marginSteps, peerMarginMs, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
 
 /** A margin no 429 has touched for this long has long shrunk to nothing. */
 const PACE_TTL_MS = 7 * 86_400_000;
@@ -69,14 +69,14 @@ export class PaceMargins {
   }
 
   /**
-   * The margin the country's peers suggest, for a strictly paced country; 0 elsewhere. A peer in a
-   * run of 429s, or slowed a quarter interval or more, speaks of its own upstream (a refusal), not
-   * of the path's jitter.
+   * The least margin the country is paced at, for a strictly paced country (0 elsewhere): what its
+   * peers suggest, and never under LEAST_MARGIN_INTERVALS. A peer in a run of 429s, or slowed a
+   * quarter interval or more, speaks of its own upstream (a refusal), not of the path's jitter.
    */
   peerMs(country: Country): number {
     if (!this.#strict(country)) return 0;
     const jitter = new Map([...this.#learnt].filter(([c, m]) => !this.#runs.has(c) && m < this.deps.intervalMs(c) / 4));
-    return peerMarginMs(jitter, country);
+    return Math.max(peerMarginMs(jitter, country), LEAST_MARGIN_INTERVALS * this.deps.intervalMs(country));
   }
 
   /** Whether the country's pace is strict without a margin (a slow pace: pace-margin.ts). */

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { marginSteps, nextMargin, peerMarginMs, slowedWellUnderQ, TARGET_THROTTLED_SHARE } from '../../src/quota/pace-margin.js';
+import {
+  LEAST_MARGIN_INTERVALS,
+  marginSteps,
+  nextMargin,
+  peerMarginMs,
+  slowedWellUnderQ,
+  TARGET_THROTTLED_SHARE,
+} from '../../src/quota/pace-margin.js';
+import { PaceMargins } from '../../src/quota/pace-margins.js';
 import { QuotaKeeper } from '../../src/simulator/quota.js';
 import { prng as seeded } from '../../src/seed/fake.js';
 
@@ -103,5 +111,17 @@ describe('peerMarginMs', () => {
     expect(peerMarginMs(learnt, 'FR')).toBe(13);
     expect(peerMarginMs(new Map([['JP', 12]]), 'JP')).toBe(0);
     expect(peerMarginMs(new Map([['US', 0]]), 'JP')).toBe(0);
+  });
+});
+
+describe('the least margin a country is paced at', () => {
+  it("is its peers' margin, never under LEAST_MARGIN_INTERVALS of a strict country's interval", () => {
+    const intervals: Record<string, number> = { JP: 1_000, US: 1_000, DE: 100 };
+    const paces = new PaceMargins({ redis: undefined as never, paceKey: (c) => c, intervalMs: (c) => intervals[c]!, now: () => '' });
+    expect(paces.peerMs('JP')).toBe(LEAST_MARGIN_INTERVALS * 1_000);
+    paces.heard('US', 12, false);
+    expect(paces.peerMs('JP')).toBe(12);
+    // A fast pace is not strict until the upstream asks for a margin.
+    expect(paces.peerMs('DE')).toBe(0);
   });
 });
