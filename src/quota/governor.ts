@@ -145,6 +145,7 @@ export class QuotaGovernor {
       paceKey: (country) => this.#keys(country).pace,
       intervalMs: (country) => this.intervalMs(country),
       now: () => (opts.clock ? String(this.#now()) : ''),
+      ownClocks: !opts.clock,
     });
   }
 

@@ -2,7 +2,7 @@ import type { Redis } from '../db/redis.js';
 import { evalScript } from '../db/redis.js';
 import type { Country } from '../core/identifiers.js';
 import { PACE_THROTTLED } from './governor-scripts.js';
-import { LEAST_MARGIN_INTERVALS, marginSteps, peerMarginMs, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
+import { leastMarginMs, marginSteps, peerMarginMs, STRICT_FROM_INTERVAL_MS } from './pace-margin.js';
 
 /** A margin no 429 has touched for this long has long shrunk to nothing. */
 const PACE_TTL_MS = 7 * 86_400_000;
@@ -15,6 +15,8 @@ export interface PaceMarginsDeps {
   readonly intervalMs: (country: Country) => number;
   /** The scripts' clock argument: '' for Redis's own. */
   readonly now: () => string;
+  /** Whether the processes read clocks of their own (not one injected clock), which agree only so far. */
+  readonly ownClocks: boolean;
 }
 
 /**
@@ -70,13 +72,14 @@ export class PaceMargins {
 
   /**
    * The least margin the country is paced at, for a strictly paced country (0 elsewhere): what its
-   * peers suggest, and never under LEAST_MARGIN_INTERVALS. A peer in a run of 429s, or slowed a
+   * peers suggest, and never under leastMarginMs where the processes read clocks of their own. A peer in a run of 429s, or slowed a
    * quarter interval or more, speaks of its own upstream (a refusal), not of the path's jitter.
    */
   peerMs(country: Country): number {
     if (!this.#strict(country)) return 0;
     const jitter = new Map([...this.#learnt].filter(([c, m]) => !this.#runs.has(c) && m < this.deps.intervalMs(c) / 4));
-    return Math.max(peerMarginMs(jitter, country), LEAST_MARGIN_INTERVALS * this.deps.intervalMs(country));
+    const least = this.deps.ownClocks ? leastMarginMs(this.deps.intervalMs(country)) : 0;
+    return Math.max(peerMarginMs(jitter, country), least);
   }
 
   /** Whether the country's pace is strict without a margin (a slow pace: pace-margin.ts). */

@@ -117,7 +117,7 @@ describe('governPort', () => {
       state: { waiting: false, started: true, sentAt: performance.now() },
     };
     await scopes.run(scope, () => port.getItems(['B0TEST0001']));
-    // One step of the controller at Q = 5 (1 % of 200 ms) on top of the least margin (0.1 %).
+    // One step of the controller at Q = 5 (1 % of 200 ms) on top of the least margin (0.2 ms).
     expect(await g.marginMs('JP')).toBeCloseTo(2.2, 1);
     expect(scope.state.retry).toBe(true);
     g.close();

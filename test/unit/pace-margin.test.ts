@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  LEAST_MARGIN_INTERVALS,
-  marginSteps,
-  nextMargin,
-  peerMarginMs,
-  slowedWellUnderQ,
-  TARGET_THROTTLED_SHARE,
-} from '../../src/quota/pace-margin.js';
+import { marginSteps, nextMargin, peerMarginMs, slowedWellUnderQ, TARGET_THROTTLED_SHARE } from '../../src/quota/pace-margin.js';
 import { PaceMargins } from '../../src/quota/pace-margins.js';
 import { QuotaKeeper } from '../../src/simulator/quota.js';
 import { prng as seeded } from '../../src/seed/fake.js';
@@ -115,13 +108,22 @@ describe('peerMarginMs', () => {
 });
 
 describe('the least margin a country is paced at', () => {
-  it("is its peers' margin, never under LEAST_MARGIN_INTERVALS of a strict country's interval", () => {
-    const intervals: Record<string, number> = { JP: 1_000, US: 1_000, DE: 100 };
-    const paces = new PaceMargins({ redis: undefined as never, paceKey: (c) => c, intervalMs: (c) => intervals[c]!, now: () => '' });
-    expect(paces.peerMs('JP')).toBe(LEAST_MARGIN_INTERVALS * 1_000);
-    paces.heard('US', 12, false);
-    expect(paces.peerMs('JP')).toBe(12);
+  const intervals: Record<string, number> = { JP: 1_000, US: 1_000, UK: 300_000, FR: 200, DE: 100 };
+  const paces = (ownClocks: boolean) =>
+    new PaceMargins({ redis: undefined as never, paceKey: (c) => c, intervalMs: (c) => intervals[c]!, now: () => '', ownClocks });
+
+  it("is its peers' margin, never under a millisecond (0.1 % of a faster interval) where processes read their own clocks", () => {
+    const p = paces(true);
+    expect(p.peerMs('JP')).toBe(1);
+    expect(p.peerMs('UK')).toBe(1);
+    expect(p.peerMs('FR')).toBeCloseTo(0.2, 10);
+    p.heard('US', 12, false);
+    expect(p.peerMs('JP')).toBe(12);
     // A fast pace is not strict until the upstream asks for a margin.
-    expect(paces.peerMs('DE')).toBe(0);
+    expect(p.peerMs('DE')).toBe(0);
+  });
+
+  it('is none under one injected clock, where there is no error between clocks', () => {
+    expect(paces(false).peerMs('JP')).toBe(0);
   });
 });
