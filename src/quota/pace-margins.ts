@@ -72,8 +72,9 @@ export class PaceMargins {
 
   /**
    * The least margin the country is paced at, for a strictly paced country (0 elsewhere): what its
-   * peers suggest, and never under leastMarginMs where the processes read clocks of their own. A peer in a run of 429s, or slowed a
-   * quarter interval or more, speaks of its own upstream (a refusal), not of the path's jitter.
+   * peers suggest, and never under leastMarginMs where the processes read clocks of their own. A
+   * peer in a run of 429s, or slowed a quarter interval or more, speaks of its own upstream (a
+   * refusal), not of the path's jitter.
    */
   peerMs(country: Country): number {
     if (!this.#strict(country)) return 0;
