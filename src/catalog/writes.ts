@@ -6,7 +6,7 @@ import { productModel, type ProductFields } from '../models/product.js';
 import { orderedSearchKeys } from '../search/ordered-keys.js';
 import { appendHistory, changeOf, pointOfProduct, sameOffer, valuesOfItem, type PriorState, type ProductChange } from './history.js';
 import { groupPrior } from '../scheduling/rate-groups.js';
-import { rateLevelsOf } from '../core/rate-levels.js';
+import { rateLevelsOf, type RateLevels } from '../core/rate-levels.js';
 import { estimateRate, nextRefreshAt, posteriorRate, priorHours, withObservation } from '../scheduling/change-rate.js';
 import type { RefreshPolicy } from '../scheduling/refresh-objective.js';
 import { dayNumber, dealFigures, withDayPrice, type PriceDay } from '../core/price-levels.js';
@@ -44,7 +44,7 @@ export interface WriteOptions {
 type HistoryConfig = Pick<Config, 'alerts'>;
 
 /** The fields an upstream item sets on its product. */
-function dataOf(item: UpstreamItem): Partial<ProductFields> {
+function dataOf(item: UpstreamItem, levels: RateLevels = rateLevelsOf(item)): Partial<ProductFields> {
   return {
     title: item.title,
     brand: item.brand,
@@ -58,7 +58,7 @@ function dataOf(item: UpstreamItem): Partial<ProductFields> {
     browse_nodes: item.browseNodes.map((n) => ({ id: n.id, name: n.name ?? null })),
     raw: item.raw,
     search_keys: orderedSearchKeys(item.title, item.brand),
-    rate_levels: rateLevelsOf(item),
+    rate_levels: levels,
   };
 }
 
@@ -101,7 +101,14 @@ export async function readPrior(
  * under a tuned policy; the estimate otherwise), and whether the observation saw it move. The first
  * observation has nothing to compare with.
  */
-function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, item: UpstreamItem, now: Date, policy: RefreshPolicy | null) {
+function learnRate(
+  config: Pick<Config, 'refresh'>,
+  prior: Prior | undefined,
+  item: UpstreamItem,
+  levels: RateLevels,
+  now: Date,
+  policy: RefreshPolicy | null,
+) {
   const window = prior?.rate_obs ?? [];
   const last = prior ? pointOfProduct(prior) : null;
   const seen = last !== null && !sameOffer(last, valuesOfItem(item));
@@ -109,8 +116,7 @@ function learnRate(config: Pick<Config, 'refresh'>, prior: Prior | undefined, it
     ? withObservation(window, { hours: (now.getTime() - prior.updated_at.getTime()) / 3_600_000, changed: seen })
     : window;
   const estimate = estimateRate(next, priorHours(config, prior?.priority ?? 0));
-  const posterior =
-    prior?.priority === 0 && policy?.prior ? posteriorRate(next, groupPrior(policy.groups, rateLevelsOf(item), policy.prior)) : null;
+  const posterior = prior?.priority === 0 && policy?.prior ? posteriorRate(next, groupPrior(policy.groups, levels, policy.prior)) : null;
   return { rate_obs: next, change_rate: estimate, sched_rate: posterior ?? estimate, seen };
 }
 
@@ -203,10 +209,11 @@ export async function writeOutcomes(
     let set: Partial<ProductFields>;
     if (outcome === 'found' && item) {
       found++;
-      const { seen: moved, ...rate } = learnRate(config, prior.get(asin), item, now, options.policy ?? null);
+      const levels = rateLevelsOf(item);
+      const { seen: moved, ...rate } = learnRate(config, prior.get(asin), item, levels, now, options.policy ?? null);
       if (moved) seen++;
       set = {
-        ...dataOf(item),
+        ...dataOf(item, levels),
         ...schedule,
         next_refresh_at: nextRefreshAt({
           why: 'refreshed',

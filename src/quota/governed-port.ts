@@ -107,11 +107,11 @@ export function permitBeforeSend(
     } finally {
       scope.state.waiting = false;
     }
-    scope.state.sentAt = performance.now();
     if (scope.fair && !scope.state.started) onStarted(scope.fair);
     scope.state.started = true;
     // The call reaches the upstream when its headers go out, after any wait for a connection:
-    // that, not this moment, is what the next start must keep its interval from.
+    // that, not this moment, is what the next start must keep its interval from (and what a 429,
+    // which only a call that went can get, is measured from).
     return () => {
       scope.state.sentAt = performance.now();
       void governor.sending(country, permit);
