@@ -89,13 +89,12 @@ async function workerStats(metricsUrls: readonly string[]): Promise<Pick<StatsSa
   return { asked, okCalls };
 }
 
-/** MongoDB commands the product's processes sent so far, by command name (their /metrics). */
+/** MongoDB commands the product's processes sent so far, by process (their /metrics). */
 async function mongoCommands(metricsUrls: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>();
   for (const url of metricsUrls) {
     const text = await metricsText(url);
-    for (const m of text.matchAll(/^shelfwatch_mongo_commands_total\{command="([^"]*)"\} (\S+)$/gm))
-      out.set(m[1]!, (out.get(m[1]!) ?? 0) + Number(m[2]));
+    for (const m of text.matchAll(/^shelfwatch_mongo_commands_total (\S+)$/gm)) out.set(url, (out.get(url) ?? 0) + Number(m[1]));
   }
   return out;
 }
@@ -249,8 +248,8 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   const cmd1 = await redisCommandCount(redis);
   const sent = await clientCommands.stop();
   const mongo1 = await mongoCommands(productMetrics);
-  const mongoByCommand = Object.fromEntries([...mongo1].map(([k, v]) => [k, v - (mongo0.get(k) ?? 0)]).filter(([, v]) => Number(v) > 0));
-  const mongoTrips = Object.values(mongoByCommand).reduce((n: number, v) => n + Number(v), 0);
+  const mongoByProcess = Object.fromEntries([...mongo1].map(([k, v]) => [k, v - (mongo0.get(k) ?? 0)]).filter(([, v]) => Number(v) > 0));
+  const mongoTrips = Object.values(mongoByProcess).reduce((n: number, v) => n + Number(v), 0);
   for (const w of windows) w.after = sampleProc(w.pid);
   const updates: UpdateSample[] = await load.stop(5_000);
   const warnings = Object.fromEntries(children.map((c) => [c.name, Object.fromEntries(c.warnings)]));
@@ -379,7 +378,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
       items ? mongoTrips / items : null,
       'cmd/ASIN',
       { op: '<=', value: 0.5, source: 'issue' },
-      `every product process's commands (shelfwatch_mongo_commands_total), the forced updates' included: ${JSON.stringify(mongoByCommand)}`,
+      `every product process's commands (shelfwatch_mongo_commands_total), the forced updates' included, by process: ${JSON.stringify(mongoByProcess)}`,
     ),
     slowLog
       ? figure(
@@ -438,7 +437,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
       },
       redisCommands: cmd1 - cmd0,
       redisClientCommands: sent,
-      mongoCommands: mongoByCommand,
+      mongoCommands: mongoByProcess,
       productsRefreshedInWindow: refreshed.filter((p) => p.last_attempt_at.getTime() <= tEnd).length,
       perSecond: samples.slice(1).map((s, i) => ({ t: round((s.t - t0) / 1000, 1), asins: s.asked - samples[i]!.asked })),
       processes: procs.details,

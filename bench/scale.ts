@@ -241,7 +241,7 @@ function runDetails(d: Done): Record<string, unknown> {
       perNode: m.perNode,
       placement: run.placement,
     },
-    mongo: { roundTripsPerAsin: m.mongoPerAsin === null ? null : round(m.mongoPerAsin, 3), byCommand: m.mongoByCommand },
+    mongo: { roundTripsPerAsin: m.mongoPerAsin === null ? null : round(m.mongoPerAsin, 3), byProcess: m.mongoByProcess },
     perCountry: Object.fromEntries(
       Object.entries(m.countries).map(([c, x]) => [
         c,

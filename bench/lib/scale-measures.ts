@@ -61,7 +61,7 @@ export interface RunMeasures {
   /** The busiest master's commands over the masters' mean (cluster), else null. */
   readonly maxMasterShare: number | null;
   readonly mongoPerAsin: number | null;
-  readonly mongoByCommand: Record<string, number>;
+  readonly mongoByProcess: Record<string, number>;
   readonly machineBusy: number | null;
   readonly processes: Record<string, ProcMeasure>;
   readonly countries: Record<string, CountryMeasure>;
@@ -155,7 +155,7 @@ export function measureRun(run: RunData, quota: number): RunMeasures {
     }),
   );
   const shares = Object.values(perNode).flatMap((n) => (n.shareOfMean === null ? [] : [n.shareOfMean]));
-  const mongoByCommand = diff(from.mongo, to.mongo);
+  const mongoByProcess = diff(from.mongo, to.mongo);
   const busy = from.machine && to.machine ? (to.machine.busy - from.machine.busy) / (to.machine.total - from.machine.total) : null;
 
   return {
@@ -180,8 +180,8 @@ export function measureRun(run: RunData, quota: number): RunMeasures {
     redisByCommand: Object.fromEntries(Object.entries(redisByCommand).sort((a, b) => b[1] - a[1])),
     perNode,
     maxMasterShare: masters.size > 1 && shares.length ? Math.max(...shares) : null,
-    mongoPerAsin: asinsInWindow ? sumValues(mongoByCommand) / asinsInWindow : null,
-    mongoByCommand,
+    mongoPerAsin: asinsInWindow ? sumValues(mongoByProcess) / asinsInWindow : null,
+    mongoByProcess,
     machineBusy: busy,
     processes,
     countries: perCountry,

@@ -85,8 +85,7 @@ async function mongoCommands(urls: readonly string[]): Promise<Record<string, nu
   const out: Record<string, number> = {};
   for (const url of urls) {
     const text = await metricsText(url);
-    for (const m of text.matchAll(/^shelfwatch_mongo_commands_total\{command="([^"]*)"\} (\S+)$/gm))
-      out[m[1]!] = (out[m[1]!] ?? 0) + Number(m[2]);
+    for (const m of text.matchAll(/^shelfwatch_mongo_commands_total (\S+)$/gm)) out[url] = (out[url] ?? 0) + Number(m[1]);
   }
   return out;
 }

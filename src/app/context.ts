@@ -121,6 +121,8 @@ export interface ContextOptions {
   readonly embeddedBoard?: boolean;
   /** Tests: the clock of digests and quiet hours, moved to simulate a day. */
   readonly clock?: () => Date;
+  /** Tests: the driver's command events, to see what is sent (connectMongo's `commandEvents`). */
+  readonly commandEvents?: boolean;
 }
 
 interface Services {
@@ -195,7 +197,11 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
   const resources = new Resources(logger);
   try {
     const ep = await resolveServices(config, logger, resources, opts.embedded);
-    const mongo = resources.own('MongoDB', await connectMongo({ uri: ep.mongoUri, dbName: opts.dbName }), (c) => c.close());
+    const mongo = resources.own(
+      'MongoDB',
+      await connectMongo({ uri: ep.mongoUri, dbName: opts.dbName, commandEvents: opts.commandEvents }),
+      (c) => c.close(),
+    );
     registerModels(mongo);
     // Serving roles make sure every index exists (a no-op when it does; builds do not block writes on
     // MongoDB 4.2+). Dropping indexes that the schema no longer has is left to `db:sync-indexes`.
@@ -221,7 +227,7 @@ export async function buildContext(config: Config, logger: Logger, opts: Context
     const fair = new FairTags(redis, redisPrefix);
     const jobs = resources.own('job queues', new JobProducer(redis, redisPrefix, logger, fair), (j) => j.close());
     const metrics = new Metrics({ defaultMetrics: opts.defaultMetrics ?? true });
-    countCommands(mongo, (command) => metrics.mongoCommands.inc({ command }));
+    countCommands(mongo, () => metrics.mongoCommands.inc());
     // Closes after the governor and the workers that count calls, before MongoDB: the last copies go out.
     const usage = resources.own('quota usage copy', new DailyUsage(mongo), (u) => u.settled());
     const quota = resources.own('quota governor', new QuotaGovernor(redis, redisPrefix, { ...config.quota, usage, metrics }), (g) =>

@@ -91,8 +91,7 @@ export class Metrics {
 
   readonly mongoCommands = new Counter({
     name: 'shelfwatch_mongo_commands_total',
-    help: 'MongoDB commands this process sent (round trips), by command name',
-    labelNames: ['command'] as const,
+    help: 'MongoDB commands this process sent (round trips)',
     registers: [this.registry],
   });
 

@@ -8,7 +8,7 @@ let t: TestContext;
 let token: string;
 let token2: string;
 beforeAll(async () => {
-  t = await createTestContext();
+  t = await createTestContext({}, { commandEvents: true });
   ({ token } = await t.ctx.users.create({ name: 'Auth User', email: 'auth@example.com' }));
   ({ token: token2 } = await t.ctx.users.create({ name: 'Other', email: 'other@example.com' }));
 });

@@ -32,15 +32,18 @@ const DAY = 86_400_000;
 
 beforeAll(async () => {
   rx = await new WebhookReceiver().start();
-  t = await createTestContext({
-    COUNTRIES: 'JP',
-    ENDPOINT_ALLOW_PRIVATE: 'true',
-    DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms',
-    DELIVERY_TIMEOUT: '5s',
-    ENDPOINT_DISABLE_AFTER: '5d',
-    DELIVERY_RECORDS_PER_ENDPOINT: '10',
-    RATE_LIMIT_API: '0',
-  });
+  t = await createTestContext(
+    {
+      COUNTRIES: 'JP',
+      ENDPOINT_ALLOW_PRIVATE: 'true',
+      DELIVERY_RETRY_SCHEDULE: '200ms,200ms,200ms,200ms',
+      DELIVERY_TIMEOUT: '5s',
+      ENDPOINT_DISABLE_AFTER: '5d',
+      DELIVERY_RECORDS_PER_ENDPOINT: '10',
+      RATE_LIMIT_API: '0',
+    },
+    { commandEvents: true },
+  );
   worker = await startTestDeliveryWorker(t, 'deliveries-test', () => new Date(clock.now));
 });
 

@@ -58,7 +58,10 @@ export function testEnv(extra: Record<string, string> = {}): Record<string, stri
  * The real context and app on a database and Redis prefix of their own. Drops the database and the
  * prefix's keys on close.
  */
-export async function createTestContext(extra: Record<string, string> = {}, opts: { clock?: () => Date } = {}): Promise<TestContext> {
+export async function createTestContext(
+  extra: Record<string, string> = {},
+  opts: { clock?: () => Date; commandEvents?: boolean } = {},
+): Promise<TestContext> {
   const config = loadConfig(testEnv(extra));
   const logs = new LogCapture();
   const logger = createLogger(config, logs);
@@ -71,6 +74,7 @@ export async function createTestContext(extra: Record<string, string> = {}, opts
     redisPrefix,
     defaultMetrics: false,
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.commandEvents ? { commandEvents: true } : {}),
   });
   const app = buildApp(ctx, apiRoutes);
   return {

@@ -36,8 +36,12 @@ export const PIPELINE_ENV: Record<string, string> = {
 };
 
 /** The real app, a real simulator over HTTP and real BullMQ workers, on a database and prefix of their own. */
-export async function startPipeline(env: Record<string, string> = {}, simulator?: SimulatorOptions): Promise<Pipeline> {
-  const t = await createTestContext({ ...PIPELINE_ENV, ...env });
+export async function startPipeline(
+  env: Record<string, string> = {},
+  simulator?: SimulatorOptions,
+  opts: { commandEvents?: boolean } = {},
+): Promise<Pipeline> {
+  const t = await createTestContext({ ...PIPELINE_ENV, ...env }, opts);
   const sim = await runSimulator(t.ctx.config, t.ctx.logger, t.ctx.resources, simulator);
   const workers = await startWorkerRole(t.ctx, { simulatorUrl: sim.url });
   const planner = t.ctx;

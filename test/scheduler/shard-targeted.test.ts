@@ -11,7 +11,7 @@ import { planCountry } from '../../src/scheduling/planner.js';
  */
 let p: Pipeline;
 beforeAll(async () => {
-  p = await startPipeline({ COUNTRIES: 'JP,US' });
+  p = await startPipeline({ COUNTRIES: 'JP,US' }, undefined, { commandEvents: true });
 });
 afterAll(async () => {
   await p?.close();
