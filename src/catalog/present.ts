@@ -5,9 +5,11 @@ import { formatDateTime, formatNullableDateTime } from '../core/dates.js';
 /**
  * The fields of a stored product that its API record shows: the only ones read for an answer.
  * Reading no more than these (not the upstream's raw answer, the search keys, the change-rate
- * observations, the owners) keeps what MongoDB sends and the driver decodes small.
+ * observations, the owners, nor the `_id`, which the driver would make an ObjectId of for each
+ * product) keeps what MongoDB sends and the driver decodes small.
  */
 export const PRODUCT_SHOWN_FIELDS = {
+  _id: 0,
   asin: 1,
   country: 1,
   ean: 1,
@@ -29,7 +31,7 @@ export const PRODUCT_SHOWN_FIELDS = {
 } as const;
 
 /** A stored product as read for an answer. */
-export type ShownProduct = Pick<ProductFields, keyof typeof PRODUCT_SHOWN_FIELDS>;
+export type ShownProduct = Pick<ProductFields, Exclude<keyof typeof PRODUCT_SHOWN_FIELDS, '_id'>>;
 
 /** A stored product as the API's product record (src/core/product.ts, docs/api.md "Product record"). */
 export function presentProduct(p: ShownProduct, timeZone: string): ProductRecord {
