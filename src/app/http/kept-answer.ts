@@ -31,11 +31,28 @@ export function sendKept(res: Response, answer: KeptAnswer): void {
  * often still (the world lists, updated by every refresh): each distinct request is made at most
  * once per `ttlMs` per process, and concurrent requests for one that is being made share it
  * (lru-cache's fetch). What is sent is at most `ttlMs` old. `ttlMs` 0 makes every answer afresh.
+ *
+ * An expired answer is never sent again, so it is dropped at most `ttlMs` after it expires: without
+ * that, a stream of distinct requests (filters, searches, deep pages) would keep the cache at its
+ * byte cap for good, answers no one can be sent held in the api's memory.
  */
 export class RecentAnswers {
   readonly #lru: LRUCache<string, KeptAnswer, () => Promise<KeptAnswer>> | undefined;
+  readonly #ttlMs: number;
+  readonly #clock: { now(): number };
+  #purgedAt = 0;
 
-  constructor(ttlMs: number, opts: { readonly maxEntries?: number; readonly maxBytes?: number } = {}) {
+  constructor(
+    ttlMs: number,
+    opts: {
+      readonly maxEntries?: number;
+      readonly maxBytes?: number;
+      /** Tests: the time the TTL is counted in (ms, as performance.now()). */
+      readonly clock?: { now(): number };
+    } = {},
+  ) {
+    this.#ttlMs = ttlMs;
+    this.#clock = opts.clock ?? performance;
     this.#lru =
       ttlMs > 0
         ? new LRUCache<string, KeptAnswer, () => Promise<KeptAnswer>>({
@@ -44,12 +61,29 @@ export class RecentAnswers {
             sizeCalculation: (a) => Math.max(1, a.body.length),
             ttl: ttlMs,
             fetchMethod: (_key, _stale, { context }) => context(),
+            // An answer dropped (expired, or pushed out by others) while it is made still goes to
+            // those waiting for it: a drop must never fail a request.
+            ignoreFetchAbort: true,
+            perf: this.#clock,
+            // A clock moved by a test is read at every look, not once a millisecond.
+            ...(opts.clock ? { ttlResolution: 0 } : {}),
           })
         : undefined;
   }
 
   async get(key: string, make: () => Promise<KeptAnswer>): Promise<KeptAnswer> {
     if (!this.#lru) return make();
+    // One walk of at most `maxEntries` a TTL, on a request: no timer to own, nothing when idle.
+    const now = this.#clock.now();
+    if (now - this.#purgedAt >= this.#ttlMs) {
+      this.#purgedAt = now;
+      this.#lru.purgeStale();
+    }
     return (await this.#lru.fetch(key, { context: make })) ?? make();
+  }
+
+  /** Answers kept now (expired ones included until they are dropped). */
+  get size(): number {
+    return this.#lru?.size ?? 0;
   }
 }
