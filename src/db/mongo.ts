@@ -12,9 +12,9 @@ export interface MongoOptions {
   readonly dbName?: string;
   readonly serverSelectionTimeoutMS?: number;
   /**
-   * The driver's command events (tests, to see what is sent). Off when serving: the driver then
-   * decodes every reply a second time, for the event, which doubles the decoding of a page of
-   * products.
+   * The driver's command events (tests, to see what is sent). Off when serving: with them on, the
+   * driver decodes every reply a second time, for the event, which doubles the decoding of a page
+   * of products.
    */
   readonly commandEvents?: boolean;
 }
