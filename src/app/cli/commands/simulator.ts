@@ -2,7 +2,6 @@ import { loadConfig } from '../../../../config/env.js';
 import { Resources } from '../../../lifecycle/resources.js';
 import { installSignalHandlers } from '../../../lifecycle/signals.js';
 import { createLogger, warnDeprecatedSettings } from '../../../logger.js';
-import { runSimulator } from '../../roles/simulator.js';
 import { VERSION } from '../../../version.js';
 import type { Command } from './types.js';
 
@@ -22,6 +21,7 @@ export const simulatorCommand: Command = {
     const resources = new Resources(logger);
     installSignalHandlers({ logger, timeoutMs: config.shutdownTimeoutMs, drain: () => resources.close() });
     try {
+      const { runSimulator } = await import('../../roles/simulator.js');
       await runSimulator(config, logger, resources);
     } catch (err) {
       await resources.close();
