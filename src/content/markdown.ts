@@ -1,11 +1,29 @@
-import MarkdownIt from 'markdown-it';
-import sanitizeHtml from 'sanitize-html';
+import { createRequire } from 'node:module';
+import type MarkdownIt from 'markdown-it';
+import type sanitizeHtml from 'sanitize-html';
 
-// Raw HTML in the source is escaped by markdown-it (html: false); the sanitiser is the second wall,
-// so that a bug or an option change in one of them alone lets nothing through.
-const md = new MarkdownIt({ html: false, linkify: true, breaks: true, typographer: false });
+/**
+ * markdown-it and sanitize-html (with the HTML parser and CSS parser under it) are loaded when the
+ * first text is rendered, not when this module is: only the processes that write a profile or a post
+ * (the api, admin commands) render, and every worker and scheduler would otherwise carry them.
+ * `require` keeps the renderer synchronous; both packages ship CommonJS builds.
+ */
+const load = createRequire(import.meta.url);
+let render: ((source: string) => string) | undefined;
 
-const SANITIZE: sanitizeHtml.IOptions = {
+function renderer(): (source: string) => string {
+  if (render) return render;
+  const Markdown = load('markdown-it') as typeof MarkdownIt;
+  const sanitize = load('sanitize-html') as typeof sanitizeHtml;
+  // Raw HTML in the source is escaped by markdown-it (html: false); the sanitiser is the second wall,
+  // so that a bug or an option change in one of them alone lets nothing through.
+  const md = new Markdown({ html: false, linkify: true, breaks: true, typographer: false });
+  const options = sanitizeOptions(sanitize);
+  render = (source) => sanitize(md.render(source), options).trim();
+  return render;
+}
+
+const sanitizeOptions = (sanitize: typeof sanitizeHtml): sanitizeHtml.IOptions => ({
   allowedTags: [
     'p',
     'br',
@@ -42,11 +60,11 @@ const SANITIZE: sanitizeHtml.IOptions = {
   allowProtocolRelative: false,
   disallowedTagsMode: 'discard',
   transformTags: {
-    a: sanitizeHtml.simpleTransform('a', { rel: 'nofollow noopener' }),
+    a: sanitize.simpleTransform('a', { rel: 'nofollow noopener' }),
   },
-};
+});
 
 /** Markdown in, HTML that is safe to show as it is out: no script, no event handler, no javascript: URL. */
 export function renderMarkdown(source: string): string {
-  return sanitizeHtml(md.render(source), SANITIZE).trim();
+  return renderer()(source);
 }
