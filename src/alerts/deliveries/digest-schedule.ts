@@ -1,4 +1,4 @@
-import { DateTime } from 'luxon';
+import { DateTime } from '../../core/luxon.js';
 import type { QuietHours } from '../../models/endpoint.js';
 import type { DigestSettings } from '../endpoints/digest-settings.js';
 

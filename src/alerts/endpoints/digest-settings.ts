@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IANAZone } from 'luxon';
+import { IANAZone } from '../../core/luxon.js';
 import { Types, type Connection } from 'mongoose';
 import { OBJECT_ID_RE } from '../../db/mongo.js';
 import { DELIVERY_MODES, endpointModel, type DeliveryMode, type QuietHours } from '../../models/endpoint.js';
