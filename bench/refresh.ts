@@ -9,7 +9,7 @@
  * `--slowms 50`, whose log is /tmp/mongo-emulator-PORT.log) it counts the window's commands that
  * examined more than 1,000 keys or documents.
  */
-import { metricsText } from './lib/metrics-text.js';
+import { metricsText, mongoRoundTrips } from './lib/metrics-text.js';
 import { pathToFileURL } from 'node:url';
 import { generateAppKey, parseAppKey } from '../config/app-key.js';
 import { UserService } from '../src/users/service.js';
@@ -87,16 +87,6 @@ async function workerStats(metricsUrls: readonly string[]): Promise<Pick<StatsSa
     }
   }
   return { asked, okCalls };
-}
-
-/** MongoDB commands the product's processes sent so far, by process (their /metrics). */
-async function mongoCommands(metricsUrls: readonly string[]): Promise<Map<string, number>> {
-  const out = new Map<string, number>();
-  for (const url of metricsUrls) {
-    const text = await metricsText(url);
-    for (const m of text.matchAll(/^shelfwatch_mongo_commands_total (\S+)$/gm)) out.set(url, (out.get(url) ?? 0) + Number(m[1]));
-  }
-  return out;
 }
 
 async function sampleStats(simUrl: string, metricsUrls: readonly string[]): Promise<StatsSample> {
@@ -235,7 +225,7 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   const t0 = Date.now();
   const cmd0 = await redisCommandCount(redis);
   const clientCommands = await monitorClientCommands(inf.redisUrl);
-  const mongo0 = await mongoCommands(productMetrics);
+  const mongo0 = await mongoRoundTrips(productMetrics);
   const samples: StatsSample[] = [await sampleStats(simUrl, metricsUrls)];
   const load = startUpdateLoad({ apiUrl, token, asins, countries });
   const end = t0 + opts.seconds * 1000;
@@ -247,8 +237,12 @@ async function measureRefresh(opts: BenchOptions, inf: Infra): Promise<RefreshOu
   const slowLog = opts.mongoLog ? await readSlowLog(opts.mongoLog, db.name, t0, tEnd) : null;
   const cmd1 = await redisCommandCount(redis);
   const sent = await clientCommands.stop();
-  const mongo1 = await mongoCommands(productMetrics);
-  const mongoByProcess = Object.fromEntries([...mongo1].map(([k, v]) => [k, v - (mongo0.get(k) ?? 0)]).filter(([, v]) => Number(v) > 0));
+  const mongo1 = await mongoRoundTrips(productMetrics);
+  const mongoByProcess = Object.fromEntries(
+    Object.entries(mongo1)
+      .map(([k, v]) => [k, v - (mongo0[k] ?? 0)])
+      .filter(([, v]) => Number(v) > 0),
+  );
   const mongoTrips = Object.values(mongoByProcess).reduce((n: number, v) => n + Number(v), 0);
   for (const w of windows) w.after = sampleProc(w.pid);
   const updates: UpdateSample[] = await load.stop(5_000);

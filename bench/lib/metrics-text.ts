@@ -6,3 +6,13 @@
 export async function metricsText(url: string): Promise<string> {
   return (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(30_000) })).text();
 }
+
+/** MongoDB round trips each product process has sent so far (`shelfwatch_mongo_commands_total`), by its metrics URL. */
+export async function mongoRoundTrips(urls: readonly string[]): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const url of urls) {
+    const m = /^shelfwatch_mongo_commands_total (\S+)$/m.exec(await metricsText(url));
+    out[url] = m ? Number(m[1]) : 0;
+  }
+  return out;
+}

@@ -14,7 +14,7 @@ import { registerModels } from '../../src/models/index.js';
 import { countryTag, sharedTag } from '../../src/db/redis-keys.js';
 import type { Country } from '../../src/core/identifiers.js';
 import { onCleanup, ownDatabase, productEnv, uniqueName, type Infra } from './infra.js';
-import { metricsText } from './metrics-text.js';
+import { metricsText, mongoRoundTrips } from './metrics-text.js';
 import { prioritise, sampleProc, spawnCli, type Child, type ProcSample } from './proc.js';
 import type { RedisNodeRef, RedisSide } from './scale-redis.js';
 import type { ScaleParams, Scenario } from './scale-params.js';
@@ -77,15 +77,6 @@ async function paceMargins(urls: readonly string[]): Promise<Record<string, numb
     const text = await metricsText(url);
     for (const m of text.matchAll(/^shelfwatch_quota_pace_margin_seconds\{country="([^"]+)"\} (\S+)$/gm))
       out[m[1]!] = Math.max(out[m[1]!] ?? 0, Number(m[2]) * 1_000);
-  }
-  return out;
-}
-
-async function mongoCommands(urls: readonly string[]): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const url of urls) {
-    const text = await metricsText(url);
-    for (const m of text.matchAll(/^shelfwatch_mongo_commands_total (\S+)$/gm)) out[url] = (out[url] ?? 0) + Number(m[1]);
   }
   return out;
 }
@@ -232,7 +223,7 @@ export async function runScale(inf: Infra, side: RedisSide, p: ScaleParams, s: S
       side.commandStats(),
       simulatorCalls(simUrl),
       upstreamCounters(metricsUrls),
-      mongoCommands(productMetrics),
+      mongoRoundTrips(productMetrics),
     ]);
     return { t, procs, machine, redis, sim: simCalls, upstream, mongo };
   };
