@@ -35,6 +35,15 @@ describe('tunePolicy', () => {
     expect(hoursToPrice(freshness, fastest)).toBeGreaterThan(hoursToPrice(changes, fastest));
   });
 
+  it('spends the budget on a catalogue that changes far faster than the budget can look', () => {
+    // Every product changes 10–60 times an hour, 500 of them with 100 refreshes an hour and 6 h at
+    // most: the changes objective's price lies where gain is 1 in floating point.
+    const rates: RateCount[] = [10, 20, 40, 60].map((rate) => ({ rate, count: 125 }));
+    const t = tunePolicy({ minMs: 5 * 60_000, maxMs: 6 * HOUR, rates, budgetPerHour: 100, weight: 0 })!;
+    expect(t.price).toBeLessThan(1);
+    expect(t.predicted.refreshesPerHour).toBeGreaterThanOrEqual(100);
+  });
+
   it('auto: as many changes as keep half of the freshness gain', () => {
     const rates = catalogue(24);
     const auto = tunePolicy({ ...base, rates, budgetPerHour: 100, weight: null })!;
