@@ -6,8 +6,8 @@
  * maximum wait, is --p0-interval). The scheduler runs in memory with the product's own functions
  * (lib/policy-sim.ts); the figures compare its refreshes with the catalogue's ground truth
  * (lib/truth.ts): changes observed, their delay, the share of time the stored value was the true
- * one (freshness), and the priorities' gaps. Targets are read on the second half of the day (the
- * first is the cold start: every product is new and due at once).
+ * one (freshness), and the priorities' gaps. Targets are read on priority 0's products in the
+ * second half of the day (the first is the cold start: every product is new and due at once).
  *
  * `--sweep` adds the frontier for the first drift and seed: freshness against changes seen for
  * fixed, each objective and `balanced` at weights 0 to 1, printed and drawn (bench/results/
@@ -18,8 +18,10 @@
  * --step, --hours, --seed (a list), --sweep, --error-days (a list: the posteriors' error after
  * each, on one longer balanced run of the 24 h drift and the first seed; empty to skip),
  * --features (none, weak, strong: how far the catalogue's rates follow its products' rank,
- * category and offers) and --groups (yes: the priors learn from those features,
- * src/scheduling/rate-groups.ts).
+ * category and offers), --groups (yes: the priors learn from those features,
+ * src/scheduling/rate-groups.ts) and --known-rates (yes: each objective runs again with every
+ * product's true rate for its estimate, so the figures split the gap to the bound between the
+ * estimator and the rest of the scheduler).
  */
 import { writeFile, mkdir } from 'node:fs/promises';
 import { pathToFileURL } from 'node:url';
@@ -54,7 +56,13 @@ type Mode = 'fixed' | (typeof OBJECTIVES)[number];
 interface ModeFigures {
   readonly mode: Mode;
   readonly weight: number | null;
+  /**
+   * Priority 0's figures in the second half: the products the objectives choose for, and those the
+   * bound is computed for. Priority 1 is refreshed alike in every mode (its gaps are read apart), and
+   * its changes counted in would pull every ratio to fixed's towards 1.
+   */
   readonly second: WindowFigures;
+  /** Every product's, over the whole run. */
   readonly whole: WindowFigures;
   readonly p1Late: number;
   readonly p1MaxGapS: number;
@@ -94,7 +102,7 @@ function figuresOf(
   return {
     mode,
     weight,
-    second: windowFigures(run, truths, mid, end, stepMs),
+    second: windowFigures(run, truths, mid, end, stepMs, 0),
     whole: windowFigures(run, truths, START, end, stepMs),
     p1Late: p1.late,
     p1MaxGapS: p1.maxGapS,
@@ -186,6 +194,8 @@ interface CaseResult {
   readonly bounds: Bounds | null;
   readonly truthS: number;
   readonly changes: number;
+  /** The objectives run again with every product's true rate for its estimate (--known-rates), else null. */
+  readonly known: ModeFigures[] | null;
   /** The balanced run's estimates against the true rates at its end (estimateError). */
   readonly error: { readonly median: number; readonly p90: number } | null;
 }
@@ -257,12 +267,19 @@ async function runCase(
   const budgetPerHour = (p.rate * MAX_ITEMS_PER_CALL - p.p1 / (p1Ms / 1_000)) * 3_600;
   const evenMs = (p.p0 / budgetPerHour) * HOUR_MS;
   const lateMs = p1Ms + stepMs;
-  const sim = (config: Config) => simulatePolicy(truths, { config, start: START, end, stepMs, rate: p.rate, groups: p.groups });
+  const sim = (config: Config, knownRates = false) =>
+    simulatePolicy(truths, { config, start: START, end, stepMs, rate: p.rate, groups: p.groups, knownRates });
   const modes: ModeFigures[] = [figuresOf('fixed', sim(configOf(p, 'fixed', evenMs)), truths, p, lateMs, null)];
   for (const mode of OBJECTIVES) {
     const run = sim(configOf(p, mode, maxMs));
     modes.push(figuresOf(mode, run, truths, p, lateMs, run.policy?.weight ?? null));
   }
+  const known = p.knownRates
+    ? OBJECTIVES.map((mode) => {
+        const run = sim(configOf(p, mode, maxMs), true);
+        return figuresOf(mode, run, truths, p, lateMs, run.policy?.weight ?? null);
+      })
+    : null;
   const bounds = boundsOf(truths, p, budgetPerHour, maxMs);
   const frontier: FrontierPoint[] = [];
   if (sweep) {
@@ -295,12 +312,37 @@ async function runCase(
       drift: label(driftMs),
       seed,
       modes,
+      known,
       bounds,
       truthS,
       changes,
       error: estimateError(truths, modes.find((m) => m.mode === 'balanced')!.run.scheduled),
     },
     frontier,
+  };
+}
+
+/** A mode's figures as the result's details keep them. */
+function modeDetails(m: ModeFigures) {
+  return {
+    mode: m.mode,
+    weight: m.weight,
+    second: { ...m.second, byBucket: undefined },
+    whole: { ...m.whole, byBucket: undefined },
+    byBucketSecond: m.second.byBucket,
+    p1Late: m.p1Late,
+    p1MaxGapS: round(m.p1MaxGapS, 0),
+    p0MaxGapH: round(m.p0MaxGapH, 2),
+    calls: m.run.calls,
+    unusedSlots: m.run.unusedSlots,
+    policy: m.run.policy && {
+      price: m.run.policy.price,
+      weight: m.run.policy.weight,
+      evenHours: m.run.policy.evenHours,
+      predicted: m.run.policy.predicted,
+      even: m.run.policy.even,
+    },
+    simS: round(m.run.wallS, 2),
   };
 }
 
@@ -317,8 +359,10 @@ interface Shares {
   readonly errorP90: number | null;
 }
 
-function sharesOf(c: CaseResult): Shares {
-  const get = (mode: Mode) => c.modes.find((m) => m.mode === mode)!;
+/** The shares of one case's runs: its objectives as run, or `known`'s (the true rates for estimates). */
+function sharesOf(c: CaseResult, runs: 'estimated' | 'known' = 'estimated'): Shares {
+  const objectives = runs === 'known' ? (c.known ?? []) : c.modes;
+  const get = (mode: Mode) => objectives.find((m) => m.mode === mode)!;
   const fixed = c.modes[0]!;
   const ratio = (m: ModeFigures) => m.second.observed / Math.max(1, fixed.second.observed);
   const fresh = (m: ModeFigures) => m.second.currentShare - fixed.second.currentShare;
@@ -435,12 +479,17 @@ export async function benchAdaptive(_opts: BenchOptions, _inf?: Infra, params: A
   // The objectives as shares of what a scheduler knowing the true rates reaches at the same calls,
   // per drift: the mean over its seeds, each seed's in the note.
   for (const drift of [...new Set(cases.map((c) => c.drift))]) {
-    const shares = cases.filter((c) => c.drift === drift).map((c) => ({ seed: c.seed, ...sharesOf(c) }));
-    const mean = (pick: (x: Shares) => number | null): number | null => {
-      const v = shares.map(pick).filter((x): x is number => x !== null && Number.isFinite(x));
+    const ofDrift = cases.filter((c) => c.drift === drift);
+    const shares = ofDrift.map((c) => ({ seed: c.seed, ...sharesOf(c) }));
+    const knownShares = ofDrift.filter((c) => c.known).map((c) => ({ seed: c.seed, ...sharesOf(c, 'known') }));
+    const meanOf = (of: typeof shares, pick: (x: Shares) => number | null): number | null => {
+      const v = of.map(pick).filter((x): x is number => x !== null && Number.isFinite(x));
       return v.length ? v.reduce((a, b) => a + b, 0) / v.length : null;
     };
-    const each = (pick: (x: Shares) => number | null, digits = 3) => shares.map((x) => `${x.seed} ${fmt(pick(x), digits)}`).join(', ');
+    const eachOf = (of: typeof shares, pick: (x: Shares) => number | null, digits = 3) =>
+      of.map((x) => `${x.seed} ${fmt(pick(x), digits)}`).join(', ');
+    const mean = (pick: (x: Shares) => number | null) => meanOf(shares, pick);
+    const each = (pick: (x: Shares) => number | null, digits = 3) => eachOf(shares, pick, digits);
     figures.push(
       figure(
         `${drift} changes: share of the bound's changes`,
@@ -492,6 +541,17 @@ export async function benchAdaptive(_opts: BenchOptions, _inf?: Infra, params: A
         `max(estimate ÷ truth, truth ÷ estimate) over priority 0's changing products, balanced: ${each((x) => x.errorP90, 2)}`,
       ),
     );
+    // What the planner and the tuning reach with a perfect estimator: the rest of the gap is theirs.
+    if (knownShares.length) {
+      const known = (name: string, pick: (x: Shares) => number | null, digits = 3) =>
+        figure(`${drift} ${name}, the true rates for estimates`, meanOf(knownShares, pick), '', null, eachOf(knownShares, pick, digits));
+      figures.push(
+        known("changes: share of the bound's changes", (x) => x.changes),
+        known("freshness: share of the bound's freshness gain", (x) => x.freshness),
+        known("balanced: freshness − fixed's", (x) => x.balancedFreshness, 4),
+        known('balanced: share of the changes the bound sees as fresh as fixed', (x) => x.balancedChanges),
+      );
+    }
   }
 
   if (p.errorDays.length) {
@@ -545,26 +605,8 @@ export async function benchAdaptive(_opts: BenchOptions, _inf?: Infra, params: A
           changes: round(c.bounds.changes, 3),
           balanced: c.bounds.balanced && { weight: c.bounds.balanced.weight, changes: round(c.bounds.balanced.changes, 3) },
         },
-        modes: c.modes.map((m) => ({
-          mode: m.mode,
-          weight: m.weight,
-          second: { ...m.second, byBucket: undefined },
-          whole: { ...m.whole, byBucket: undefined },
-          byBucketSecond: m.second.byBucket,
-          p1Late: m.p1Late,
-          p1MaxGapS: round(m.p1MaxGapS, 0),
-          p0MaxGapH: round(m.p0MaxGapH, 2),
-          calls: m.run.calls,
-          unusedSlots: m.run.unusedSlots,
-          policy: m.run.policy && {
-            price: m.run.policy.price,
-            weight: m.run.policy.weight,
-            evenHours: m.run.policy.evenHours,
-            predicted: m.run.policy.predicted,
-            even: m.run.policy.even,
-          },
-          simS: round(m.run.wallS, 2),
-        })),
+        modes: c.modes.map(modeDetails),
+        known: c.known?.map(modeDetails) ?? null,
       })),
       frontier,
       svg: svgPath,

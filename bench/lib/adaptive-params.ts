@@ -34,6 +34,8 @@ export interface AdaptiveParams {
   readonly features: FeatureStrength;
   /** Whether the scheduler's tuning learns priors from those features (`--groups no`: the country's prior alone). */
   readonly groups: boolean;
+  /** Whether each objective also runs with the true rates for estimates (the planner's own share of the bound). */
+  readonly knownRates: boolean;
   /** Days after which the posteriors' error is read, on a longer balanced run of one drift and seed (none: skipped). */
   readonly errorDays: readonly number[];
   /** `--sweep`: the frontier of freshness against changes seen, for the first drift and seed. */
@@ -55,6 +57,7 @@ const SPEC = {
   features: { env: 'BENCH_ADAPTIVE_FEATURES', def: 'weak' },
   groups: { env: 'BENCH_ADAPTIVE_GROUPS', def: 'yes' },
   'error-days': { env: 'BENCH_ADAPTIVE_ERROR_DAYS', def: '1,3,7' },
+  'known-rates': { env: 'BENCH_ADAPTIVE_KNOWN_RATES', def: 'yes' },
   rate: { env: 'BENCH_ADAPTIVE_RATE', def: '0.025' },
   step: { env: 'BENCH_ADAPTIVE_STEP', def: '120' },
   hours: { env: 'BENCH_ADAPTIVE_HOURS', def: '24' },
@@ -99,6 +102,7 @@ export function parseAdaptiveArgs(argv: readonly string[] = process.argv.slice(2
     sweep: ['yes', 'true', '1', ''].includes(get('sweep')),
     features: get('features') as FeatureStrength,
     groups: ['yes', 'true', '1'].includes(get('groups')),
+    knownRates: ['yes', 'true', '1'].includes(get('known-rates')),
     errorDays: get('error-days')
       .split(',')
       .map((d) => d.trim())
@@ -106,7 +110,8 @@ export function parseAdaptiveArgs(argv: readonly string[] = process.argv.slice(2
       .map((d) => num('error-days', d, 0.5, 30)),
   };
   if (!FEATURE_STRENGTHS.includes(p.features)) throw new Error(`--features takes ${FEATURE_STRENGTHS.join(', ')} (got ${p.features})`);
-  if (!['yes', 'true', '1', 'no', 'false', '0'].includes(get('groups'))) throw new Error(`--groups takes yes or no (got ${get('groups')})`);
+  for (const k of ['groups', 'known-rates'] as const)
+    if (!['yes', 'true', '1', 'no', 'false', '0'].includes(get(k))) throw new Error(`--${k} takes yes or no (got ${get(k)})`);
   if (p.dailySwing + p.weeklySwing >= 1) throw new Error('--daily-swing + --weekly-swing must be below 1');
   if (p.seeds.length === 0) throw new Error('--seed needs at least one seed');
   for (const k of ['p0-interval', 'p1-interval', 'min-interval'] as const) durationMs(k, get(k));

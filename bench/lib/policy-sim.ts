@@ -57,6 +57,12 @@ export interface SimOptions {
   readonly rate: number;
   /** Whether the tuning learns what the products' features say of their rates (rate-groups.ts). */
   readonly groups: boolean;
+  /**
+   * Whether each product's estimate is its true mean rate instead of what its looks say: the
+   * planner and the tuning as they are, the estimator perfect, so a run shows how much of the
+   * bound the rest of the scheduler reaches.
+   */
+  readonly knownRates?: boolean;
   /** Instants at which to keep the rates the schedule goes by (SimRun.snapshots). */
   readonly snapshotsAt?: readonly number[];
 }
@@ -72,6 +78,9 @@ function valueAt(tr: ProductTruth, t: number): string {
   }
   return lo === 0 ? tr.v0 : tr.values[lo - 1]!;
 }
+
+/** The rate a product that never changes is given (its interval is NEVER_MS). */
+const MIN_RATE = 1e-9;
 
 interface State {
   readonly asin: string;
@@ -195,6 +204,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
       const posterior =
         adaptive && s.priority === 0 && policy?.prior ? posteriorRate(s.obs, groupPrior(policy.groups, s.levels, policy.prior)) : null;
       s.sched = posterior ?? s.rate;
+      if (o.knownRates) s.rate = s.sched = Math.max(MIN_RATE, HOUR_MS / truths[k]!.intervalMs);
       s.value = value;
       s.last = t;
       s.next = nextRefreshAt({
