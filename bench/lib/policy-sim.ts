@@ -185,6 +185,19 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
         );
         picked = [...p1, ...chosen.map((d) => states[index.get(d.asin)!]!)];
       }
+      // As the planner's pickAhead: calls the due products leave go to those due soonest, seen at
+      // least REFRESH_MIN_INTERVAL ago, from a window of the plan_due index past now.
+      const spare = slots - picked.length;
+      if (policy !== null && spare > 0) {
+        const seenBy = t - config.refresh.minIntervalMs;
+        const ahead = states
+          .filter((s) => s.priority === 0 && s.next > t)
+          .sort(byDue)
+          .slice(0, windowSize(spare))
+          .filter((s) => s.last !== null && s.last <= seenBy)
+          .slice(0, spare);
+        picked = [...picked, ...ahead];
+      }
     }
     unusedSlots += slots - picked.length;
     if (policy !== null) plannedP0 += picked.filter((x) => x.priority === 0).length;

@@ -169,6 +169,36 @@ export async function pickDue(
   return [...p1, ...chooseP0({ fastest, oldest, stale: late }, room, policy, maxMs, now)];
 }
 
+/**
+ * Priority-0 products not yet due that a step with calls to spare refreshes early, soonest due
+ * first (the plan_due index's order: under a tuned policy, those whose index is nearest its price),
+ * none seen within REFRESH_MIN_INTERVAL nor held by a claim. A call left unspent is lost (the
+ * planner's credit holds a horizon, not a backlog), and under `changes` the refreshes come due
+ * unevenly enough to leave 3–4 % of the calls unspent though the policy asks for more than the
+ * budget (bench:adaptive). At most windowSize(n) entries of the index are read.
+ */
+export async function pickAhead(
+  mongo: Connection,
+  config: Pick<Config, 'refresh'>,
+  country: Country,
+  n: number,
+  now: Date,
+): Promise<DueProduct[]> {
+  if (n <= 0) return [];
+  const seenBy = now.getTime() - config.refresh.minIntervalMs;
+  const ahead = await productModel(mongo)
+    .find({ country, priority: 0, next_refresh_at: mongoose.trusted({ $gt: now }) })
+    .sort({ priority: -1, next_refresh_at: 1 })
+    .hint('plan_due')
+    .limit(windowSize(n))
+    .select({ ...DUE_FIELDS, plan_token: 1 })
+    .lean<(DueProduct & { plan_token?: string | null })[]>();
+  return ahead
+    .filter((p) => !p.plan_token && p.last_attempt_at !== null && p.last_attempt_at.getTime() <= seenBy)
+    .slice(0, n)
+    .map(({ plan_token: _token, ...p }) => p);
+}
+
 /** Accounts a planning pass looks at, at most: the rest come in the next passes, in turn. */
 export const ACCOUNTS_PER_PASS = 200;
 /**
@@ -318,13 +348,16 @@ export async function claimProducts<T extends Picked>(
   now: Date,
   leaseUntil: number,
   token: string,
+  dueBy: Date = now,
 ): Promise<T[]> {
   const products = productModel(mongo);
   // By the shard key (country, ASIN), not by _id: on a sharded cluster the claim goes to the shards
   // that hold these products, not to all of them.
   const mine = { country, asin: mongoose.trusted({ $in: picked.map((p) => p.asin) }) };
+  // `dueBy` past `now` takes products picked ahead (pickAhead) as well; one claimed meanwhile has
+  // its lease's end, past `dueBy`, and stays with its claim.
   await products.updateMany(
-    { ...mine, next_refresh_at: mongoose.trusted({ $lte: now }) },
+    { ...mine, next_refresh_at: mongoose.trusted({ $lte: dueBy }) },
     { $set: { next_refresh_at: nextRefreshAt({ why: 'claimed', until: new Date(leaseUntil) }), plan_token: token } },
   );
   const claimed = new Set(

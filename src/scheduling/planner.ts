@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { Country } from '../core/identifiers.js';
 import type { QuotaGovernor } from '../quota/governor.js';
 import type { DayStatus } from '../quota/governor-day.js';
-import { claimProducts, countDue, pickAccountShares, pickDue, type DueProduct } from './due.js';
+import { claimProducts, countDue, pickAccountShares, pickAhead, pickDue, type DueProduct } from './due.js';
 import { MAX_ITEMS_PER_CALL } from '../upstream/port.js';
 import type { Connection } from 'mongoose';
 import type { Redis } from '../db/redis.js';
@@ -282,7 +282,10 @@ async function planStep(
   // Counted only as far as the step needs: whether more is due than it can take.
   const due = await countDue(ctx.mongo, country, now, slots + 1);
   const nothing = { batches: 0, p1: 0, p0: 0, due, recheckAt: null };
-  if (due.p1 + due.p0 === 0) return nothing;
+  // Under a tuned policy the calls are the policy's to spend: what the due products leave goes to
+  // those due soonest (pickAhead).
+  const early = ctx.config.refresh.scheduling === 'adaptive' && policy !== null;
+  if (due.p1 + due.p0 === 0 && !early) return nothing;
 
   // Only what this step can use, read from the plan indexes (pickDue). Short of quota, or of what
   // the backlogged queue will run before the next pass, every account's fair share of that comes
@@ -290,9 +293,16 @@ async function planStep(
   const short = due.p1 + due.p0 > fairSlots;
   const shares = short && fairSlots > 0 ? await pickAccountShares(ctx, country, fairSlots, now, keepSlots) : [];
   const picked = mergePicks(shares, await pickDue(ctx.mongo, ctx.config, country, slots, now, policy), slots, short);
+  let dueBy = now;
+  const ahead = early && picked.length < slots ? await pickAhead(ctx.mongo, ctx.config, country, slots - picked.length, now) : [];
+  for (const p of ahead) {
+    picked.push({ ...p, over: false });
+    if (p.next_refresh_at && p.next_refresh_at > dueBy) dueBy = p.next_refresh_at;
+  }
   let recheckAt: number | null = null;
   const partial = picked.length % MAX_ITEMS_PER_CALL;
-  if (partial > 0) {
+  // With products taken ahead, none is left that waiting could add to a part-filled batch.
+  if (partial > 0 && ahead.length === 0) {
     const last = picked.slice(picked.length - partial);
     const oldest = Math.min(...last.map((p) => p.next_refresh_at?.getTime() ?? t));
     if (t - oldest < ctx.config.workers.scheduler.coalesceMs) {
@@ -304,7 +314,7 @@ async function planStep(
 
   const leaseUntil = t + ctx.config.workers.scheduler.leaseMs;
   const token = randomUUID();
-  const mine = await claimProducts(ctx.mongo, country, picked, now, leaseUntil, token);
+  const mine = await claimProducts(ctx.mongo, country, picked, now, leaseUntil, token, dueBy);
 
   let p1 = 0;
   let p0 = 0;
