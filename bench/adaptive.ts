@@ -269,17 +269,15 @@ async function runCase(
   const lateMs = p1Ms + stepMs;
   const sim = (config: Config, knownRates = false) =>
     simulatePolicy(truths, { config, start: START, end, stepMs, rate: p.rate, groups: p.groups, knownRates });
-  const modes: ModeFigures[] = [figuresOf('fixed', sim(configOf(p, 'fixed', evenMs)), truths, p, lateMs, null)];
-  for (const mode of OBJECTIVES) {
-    const run = sim(configOf(p, mode, maxMs));
-    modes.push(figuresOf(mode, run, truths, p, lateMs, run.policy?.weight ?? null));
-  }
-  const known = p.knownRates
-    ? OBJECTIVES.map((mode) => {
-        const run = sim(configOf(p, mode, maxMs), true);
-        return figuresOf(mode, run, truths, p, lateMs, run.policy?.weight ?? null);
-      })
-    : null;
+  const objective = (mode: (typeof OBJECTIVES)[number], knownRates: boolean): ModeFigures => {
+    const run = sim(configOf(p, mode, maxMs), knownRates);
+    return figuresOf(mode, run, truths, p, lateMs, run.policy?.weight ?? null);
+  };
+  const modes: ModeFigures[] = [
+    figuresOf('fixed', sim(configOf(p, 'fixed', evenMs)), truths, p, lateMs, null),
+    ...OBJECTIVES.map((mode) => objective(mode, false)),
+  ];
+  const known = p.knownRates ? OBJECTIVES.map((mode) => objective(mode, true)) : null;
   const bounds = boundsOf(truths, p, budgetPerHour, maxMs);
   const frontier: FrontierPoint[] = [];
   if (sweep) {

@@ -156,7 +156,12 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
     const now = new Date(t);
     const dueP1: State[] = [];
     const dueP0: State[] = [];
-    for (const s of states) if (s.next <= t) (s.priority === 1 ? dueP1 : dueP0).push(s);
+    // Priority 0's products not due yet, for the calls the due ones leave (pickAhead).
+    const laterP0: State[] = [];
+    for (const s of states) {
+      if (s.next <= t) (s.priority === 1 ? dueP1 : dueP0).push(s);
+      else if (s.priority === 0) laterP0.push(s);
+    }
     const byDue = (a: State, b: State) => a.next - b.next;
     let picked: State[];
     if (!adaptive) {
@@ -190,8 +195,7 @@ export function simulatePolicy(truths: readonly ProductTruth[], o: SimOptions): 
       const spare = slots - picked.length;
       if (policy !== null && spare > 0) {
         const seenBy = t - config.refresh.minIntervalMs;
-        const ahead = states
-          .filter((s) => s.priority === 0 && s.next > t)
+        const ahead = laterP0
           .sort(byDue)
           .slice(0, windowSize(spare))
           .filter((s) => s.last !== null && s.last <= seenBy)

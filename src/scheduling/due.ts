@@ -193,10 +193,7 @@ export async function pickAhead(
     .limit(windowSize(n))
     .select({ ...DUE_FIELDS, plan_token: 1 })
     .lean<(DueProduct & { plan_token?: string | null })[]>();
-  return ahead
-    .filter((p) => !p.plan_token && p.last_attempt_at !== null && p.last_attempt_at.getTime() <= seenBy)
-    .slice(0, n)
-    .map(({ plan_token: _token, ...p }) => p);
+  return ahead.filter((p) => !p.plan_token && p.last_attempt_at !== null && p.last_attempt_at.getTime() <= seenBy).slice(0, n);
 }
 
 /** Accounts a planning pass looks at, at most: the rest come in the next passes, in turn. */

@@ -282,9 +282,9 @@ async function planStep(
   // Counted only as far as the step needs: whether more is due than it can take.
   const due = await countDue(ctx.mongo, country, now, slots + 1);
   const nothing = { batches: 0, p1: 0, p0: 0, due, recheckAt: null };
-  // Under a tuned policy the calls are the policy's to spend: what the due products leave goes to
-  // those due soonest (pickAhead).
-  const early = ctx.config.refresh.scheduling === 'adaptive' && policy !== null;
+  // Under a tuned policy (adaptive scheduling only) the calls are the policy's to spend: what the
+  // due products leave goes to those due soonest (pickAhead).
+  const early = policy !== null;
   if (due.p1 + due.p0 === 0 && !early) return nothing;
 
   // Only what this step can use, read from the plan indexes (pickDue). Short of quota, or of what

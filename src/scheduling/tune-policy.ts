@@ -69,8 +69,6 @@ export interface TunedPolicy extends RefreshPolicy {
 
 const HOUR_MS = 3_600_000;
 const PRICE_ROUNDS = 48;
-/** A bisection's end whose demand falls this far short of the budget lies past a cliff (see priceFor). */
-const CLIFF_SHARE = 0.99;
 /** Halvings of the weight's interval: to within 0.001, then rounded up to the hundredth. */
 const WEIGHT_ROUNDS = 10;
 /**
@@ -128,12 +126,12 @@ function priceFor(input: TuneInput, weight: number, evenHours: number): RefreshP
     if (demand(Math.exp(mid)) > budget) lo = mid;
     else hi = mid;
   }
-  // In floating point gain reaches 1 at about 37 changes, so no price below 1 asks a product to wait
-  // longer than 37 of its changes, and at 1 every product waits the longest interval: demand falls
-  // off a cliff there. A catalogue that changes much faster than the budget can look ends the
-  // bisection on its edge. The price below asks for more than the budget, which the planner ranks
-  // by index; the price above leaves calls unspent that no later step gets back.
-  return { price: Math.exp(demand(Math.exp(hi)) >= budget * CLIFF_SHARE ? hi : lo), weight, evenHours };
+  // The end that asks for at least the budget: the planner ranks what is asked beyond it, while
+  // calls left unspent are lost. Demand is continuous, so the ends agree, but for one cliff: in
+  // floating point gain reaches 1 at about 37 changes, so no price below 1 asks a product to wait
+  // longer than 37 of its changes, and at 1 every product waits the longest interval. A catalogue
+  // that changes much faster than the budget can look ends the bisection on that edge.
+  return { price: Math.exp(lo), weight, evenHours };
 }
 
 /** The tuned policy, or null when there is nothing to tune from (no estimate, no budget). */
